@@ -1,0 +1,3 @@
+from issue_assistant.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,133 @@
+"""The engine's decision: its schema, and validation against the label set and the tracker."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from issue_assistant.config import GROUPS, LabelsConfig
+from issue_assistant.tracker.base import Tracker
+from issue_assistant.tracker.models import Issue
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Duplicate(_Model):
+    number: int
+    reason: str = ""
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+class Usage(_Model):
+    latency_s: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    tool_calls: int = 0
+    turns: int = 0
+    forced_submit: bool = False
+
+
+class Decision(_Model):
+    """What an engine proposes for one issue. Label fields hold label names of `labels.toml`."""
+
+    type: str | None = None
+    areas: list[str] = Field(default_factory=list)
+    topics: list[str] = Field(default_factory=list)
+    priority: str | None = None
+    duplicate: Duplicate | None = None
+    questions: list[str] = Field(default_factory=list)
+    summary: str = ""
+    confidence: dict[str, float] = Field(default_factory=dict)
+    engine: str = ""
+    model: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    dropped: list[str] = Field(default_factory=list)
+    candidates: list[int] = Field(default_factory=list)
+
+    def labels(self) -> list[str]:
+        """Every proposed label, type first."""
+        out = [self.type] if self.type else []
+        out += self.areas + self.topics
+        if self.priority:
+            out.append(self.priority)
+        return out
+
+    def group_labels(self, group: str) -> list[str]:
+        value = {"type": self.type, "priority": self.priority}.get(group)
+        if group in ("type", "priority"):
+            return [value] if value else []
+        return list(getattr(self, group + "s"))
+
+
+def _canonical(tracker: Tracker, number: int, limit: int = 10) -> int:
+    """Follow duplicate_of links to the original (bounded, cycle-safe)."""
+    seen = {number}
+    for _ in range(limit):
+        try:
+            nxt = tracker.get_issue(number).duplicate_of
+        except KeyError:
+            return number
+        if nxt is None or nxt in seen:
+            return number
+        seen.add(nxt)
+        number = nxt
+    return number
+
+
+def validate(
+    decision: Decision, labels: LabelsConfig, tracker: Tracker | None, issue: Issue
+) -> Decision:
+    """A copy of `decision` that obeys the label set and the tracker; what was cut is in `dropped`."""
+    dropped = list(decision.dropped)
+    present = set(issue.labels)
+    out: dict[str, list[str]] = {}
+    for group in GROUPS:
+        allowed = set(labels.proposable(group))  # type: ignore[arg-type]
+        kept: list[str] = []
+        for name in decision.group_labels(group):
+            if name not in allowed:
+                dropped.append(name)
+            elif name not in kept:
+                kept.append(name)
+        limit = labels.limit(group)  # type: ignore[arg-type]
+        dropped += kept[limit:]
+        out[group] = [n for n in kept[:limit] if n not in present]
+    duplicate = decision.duplicate
+    if duplicate is not None:
+        duplicate = _valid_duplicate(duplicate, tracker, issue)
+    questions = [q.strip() for q in decision.questions if q and q.strip()][:5]
+    return decision.model_copy(
+        update={
+            "type": (out["type"] or [None])[0],
+            "areas": out["area"],
+            "topics": out["topic"],
+            "priority": (out["priority"] or [None])[0],
+            "duplicate": duplicate,
+            "questions": questions,
+            "dropped": dropped,
+        }
+    )
+
+
+def _valid_duplicate(dup: Duplicate, tracker: Tracker | None, issue: Issue) -> Duplicate | None:
+    if tracker is None or dup.number == issue.number:
+        return None
+    try:
+        original = tracker.get_issue(dup.number)
+    except KeyError:
+        return None
+    if original.is_pull_request or original.created_at >= issue.created_at:
+        return None
+    canonical = _canonical(tracker, dup.number)
+    if canonical != dup.number:
+        try:
+            root = tracker.get_issue(canonical)
+        except KeyError:
+            return dup
+        if root.is_pull_request or root.created_at >= issue.created_at:
+            return dup
+        reason = f"{dup.reason} (#{dup.number} is itself a duplicate of #{canonical})".strip()
+        return dup.model_copy(update={"number": canonical, "reason": reason})
+    return dup

@@ -1,0 +1,5 @@
+"""Engines: turn a context into a decision. Built-ins register the way a plugin would."""
+
+from issue_assistant.engines.base import Engine, available, create, register
+
+__all__ = ["Engine", "available", "create", "register"]

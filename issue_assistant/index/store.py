@@ -1,0 +1,213 @@
+"""The on-disk tantivy index: built from any tracker, updated incrementally, searched as of t."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import tantivy
+
+from issue_assistant.index.query import issue_query
+from issue_assistant.tracker.models import Issue
+
+SCHEMA_VERSION = 1
+META = "issue-assistant-meta.json"
+
+
+def _schema() -> tantivy.Schema:
+    b = tantivy.SchemaBuilder()
+    b.add_integer_field("number", stored=True, indexed=True, fast=True)
+    b.add_text_field("title", stored=True, tokenizer_name="en_stem")
+    b.add_text_field("body", stored=True, tokenizer_name="en_stem")
+    b.add_text_field("labels", stored=True, tokenizer_name="raw")
+    b.add_text_field("state", stored=True, tokenizer_name="raw")
+    b.add_text_field("state_reason", stored=True, tokenizer_name="raw")
+    b.add_date_field("created_at", stored=True, indexed=True, fast=True)
+    b.add_date_field("closed_at", stored=True, indexed=True, fast=True)
+    b.add_boolean_field("is_pull_request", stored=True, indexed=True, fast=True)
+    b.add_integer_field("duplicate_of", stored=True, indexed=True, fast=True)
+    return b.build()
+
+
+def _fingerprint(issue: Issue) -> str:
+    keys = ("title", "body", "labels", "state", "state_reason", "closed_at", "duplicate_of")
+    data = issue.model_dump(mode="json", include=set(keys))
+    return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Hit:
+    number: int
+    title: str
+    score: float
+    state: str
+    labels: list[str]
+    created_at: datetime
+    is_pull_request: bool
+    body: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "number": self.number,
+            "title": self.title,
+            "state": self.state,
+            "labels": self.labels,
+            "score": round(self.score, 4),
+            "created_at": self.created_at.isoformat().replace("+00:00", "Z"),
+            "is_pull_request": self.is_pull_request,
+        }
+
+
+class IssueIndex:
+    """One repository's issues in tantivy, kept at `path` with a meta file of content hashes."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.schema = _schema()
+        meta = self._read_meta()
+        if meta.get("schema_version") != SCHEMA_VERSION:
+            for child in self.path.iterdir():
+                if child.is_dir():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+            meta = {"schema_version": SCHEMA_VERSION, "hashes": {}}
+        self._hashes: dict[str, str] = meta["hashes"]
+        self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+
+    def _read_meta(self) -> dict:
+        try:
+            return json.loads((self.path / META).read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _write_meta(self) -> None:
+        tmp = self.path / (META + ".tmp")
+        tmp.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "hashes": self._hashes}))
+        tmp.replace(self.path / META)
+
+    def __len__(self) -> int:
+        return len(self._hashes)
+
+    def update(self, issues: Iterable[Issue]) -> int:
+        """Add new issues and re-index changed ones; returns how many documents were written."""
+        changed: list[tuple[Issue, str]] = []
+        for issue in issues:
+            fp = _fingerprint(issue)
+            if self._hashes.get(str(issue.number)) != fp:
+                changed.append((issue, fp))
+        if not changed:
+            return 0
+        writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+        for issue, _ in changed:
+            if str(issue.number) in self._hashes:
+                writer.delete_documents_by_query(
+                    tantivy.Query.term_query(self.schema, "number", issue.number)
+                )
+            writer.add_document(self._document(issue))
+        writer.commit()
+        writer.wait_merging_threads()
+        for issue, fp in changed:
+            self._hashes[str(issue.number)] = fp
+        self._write_meta()
+        self.index.reload()
+        return len(changed)
+
+    @staticmethod
+    def _document(issue: Issue) -> tantivy.Document:
+        doc = tantivy.Document()
+        doc.add_integer("number", issue.number)
+        doc.add_text("title", issue.title)
+        doc.add_text("body", issue.body or "")
+        for label in issue.labels:
+            doc.add_text("labels", label)
+        doc.add_text("state", issue.state)
+        doc.add_text("state_reason", issue.state_reason or "")
+        doc.add_date("created_at", issue.created_at)
+        if issue.closed_at:
+            doc.add_date("closed_at", issue.closed_at)
+        doc.add_boolean("is_pull_request", issue.is_pull_request)
+        if issue.duplicate_of is not None:
+            doc.add_integer("duplicate_of", issue.duplicate_of)
+        return doc
+
+    def query(
+        self,
+        text: str,
+        *,
+        as_of: datetime | None = None,
+        include_prs: bool = False,
+        exclude: Iterable[int] = (),
+    ) -> tantivy.Query:
+        """BM25 over title (x2) and body, filtered inside the query by creation time and kind."""
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        if text.strip():
+            parsed = self.index.parse_query(text, ["title", "body"], field_boosts={"title": 2.0})
+            clauses.append((tantivy.Occur.Must, parsed))
+        else:
+            clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
+        if as_of is not None:
+            rng = tantivy.Query.range_query(
+                self.schema, "created_at", tantivy.FieldType.Date,
+                upper_bound=as_of, include_upper=False,
+            )
+            clauses.append((tantivy.Occur.Must, rng))
+        if not include_prs:
+            pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
+            clauses.append((tantivy.Occur.MustNot, pr))
+        for number in exclude:
+            clauses.append(
+                (tantivy.Occur.MustNot, tantivy.Query.term_query(self.schema, "number", number))
+            )
+        return tantivy.Query.boolean_query(clauses)
+
+    def search(
+        self,
+        text: str,
+        *,
+        as_of: datetime | None = None,
+        limit: int = 10,
+        include_prs: bool = False,
+        exclude: Iterable[int] = (),
+    ) -> list[Hit]:
+        """Free text search: `text` is reduced to plain words first, so any input is safe."""
+        words = issue_query(text, "")
+        if not words:
+            return []
+        q = self.query(words, as_of=as_of, include_prs=include_prs, exclude=exclude)
+        return self._run(q, limit)
+
+    def similar_to(
+        self, issue: Issue, *, as_of: datetime | None = None, limit: int = 10
+    ) -> list[Hit]:
+        """Earlier issues most like `issue` (never itself, never a pull request)."""
+        words = issue_query(issue.title, issue.body)
+        if not words:
+            return []
+        q = self.query(words, as_of=as_of or issue.created_at, exclude=[issue.number])
+        return self._run(q, limit)
+
+    def _run(self, q: tantivy.Query, limit: int) -> list[Hit]:
+        searcher = self.index.searcher()
+        hits: list[Hit] = []
+        for score, address in searcher.search(q, limit=limit, count=False).hits:
+            d = searcher.doc(address).to_dict()
+            hits.append(
+                Hit(
+                    number=d["number"][0],
+                    title=d["title"][0],
+                    score=float(score),
+                    state=d["state"][0],
+                    labels=list(d.get("labels", [])),
+                    created_at=d["created_at"][0],
+                    is_pull_request=d["is_pull_request"][0],
+                    body=d.get("body", [""])[0],
+                )
+            )
+        return hits

@@ -1,0 +1,121 @@
+"""The tracker as it was at a moment: later issues, labels, comments and closes rewound away."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+from issue_assistant.tracker.base import Tracker
+from issue_assistant.tracker.models import Issue, Repository
+
+ONE_MINUTE = timedelta(minutes=1)
+
+
+def labels_at(issue: Issue, moment: datetime) -> list[str]:
+    """Labels at `moment`: replayed from events when known, else the current ones (unknown history)."""
+    if issue.events is None:
+        return list(issue.labels)
+    current: list[str] = []
+    for ev in sorted(issue.events, key=lambda e: e.created_at):
+        if ev.created_at > moment:
+            break
+        if ev.event == "labeled" and ev.label and ev.label not in current:
+            current.append(ev.label)
+        elif ev.event == "unlabeled" and ev.label in current:
+            current.remove(ev.label)
+    return current
+
+
+def state_at(issue: Issue, moment: datetime) -> tuple[str, str | None, datetime | None]:
+    """(state, state_reason, closed_at) at `moment`."""
+    if issue.events:
+        state, reason, closed_at = "open", None, None
+        for ev in sorted(issue.events, key=lambda e: e.created_at):
+            if ev.created_at > moment:
+                break
+            if ev.event == "closed":
+                state, reason, closed_at = "closed", ev.state_reason, ev.created_at
+            elif ev.event == "reopened":
+                state, reason, closed_at = "open", None, None
+        return state, reason, closed_at
+    if issue.closed_at is not None and issue.closed_at <= moment:
+        return "closed", issue.state_reason, issue.closed_at
+    return "open", None, None
+
+
+def duplicate_at(issue: Issue, moment: datetime) -> int | None:
+    """The known original at `moment`: only once the issue was closed or marked by then."""
+    if issue.duplicate_of is None:
+        return None
+    marks = [
+        e.created_at
+        for e in issue.events or []
+        if e.event == "marked_as_duplicate"
+        or (e.event == "closed" and e.state_reason == "duplicate")
+    ]
+    marks += [
+        c.created_at for c in issue.comments or [] if f"#{issue.duplicate_of}" in (c.body or "")
+    ]
+    if marks:
+        return issue.duplicate_of if min(marks) <= moment else None
+    if issue.closed_at is not None and issue.closed_at <= moment:
+        return issue.duplicate_of
+    return None
+
+
+def rewind(issue: Issue, moment: datetime) -> Issue:
+    """A copy of `issue` as it was at `moment` (which must not be before its creation)."""
+    state, reason, closed_at = state_at(issue, moment)
+    return issue.model_copy(
+        update={
+            "labels": labels_at(issue, moment),
+            "state": state,
+            "state_reason": reason,
+            "closed_at": closed_at,
+            "events": None
+            if issue.events is None
+            else [e for e in issue.events if e.created_at <= moment],
+            "comments": None
+            if issue.comments is None
+            else [c for c in issue.comments if c.created_at <= moment],
+            "duplicate_of": duplicate_at(issue, moment),
+        }
+    )
+
+
+class AsOfView:
+    """A `Tracker` over another tracker, showing only what existed at `moment`.
+
+    The issue under analysis (`hide`) is left out of `all_issues` so it cannot find itself.
+    """
+
+    def __init__(self, tracker: Tracker, moment: datetime, hide: int | None = None) -> None:
+        self._tracker = tracker
+        self.moment = moment
+        self.hide = hide
+
+    @classmethod
+    def for_issue(cls, tracker: Tracker, number: int, after: timedelta = ONE_MINUTE) -> AsOfView:
+        issue = tracker.get_issue(number)
+        return cls(tracker, issue.created_at + after, hide=number)
+
+    @property
+    def repository(self) -> Repository:
+        return self._tracker.repository
+
+    def get_issue(self, number: int) -> Issue:
+        issue = self._tracker.get_issue(number)
+        if issue.created_at > self.moment:
+            raise KeyError(number)
+        return rewind(issue, self.moment)
+
+    def all_issues(self) -> Iterator[Issue]:
+        for issue in self._tracker.all_issues():
+            if issue.created_at <= self.moment and issue.number != self.hide:
+                yield rewind(issue, self.moment)
+
+    def target(self) -> Issue:
+        """The hidden issue itself, as it was at the moment."""
+        if self.hide is None:
+            raise KeyError("no issue under analysis")
+        return self.get_issue(self.hide)

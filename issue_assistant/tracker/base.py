@@ -1,0 +1,55 @@
+"""The small tracker interface the logic is written against."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from issue_assistant.tracker.models import Issue, Repository
+
+
+class Tracker(Protocol):
+    """Read access to one repository's issues (a snapshot, a point-in-time view, or GitHub)."""
+
+    @property
+    def repository(self) -> Repository: ...
+
+    def get_issue(self, number: int) -> Issue:
+        """The issue or pull request `number`; raises KeyError when there is none."""
+        ...
+
+    def all_issues(self) -> Iterable[Issue]:
+        """Every issue and pull request known, oldest first."""
+        ...
+
+
+class Reaction(Protocol):
+    """A reaction on a comment: `user.login`, `content` ('+1', '-1', ...) and `created_at`."""
+
+
+class WritableTracker(Tracker, Protocol):
+    """What the Action needs on GitHub: reads of comments, reactions and permissions, and writes.
+
+    Implemented over PyGithub (`tracker.github`) and in memory (`tracker.memory`) for tests.
+    Writes must be idempotent where GitHub allows it: callers look before they write again.
+    """
+
+    def list_comments(self, number: int) -> list: ...
+
+    def comment_reactions(self, comment_id: int) -> list: ...
+
+    def permission(self, login: str) -> str:
+        """The user's role: admin, maintain, write, triage, read or none."""
+        ...
+
+    def open_issues_with_label(self, label: str) -> list[Issue]: ...
+
+    def add_labels(self, number: int, labels: list[str]) -> None: ...
+
+    def remove_label(self, number: int, label: str) -> None: ...
+
+    def create_comment(self, number: int, body: str) -> object: ...
+
+    def edit_comment(self, comment_id: int, body: str) -> None: ...
+
+    def close(self, number: int, state_reason: str) -> None: ...

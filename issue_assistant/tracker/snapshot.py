@@ -1,0 +1,124 @@
+"""Read and write the snapshot format (JSON Lines, optionally gzip): line 1 the repository."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from pydantic import ValidationError
+
+from issue_assistant.errors import UserError
+from issue_assistant.tracker.models import Issue, Repository
+
+
+def _open_text(path: Path, mode: str) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]
+    return open(path, mode, encoding="utf-8")
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or "(line)"
+    return f"field {field}: {err['msg']}"
+
+
+class Snapshot:
+    """A repository's tracker frozen at `repository.fetched_at`; implements `Tracker`."""
+
+    def __init__(self, repository: Repository, issues: Iterable[Issue], path: Path | None = None):
+        self._repository = repository
+        self._issues: dict[int, Issue] = {}
+        for issue in sorted(issues, key=lambda i: (i.created_at, i.number)):
+            self._issues[issue.number] = issue
+        self.path = path
+
+    @property
+    def repository(self) -> Repository:
+        return self._repository
+
+    def get_issue(self, number: int) -> Issue:
+        return self._issues[number]
+
+    def all_issues(self) -> Iterator[Issue]:
+        return iter(self._issues.values())
+
+    def __len__(self) -> int:
+        return len(self._issues)
+
+    def __contains__(self, number: object) -> bool:
+        return number in self._issues
+
+
+def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
+    """Parse a snapshot file; a bad line is a UserError naming the file, line and field."""
+    p = Path(path)
+    if not p.is_file():
+        raise UserError("snapshot file not found", where=str(p))
+    repository: Repository | None = None
+    issues: list[Issue] = []
+    try:
+        with _open_text(p, "r") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                where = f"{p}:{lineno}"
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise UserError(f"not JSON ({exc.msg})", where=where) from None
+                if not isinstance(record, dict):
+                    raise UserError("expected a JSON object", where=where)
+                kind = record.get("kind")
+                try:
+                    if lineno == 1:
+                        if kind != "repository":
+                            raise UserError("line 1 must be the repository record", where=where)
+                        repository = Repository.model_validate(record)
+                        if repository.version != 1:
+                            raise UserError(
+                                f"unsupported snapshot version {repository.version}", where=where
+                            )
+                    elif kind == "issue":
+                        issues.append(Issue.model_validate(record))
+                except ValidationError as exc:
+                    raise UserError(_first_error(exc), where=where) from None
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise UserError(f"cannot read snapshot ({exc})", where=str(p)) from None
+    if repository is None:
+        raise UserError("empty snapshot (no repository line)", where=str(p))
+    return Snapshot(repository, issues, path=p)
+
+
+def issue_record(issue: Issue) -> dict:
+    """The snapshot line for an issue (unknown events/comments stay absent)."""
+    data = issue.model_dump(mode="json", exclude_none=True)
+    data = {"kind": "issue", **data}
+    for key in ("closed_at", "state_reason", "body"):
+        data.setdefault(key, None)
+    return data
+
+
+def write_snapshot(
+    path: str | os.PathLike[str], repository: Repository, issues: Iterable[Issue]
+) -> None:
+    """Write atomically: a temporary file beside the target, renamed into place when complete."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=".tmp", dir=p.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        opener = gzip.open if p.suffix == ".gz" else open
+        with opener(tmp_path, "wt", encoding="utf-8") as fh:  # type: ignore[operator]
+            fh.write(json.dumps(repository.model_dump(mode="json", exclude_none=True)) + "\n")
+            for issue in sorted(issues, key=lambda i: i.number):
+                fh.write(json.dumps(issue_record(issue), ensure_ascii=False) + "\n")
+        os.replace(tmp_path, p)
+    finally:
+        tmp_path.unlink(missing_ok=True)
