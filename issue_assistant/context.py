@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from issue_assistant.config import LabelsConfig
+from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
 from issue_assistant.render import render
 from issue_assistant.tracker.base import Tracker
@@ -51,6 +53,11 @@ class Context:
         )
         return self._candidates(hits)
 
+    def search_like(self, limit: int = 30) -> list[Candidate]:
+        """Earlier issues most like the new one, as they were at the moment."""
+        hits = self.index.similar_to(self.issue, as_of=self.as_of, limit=limit)
+        return self._candidates(hits)
+
     def get_issue(self, number: int) -> Issue | None:
         """Read-only tool: an earlier issue as it was at the moment (None if unknown or later)."""
         if number == self.issue.number:
@@ -87,7 +94,12 @@ class Context:
 
     def files(self) -> dict[str, str]:
         """The context directory's files, name to text (deterministic for the same input)."""
-        values = {"ctx": self, "issue": self.issue, "labels": self.labels}
+        values = {
+            "ctx": self,
+            "issue": self.issue,
+            "labels": self.labels,
+            "schema": json.dumps(answer_schema(self.labels), indent=2, sort_keys=True),
+        }
         return {
             name: render(f"context/{name}.j2", **values)
             for name in ("issue.md", "labels.md", "project.md", "similar.md", "instructions.md")

@@ -131,3 +131,50 @@ def _valid_duplicate(dup: Duplicate, tracker: Tracker | None, issue: Issue) -> D
         reason = f"{dup.reason} (#{dup.number} is itself a duplicate of #{canonical})".strip()
         return dup.model_copy(update={"number": canonical, "reason": reason})
     return dup
+
+
+def answer_schema(labels: LabelsConfig) -> dict:
+    """The JSON schema an engine's answer must follow, with label names as enums."""
+
+    def names(group: str) -> list[str]:
+        return labels.proposable(group)  # type: ignore[arg-type]
+
+    def one_of(group: str) -> dict:
+        return {"anyOf": [{"type": "string", "enum": names(group)}, {"type": "null"}]}
+
+    def many(group: str, limit: int) -> dict:
+        return {
+            "type": "array",
+            "items": {"type": "string", "enum": names(group)},
+            "uniqueItems": True,
+            "maxItems": limit,
+        }
+
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["type", "areas", "topics", "priority", "duplicate", "questions", "summary"],
+        "properties": {
+            "type": one_of("type"),
+            "areas": many("area", labels.max_areas),
+            "topics": many("topic", labels.max_topics),
+            "priority": one_of("priority"),
+            "duplicate": {
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["number", "reason", "confidence"],
+                        "properties": {
+                            "number": {"type": "integer"},
+                            "reason": {"type": "string"},
+                            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                        },
+                    },
+                    {"type": "null"},
+                ]
+            },
+            "questions": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+            "summary": {"type": "string"},
+        },
+    }

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shutil
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import tantivy
 
-from issue_assistant.index.query import issue_query
+from issue_assistant.index.query import STOPWORDS, issue_query
 from issue_assistant.tracker.models import Issue
 
 SCHEMA_VERSION = 1
@@ -32,6 +34,24 @@ def _schema() -> tantivy.Schema:
     b.add_boolean_field("is_pull_request", stored=True, indexed=True, fast=True)
     b.add_integer_field("duplicate_of", stored=True, indexed=True, fast=True)
     return b.build()
+
+
+_ANALYZER = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    .filter(tantivy.Filter.remove_long(40))
+    .filter(tantivy.Filter.lowercase())
+    .filter(tantivy.Filter.stemmer("english"))
+    .build()
+)
+_STEM_STOPS = frozenset(_ANALYZER.analyze(" ".join(sorted(STOPWORDS))))
+
+
+def cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if not a or not b:
+        return 0.0
+    dot = sum(w * b.get(t, 0.0) for t, w in a.items())
+    norm = math.sqrt(sum(w * w for w in a.values()) * sum(w * w for w in b.values()))
+    return dot / norm if norm else 0.0
 
 
 def _fingerprint(issue: Issue) -> str:
@@ -80,6 +100,8 @@ class IssueIndex:
             meta = {"schema_version": SCHEMA_VERSION, "hashes": {}}
         self._hashes: dict[str, str] = meta["hashes"]
         self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+        self._df: dict[tuple[str, str], int] = {}
+        self._cached_searcher: tantivy.Searcher | None = None
 
     def _read_meta(self) -> dict:
         try:
@@ -94,6 +116,27 @@ class IssueIndex:
 
     def __len__(self) -> int:
         return len(self._hashes)
+
+    def vector(self, text: str, field: str = "body") -> dict[str, float]:
+        """TF-IDF weights of `text`'s stemmed words (the same analysis as the index's fields)."""
+        counts = Counter(t for t in _ANALYZER.analyze(text) if t not in _STEM_STOPS)
+        if not counts:
+            return {}
+        searcher = self._searcher()
+        n = max(searcher.num_docs, 1)
+        out: dict[str, float] = {}
+        for term, tf in counts.items():
+            key = (field, term)
+            df = self._df.get(key)
+            if df is None:
+                df = self._df[key] = searcher.doc_freq(field, term)
+            out[term] = (1 + math.log(tf)) * math.log((n + 1) / (df + 1))
+        return out
+
+    def _searcher(self) -> tantivy.Searcher:
+        if self._cached_searcher is None:
+            self._cached_searcher = self.index.searcher()
+        return self._cached_searcher
 
     def update(self, issues: Iterable[Issue]) -> int:
         """Add new issues and re-index changed ones; returns how many documents were written."""
@@ -117,6 +160,8 @@ class IssueIndex:
             self._hashes[str(issue.number)] = fp
         self._write_meta()
         self.index.reload()
+        self._df.clear()
+        self._cached_searcher = None
         return len(changed)
 
     @staticmethod

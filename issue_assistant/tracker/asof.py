@@ -115,7 +115,13 @@ class AsOfView:
                 yield rewind(issue, self.moment)
 
     def target(self) -> Issue:
-        """The hidden issue itself, as it was at the moment."""
+        """The hidden issue itself, as it was at the moment.
+
+        With unknown events every current label counts as added later, so it starts with none.
+        """
         if self.hide is None:
             raise KeyError("no issue under analysis")
-        return self.get_issue(self.hide)
+        issue = self.get_issue(self.hide)
+        if issue.events is None:
+            issue = issue.model_copy(update={"labels": []})
+        return issue

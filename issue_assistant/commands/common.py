@@ -1,0 +1,66 @@
+"""Arguments and loading steps that several commands share."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from issue_assistant.config import Config, LabelsConfig, load_both, load_config, find_file
+from issue_assistant.errors import UserError
+from issue_assistant.index import IssueIndex
+from issue_assistant.pipeline import open_index
+from issue_assistant.tracker.snapshot import Snapshot, read_snapshot
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--labels", metavar="FILE", help="labels.toml (default: ./labels.toml, then .github/)"
+    )
+    parser.add_argument(
+        "--config", metavar="FILE", help="config.toml (default: ./config.toml, then .github/)"
+    )
+
+
+def add_snapshot_argument(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument(
+        "--snapshot", metavar="FILE", required=required,
+        help="a snapshot file (.jsonl or .jsonl.gz) to work from, offline",
+    )
+    parser.add_argument(
+        "--cache-dir", metavar="DIR",
+        help="where the index is kept (default: [index] cache_dir of config.toml)",
+    )
+
+
+def load_configs(args: argparse.Namespace) -> tuple[LabelsConfig, Config]:
+    return load_both(args.labels, args.config)
+
+
+def load_config_only(args: argparse.Namespace) -> Config:
+    return load_config(find_file("config.toml", getattr(args, "config", None)))
+
+
+def snapshot_and_index(args: argparse.Namespace, config: Config) -> tuple[Snapshot, IssueIndex]:
+    snapshot = read_snapshot(args.snapshot)
+    cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
+    return snapshot, open_index(snapshot, Path(cache))
+
+
+def issue_number(value: str) -> int:
+    try:
+        n = int(value.lstrip("#"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an issue number: {value!r}") from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"not an issue number: {value!r}")
+    return n
+
+
+def get_issue(snapshot: Snapshot, number: int):  # noqa: ANN201
+    try:
+        return snapshot.get_issue(number)
+    except KeyError:
+        raise UserError(
+            f"no issue #{number} in the snapshot", where=str(snapshot.path)
+        ) from None

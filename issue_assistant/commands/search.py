@@ -1,0 +1,56 @@
+"""`search`: earlier issues matching a query, as of a moment (the engines' search tool)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+
+from issue_assistant.commands.common import (
+    add_snapshot_argument,
+    load_config_only,
+    snapshot_and_index,
+)
+from issue_assistant.render import render
+from issue_assistant.tracker.asof import AsOfView
+
+HELP = "Search a repository's issues (title matches weigh more), optionally as of a moment."
+
+
+def moment(value: str) -> datetime:
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO 8601 time: {value!r} (e.g. 2024-03-01T12:00:00Z)"
+        ) from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", help="words to look for")
+    add_snapshot_argument(parser)
+    parser.add_argument("--as-of", type=moment, metavar="T", help="only issues opened before T")
+    parser.add_argument("--limit", type=int, default=10, metavar="K", help="how many (default 10)")
+    parser.add_argument("--include-prs", action="store_true", help="include pull requests")
+    parser.add_argument("--json", action="store_true", help="print JSON lines")
+    parser.add_argument("--config", metavar="FILE", help="config.toml")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config_only(args)
+    snapshot, index = snapshot_and_index(args, config)
+    hits = index.search(
+        args.query, as_of=args.as_of, limit=max(1, args.limit), include_prs=args.include_prs
+    )
+    view = AsOfView(snapshot, args.as_of) if args.as_of else snapshot
+    rows = []
+    for hit in hits:
+        issue = view.get_issue(hit.number)
+        rows.append({**hit.to_json(), "state": issue.state, "labels": issue.labels})
+    if args.json:
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False))
+    else:
+        print(render("search.txt.j2", rows=rows), end="")
+    return 0

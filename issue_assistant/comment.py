@@ -1,0 +1,154 @@
+"""The assistant's comment: the plan it carries in a hidden marker, and its rendering."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from issue_assistant.decision import Decision, Duplicate
+from issue_assistant.render import render
+
+MARKER = "<!-- issue-assistant -->"
+_PLAN = re.compile(r"<!-- issue-assistant:plan (\{.*?\}) -->", re.DOTALL)
+_URL = re.compile(r"(?:https?|ftp)://[^\s)>\]]+|www\.[^\s)>\]]+", re.IGNORECASE)
+_MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
+_HTML = re.compile(r"<(?=[A-Za-z!/?])")
+
+
+class Evidence(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    title: str
+    state: str
+    labels: list[str] = Field(default_factory=list)
+    score: float = 0.0
+
+
+class Outcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["approved", "dismissed"]
+    actor: str
+    at: datetime
+    changes: list[str] = Field(default_factory=list)
+
+
+class Plan(BaseModel):
+    """Everything approval needs, stored as JSON in the comment; validated again before any write."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    repository: str
+    issue: int
+    reporter: str
+    type: str | None = None
+    areas: list[str] = Field(default_factory=list)
+    topics: list[str] = Field(default_factory=list)
+    priority: str | None = None
+    duplicate: Duplicate | None = None
+    questions: list[str] = Field(default_factory=list)
+    summary: str = ""
+    engine: str = ""
+    model: str = ""
+    evidence: list[Evidence] = Field(default_factory=list)
+    created_at: datetime
+    status: Literal["pending", "approved", "dismissed"] = "pending"
+    history: list[Outcome] = Field(default_factory=list)
+    # The issue's labels when the comment was written: a group changed since then is a human's.
+    labels_before: list[str] = Field(default_factory=list)
+
+    def labels(self) -> list[str]:
+        out = [self.type] if self.type else []
+        out += self.areas + self.topics
+        if self.priority:
+            out.append(self.priority)
+        return out
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.labels() or self.duplicate or self.questions)
+
+    @classmethod
+    def from_decision(
+        cls,
+        decision: Decision,
+        *,
+        repository: str,
+        issue: int,
+        reporter: str,
+        created_at: datetime,
+        evidence: list[Evidence] = (),  # type: ignore[assignment]
+    ) -> Plan:
+        return cls(
+            repository=repository,
+            issue=issue,
+            reporter=reporter,
+            type=decision.type,
+            areas=decision.areas,
+            topics=decision.topics,
+            priority=decision.priority,
+            duplicate=decision.duplicate,
+            questions=decision.questions,
+            summary=decision.summary,
+            engine=decision.engine,
+            model=decision.model,
+            evidence=list(evidence),
+            created_at=created_at,
+        )
+
+
+def safe_text(text: str | None, repository: str) -> str:
+    """Engine or issue text made safe: no @mentions, no raw HTML, no links outside the repository."""
+    own = f"https://github.com/{repository}/".lower()
+
+    def keep_own(match: re.Match[str]) -> str:
+        url = match.group(0)
+        return url if url.lower().startswith(own) else "(link removed)"
+
+    text = _URL.sub(keep_own, text or "")
+    text = _MENTION.sub("@\u200b", text)
+    return _HTML.sub("&lt;", text)
+
+
+def encode_plan(plan: Plan) -> str:
+    data = json.dumps(plan.model_dump(mode="json"), ensure_ascii=True, sort_keys=True)
+    # `<` and `>` escaped so no text inside can close the HTML comment.
+    return data.replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def extract_plan(body: str | None) -> Plan | None:
+    """The plan in a comment body, or None when there is none or it does not validate."""
+    match = _PLAN.search(body or "")
+    if not match:
+        return None
+    try:
+        return Plan.model_validate_json(match.group(1))
+    except ValidationError:
+        return None
+
+
+def is_assistant_comment(body: str | None) -> bool:
+    return MARKER in (body or "")
+
+
+def render_comment(plan: Plan) -> str:
+    """The comment text for a plan in its current status (pending, approved or dismissed)."""
+    repo = plan.repository
+
+    def safe(text: str | None) -> str:
+        return safe_text(text, repo)
+
+    return render("comment.md.j2", plan=plan, safe=safe, marker=MARKER, plan_json=encode_plan(plan))
+
+
+def render_questions(plan: Plan) -> str:
+    """The follow-up addressed to the reporter once a maintainer approved the questions."""
+    return render(
+        "questions.md.j2", plan=plan, safe=lambda t: safe_text(t, plan.repository)
+    )

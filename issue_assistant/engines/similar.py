@@ -1,0 +1,143 @@
+"""The `similar` engine: no LLM, only the repository's own past issues.
+
+Labels come from a similarity-weighted vote of the most similar earlier labelled issues, per group,
+abstaining below a confidence threshold. A duplicate is proposed when the best match's text
+similarity clears a calibrated threshold. Questions come from the chosen type's `ask` list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from issue_assistant.config import GROUPS
+from issue_assistant.decision import Decision, Duplicate
+from issue_assistant.engines.base import Engine, register
+from issue_assistant.index import IssueIndex
+from issue_assistant.index.store import cosine
+from issue_assistant.tracker.models import Issue
+
+if TYPE_CHECKING:
+    from issue_assistant.context import Candidate, Context
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6} .*$", re.MULTILINE)
+_FENCE = re.compile(r"```.*?```", re.DOTALL)
+
+
+def prose(body: str | None) -> str:
+    """The reporter's own words: template headings and code blocks removed."""
+    return _HEADING.sub(" ", _FENCE.sub(" ", body or ""))
+
+
+def text_similarity(index: IssueIndex, a: Issue, b: Issue) -> float:
+    """Similarity in [0, 1] of two issues: TF-IDF cosine of titles and of their prose."""
+    title = cosine(index.vector(a.title, "title"), index.vector(b.title, "title"))
+    body = cosine(index.vector(prose(a.body)), index.vector(prose(b.body)))
+    return 0.5 * title + 0.5 * body
+
+
+@register
+class SimilarEngine(Engine):
+    """Retrieval over the repository's past issues; free, offline, and the fallback."""
+
+    name = "similar"
+
+    def decide(self, context: Context) -> Decision:
+        cfg = self.config.similar
+        neighbors = context.search_like(limit=max(cfg.neighbors * 3, 30))
+        decision: dict = {"areas": [], "topics": []}
+        confidence: dict[str, float] = {}
+        for group in GROUPS:
+            chosen = self._vote(group, neighbors, cfg.neighbors, cfg.min_confidence)
+            for name, conf in chosen:
+                confidence[name] = round(conf, 3)
+            names = [n for n, _ in chosen]
+            if group in ("type", "priority"):
+                decision[group] = names[0] if names else None
+            else:
+                decision[group + "s"] = names
+        duplicate = self._duplicate(context)
+        questions = self._questions(context, decision.get("type"))
+        summary = self._summary(context, decision, neighbors)
+        return Decision(
+            **decision,
+            duplicate=duplicate,
+            questions=questions,
+            summary=summary,
+            confidence=confidence,
+            engine=self.name,
+            candidates=[c.issue.number for c in context.candidates],
+        )
+
+    def _vote(
+        self, group: str, neighbors: list[Candidate], k: int, threshold: float
+    ) -> list[tuple[str, float]]:
+        """Share of the neighbours' weight behind each label of `group`.
+
+        For `type` only neighbours with a type label count; for the other groups every neighbour
+        that was triaged at all (any label of labels.toml) counts, so silence is a vote for none.
+        """
+        allowed = set(self.labels.proposable(group))  # type: ignore[arg-type]
+        if not allowed:
+            return []
+        known = self.labels.all_names()
+        votes: Counter[str] = Counter()
+        total = 0.0
+        used = 0
+        top = neighbors[0].score if neighbors else 1.0
+        for cand in neighbors:
+            relevant = allowed if group == "type" else known
+            if not any(lab in relevant for lab in cand.issue.labels):
+                continue
+            weight = (cand.score / top) ** 2 if top > 0 else 1.0
+            total += weight
+            for lab in cand.issue.labels:
+                if lab in allowed:
+                    votes[lab] += weight
+            used += 1
+            if used >= k:
+                break
+        if total <= 0 or used < 2:
+            return []
+        ranked = [(lab, v / total) for lab, v in votes.most_common() if v / total >= threshold]
+        return ranked[: self.labels.limit(group)]  # type: ignore[arg-type]
+
+    def _duplicate(self, context: Context) -> Duplicate | None:
+        cfg = self.config.duplicates
+        issue = context.issue
+        best: tuple[float, Candidate] | None = None
+        for cand in context.candidates[: cfg.candidates]:
+            other = cand.issue
+            if other.is_pull_request:
+                continue
+            sim = text_similarity(context.index, issue, other)
+            if best is None or sim > best[0]:
+                best = (sim, cand)
+        if best is None or best[0] < cfg.threshold:
+            return None
+        sim, cand = best
+        state = cand.issue.state
+        reason = (
+            f"Its title and description closely match #{cand.issue.number} "
+            f"({state}), similarity {sim:.2f}."
+        )
+        return Duplicate(number=cand.issue.number, reason=reason, confidence=round(min(sim, 1.0), 3))
+
+    def _questions(self, context: Context, type_name: str | None) -> list[str]:
+        spec = self.labels.type_label(type_name)
+        if spec is None:
+            return []
+        text = context.issue.text
+        return [ask.question for ask in spec.ask if not ask.present_in(text)]
+
+    @staticmethod
+    def _summary(context: Context, decision: dict, neighbors: list[Candidate]) -> str:
+        nearest = ", ".join(f"#{c.issue.number}" for c in neighbors[:3])
+        if not nearest:
+            return "No similar earlier issues were found, so no labels are proposed."
+        kind = decision.get("type")
+        guess = f"Earlier issues like this one were labelled `{kind}`" if kind else (
+            "Earlier issues like this one do not agree on a type"
+        )
+        return f"{guess} (the most similar: {nearest})."
