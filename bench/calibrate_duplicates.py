@@ -67,7 +67,10 @@ def main() -> None:
     for t in [x / 20 for x in range(6, 18)]:
         r = sum(s >= t for s in pos)
         f = sum(s >= t for s in neg)
-        print(f"  {t:.2f}     {r}/{total} = {r / total:.2f}        {f}/{len(neg)} = {f / len(neg):.3f}")
+        print(
+            f"  {t:.2f}     {r}/{total} = {r / total:.2f}"
+            f"        {f}/{len(neg)} = {f / len(neg):.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import sys
 from importlib import import_module
 
 from issue_assistant import __version__
-from issue_assistant.errors import UserError
+from issue_assistant.errors import EngineError, UserError
 
 COMMANDS = ["analyze", "apply", "evaluate", "snapshot", "index", "search", "config"]
 
@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"issue-assistant: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except EngineError as exc:
+        print(f"issue-assistant: engine failed, nothing was written: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("issue-assistant: interrupted", file=sys.stderr)
         return 130

@@ -39,7 +39,7 @@ class Outcome(BaseModel):
 
 
 class Plan(BaseModel):
-    """Everything approval needs, stored as JSON in the comment; validated again before any write."""
+    """What approval needs, kept as JSON in the comment; validated again before any write."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -104,7 +104,7 @@ class Plan(BaseModel):
 
 
 def safe_text(text: str | None, repository: str) -> str:
-    """Engine or issue text made safe: no @mentions, no raw HTML, no links outside the repository."""
+    """Untrusted text made safe: no @mentions, no raw HTML, no links outside the repository."""
     own = f"https://github.com/{repository}/".lower()
 
     def keep_own(match: re.Match[str]) -> str:
@@ -149,6 +149,4 @@ def render_comment(plan: Plan) -> str:
 
 def render_questions(plan: Plan) -> str:
     """The follow-up addressed to the reporter once a maintainer approved the questions."""
-    return render(
-        "questions.md.j2", plan=plan, safe=lambda t: safe_text(t, plan.repository)
-    )
+    return render("questions.md.j2", plan=plan, safe=lambda t: safe_text(t, plan.repository))

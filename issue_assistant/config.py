@@ -170,7 +170,7 @@ def load_labels(path: str | Path) -> LabelsConfig:
                 other = seen[lab.name]
                 what = "twice in" if other == group else f"in both {other} and"
                 raise UserError(
-                    f"{group}.name: label {lab.name!r} is {what} {group}",
+                    f"{group}.{i}.name: label {lab.name!r} is {what} {group}",
                     where=f"{p}:{line}" if line else str(p),
                 )
             seen[lab.name] = group

@@ -1,4 +1,4 @@
-"""The context an engine works from: the issue as it was, the label set, the project, similar issues.
+"""What an engine works from: the issue as it was, the labels, the project, similar issues.
 
 `Context.write(dir)` lays it out as the `.issue-assistant/` directory the command-line engines read.
 """
@@ -48,9 +48,7 @@ class Context:
 
     def search(self, text: str, limit: int = 10) -> list[Candidate]:
         """Read-only tool: earlier issues matching `text`, as they were at the moment."""
-        hits = self.index.search(
-            text, as_of=self.as_of, limit=limit, exclude=[self.issue.number]
-        )
+        hits = self.index.search(text, as_of=self.as_of, limit=limit, exclude=[self.issue.number])
         return self._candidates(hits)
 
     def search_like(self, limit: int = 30) -> list[Candidate]:

@@ -79,7 +79,7 @@ def _canonical(tracker: Tracker, number: int, limit: int = 10) -> int:
 def validate(
     decision: Decision, labels: LabelsConfig, tracker: Tracker | None, issue: Issue
 ) -> Decision:
-    """A copy of `decision` that obeys the label set and the tracker; what was cut is in `dropped`."""
+    """`decision` made to obey the label set and the tracker; what was cut is in `dropped`."""
     dropped = list(decision.dropped)
     present = set(issue.labels)
     out: dict[str, list[str]] = {}

@@ -46,7 +46,12 @@ def open_index(tracker: Tracker, cache_dir: str | Path) -> IssueIndex:
 
 
 def build_context(
-    view: Tracker, issue: Issue, *, index: IssueIndex, labels: LabelsConfig, config: Config,
+    view: Tracker,
+    issue: Issue,
+    *,
+    index: IssueIndex,
+    labels: LabelsConfig,
+    config: Config,
     as_of: datetime,
 ) -> Context:
     return Context.build(
@@ -60,7 +65,9 @@ def build_context(
     )
 
 
-def decide(engine: Engine, context: Context, fallback: Engine | None = None) -> tuple[Decision, str | None]:
+def decide(
+    engine: Engine, context: Context, fallback: Engine | None = None
+) -> tuple[Decision, str | None]:
     """Run the engine (timed); on failure run the fallback, or raise EngineError without one."""
     start = time.perf_counter()
     try:
@@ -81,7 +88,9 @@ def decide(engine: Engine, context: Context, fallback: Engine | None = None) -> 
     return decision, error
 
 
-def engines_for(config: Config, labels: LabelsConfig, name: str | None = None) -> tuple[Engine, Engine | None]:
+def engines_for(
+    config: Config, labels: LabelsConfig, name: str | None = None
+) -> tuple[Engine, Engine | None]:
     engine = create(name or config.engine.name, config, labels)
     fb = config.engine.fallback
     fallback = create(fb, config, labels) if fb and fb != engine.name else None

@@ -28,7 +28,9 @@ def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
             path: tuple[str | int, ...] = ()
             for part in _split_key(header.group(2)):
                 path += (part,)
-                if path in arrays and (header.group(1) == "[" or part != _split_key(header.group(2))[-1]):
+                if path in arrays and (
+                    header.group(1) == "[" or part != _split_key(header.group(2))[-1]
+                ):
                     path += (arrays[path],)
             if header.group(1) == "[[":
                 arrays[path] = arrays.get(path, -1) + 1
@@ -41,7 +43,7 @@ def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
         if key:
             path = prefix + tuple(_split_key(key.group(1)))
             lines[path] = lineno
-            rest = line[key.end():]
+            rest = line[key.end() :]
             for quote in ('"""', "'''"):
                 if rest.count(quote) == 1:
                     in_multiline = quote

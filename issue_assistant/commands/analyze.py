@@ -35,7 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="M", help="model for the engine")
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument(
-        "--minutes", type=float, default=1.0,
+        "--minutes",
+        type=float,
+        default=1.0,
         help="analyze the issue as it was this many minutes after it was opened (default: 1)",
     )
     parser.add_argument(
@@ -60,23 +62,33 @@ def run(args: argparse.Namespace) -> int:
         from issue_assistant.live import analyze_live
 
         result = analyze_live(
-            match.group(1), int(match.group(2)), labels=labels, config=config,
-            engine_name=args.engine, writes="live" if args.apply else "dry-run",
+            match.group(1),
+            int(match.group(2)),
+            labels=labels,
+            config=config,
+            engine_name=args.engine,
+            writes="live" if args.apply else "dry-run",
         )
         print(result.comment if not args.json else result.decision_json)
         return 0
     if not args.snapshot or args.issue is None:
         raise UserError("give OWNER/REPO#N, or --snapshot FILE and --issue N")
+    engine, fallback = engines_for(config, labels, args.engine)
     snapshot, index = snapshot_and_index(args, config)
     original = get_issue(snapshot, args.issue)
     if original.is_pull_request:
         raise UserError(f"#{args.issue} is a pull request, not an issue", where=str(snapshot.path))
     view = AsOfView.for_issue(snapshot, args.issue, after=timedelta(minutes=args.minutes))
     issue = view.target()
-    engine, fallback = engines_for(config, labels, args.engine)
     result = analyze(
-        view, issue, index=index, labels=labels, config=config, engine=engine,
-        fallback=fallback, as_of=view.moment,
+        view,
+        issue,
+        index=index,
+        labels=labels,
+        config=config,
+        engine=engine,
+        fallback=fallback,
+        as_of=view.moment,
     )
     if args.context_dir:
         result.context.write(args.context_dir)

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from issue_assistant.config import Config, LabelsConfig, load_both, load_config, find_file
+from issue_assistant.config import Config, LabelsConfig, find_file, load_both, load_config
 from issue_assistant.errors import UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.pipeline import open_index
@@ -24,11 +24,14 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_snapshot_argument(parser: argparse.ArgumentParser, required: bool = True) -> None:
     parser.add_argument(
-        "--snapshot", metavar="FILE", required=required,
+        "--snapshot",
+        metavar="FILE",
+        required=required,
         help="a snapshot file (.jsonl or .jsonl.gz) to work from, offline",
     )
     parser.add_argument(
-        "--cache-dir", metavar="DIR",
+        "--cache-dir",
+        metavar="DIR",
         help="where the index is kept (default: [index] cache_dir of config.toml)",
     )
 
@@ -61,6 +64,4 @@ def get_issue(snapshot: Snapshot, number: int):  # noqa: ANN201
     try:
         return snapshot.get_issue(number)
     except KeyError:
-        raise UserError(
-            f"no issue #{number} in the snapshot", where=str(snapshot.path)
-        ) from None
+        raise UserError(f"no issue #{number} in the snapshot", where=str(snapshot.path)) from None

@@ -40,7 +40,7 @@ class Engine(ABC):
 
     @abstractmethod
     def decide(self, context: Context) -> Decision:
-        """Propose labels, a duplicate and questions for `context.issue`. Raise EngineError on failure."""
+        """Propose labels, a duplicate and questions for `context.issue`; EngineError on failure."""
 
 
 def register(cls: type[Engine]) -> type[Engine]:

@@ -1,4 +1,4 @@
-"""A scriptable engine for tests: `FakeEngine.enqueue(...)` answers, `FakeEngine.history` records."""
+"""A scriptable engine for tests: `FakeEngine.enqueue(...)` answers, `.history` records."""
 
 from __future__ import annotations
 

@@ -122,7 +122,9 @@ class SimilarEngine(Engine):
             f"Its title and description closely match #{cand.issue.number} "
             f"({state}), similarity {sim:.2f}."
         )
-        return Duplicate(number=cand.issue.number, reason=reason, confidence=round(min(sim, 1.0), 3))
+        return Duplicate(
+            number=cand.issue.number, reason=reason, confidence=round(min(sim, 1.0), 3)
+        )
 
     def _questions(self, context: Context, type_name: str | None) -> list[str]:
         spec = self.labels.type_label(type_name)
@@ -137,7 +139,9 @@ class SimilarEngine(Engine):
         if not nearest:
             return "No similar earlier issues were found, so no labels are proposed."
         kind = decision.get("type")
-        guess = f"Earlier issues like this one were labelled `{kind}`" if kind else (
-            "Earlier issues like this one do not agree on a type"
+        guess = (
+            f"Earlier issues like this one were labelled `{kind}`"
+            if kind
+            else ("Earlier issues like this one do not agree on a type")
         )
         return f"{guess} (the most similar: {nearest})."

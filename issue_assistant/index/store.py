@@ -199,8 +199,11 @@ class IssueIndex:
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
         if as_of is not None:
             rng = tantivy.Query.range_query(
-                self.schema, "created_at", tantivy.FieldType.Date,
-                upper_bound=as_of, include_upper=False,
+                self.schema,
+                "created_at",
+                tantivy.FieldType.Date,
+                upper_bound=as_of,
+                include_upper=False,
             )
             clauses.append((tantivy.Occur.Must, rng))
         if not include_prs:

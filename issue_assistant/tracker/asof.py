@@ -12,7 +12,7 @@ ONE_MINUTE = timedelta(minutes=1)
 
 
 def labels_at(issue: Issue, moment: datetime) -> list[str]:
-    """Labels at `moment`: replayed from events when known, else the current ones (unknown history)."""
+    """Labels at `moment`: replayed from events when known, else the current ones."""
     if issue.events is None:
         return list(issue.labels)
     current: list[str] = []

@@ -1,0 +1,61 @@
+"""Shared fixtures: the shared data sets (by relative path), their indexes, the fake engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from issue_assistant.config import load_config, load_labels
+from issue_assistant.engines.fake import FakeEngine
+from issue_assistant.pipeline import open_index
+from issue_assistant.tracker.snapshot import read_snapshot
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+HF = DATA / "hf-datasets.jsonl.gz"
+POETRY = DATA / "poetry-sample.jsonl.gz"
+WEBHOOKS = DATA / "webhooks"
+
+
+@pytest.fixture(scope="session")
+def hf_snapshot():
+    return read_snapshot(HF)
+
+
+@pytest.fixture(scope="session")
+def poetry_snapshot():
+    return read_snapshot(POETRY)
+
+
+@pytest.fixture(scope="session")
+def hf_index(hf_snapshot, tmp_path_factory):
+    return open_index(hf_snapshot, tmp_path_factory.mktemp("hf-cache"))
+
+
+@pytest.fixture(scope="session")
+def poetry_index(poetry_snapshot, tmp_path_factory):
+    return open_index(poetry_snapshot, tmp_path_factory.mktemp("poetry-cache"))
+
+
+@pytest.fixture(scope="session")
+def hf_labels():
+    return load_labels(ROOT / "bench" / "hf-datasets.labels.toml")
+
+
+@pytest.fixture(scope="session")
+def project_labels():
+    return load_labels(ROOT / "labels.toml")
+
+
+@pytest.fixture(scope="session")
+def project_config():
+    return load_config(ROOT / "config.toml")
+
+
+@pytest.fixture(autouse=True)
+def fake_engine():
+    """The scriptable engine, empty before and after every test."""
+    FakeEngine.reset()
+    yield FakeEngine
+    FakeEngine.reset()

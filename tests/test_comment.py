@@ -1,0 +1,95 @@
+"""The comment: rendering, the plan marker round trip, and untrusted text made inert."""
+
+from datetime import UTC, datetime
+
+from issue_assistant.comment import (
+    Outcome,
+    Plan,
+    encode_plan,
+    extract_plan,
+    is_assistant_comment,
+    render_comment,
+    render_questions,
+)
+from issue_assistant.decision import Duplicate
+
+NOW = datetime(2024, 7, 1, 9, 2, 6, tzinfo=UTC)
+
+
+def plan(**kw) -> Plan:
+    base = dict(
+        repository="o/r",
+        issue=12,
+        reporter="alice",
+        type="bug",
+        areas=["engine"],
+        duplicate=Duplicate(number=7, reason="same crash", confidence=0.8),
+        questions=["Which version?"],
+        summary="A crash.",
+        engine="similar",
+        created_at=NOW,
+    )
+    base.update(kw)
+    return Plan(**base)
+
+
+def test_pending_comment_shows_everything_and_how_to_approve():
+    body = render_comment(plan())
+    assert is_assistant_comment(body)
+    assert "`bug` · `engine`" in body
+    assert "Possible duplicate of #7** (confidence 0.80): same crash" in body
+    assert "- Which version?" in body
+    assert "/assistant approve" in body and "👍" in body and "👎" in body
+    assert "@" not in body.split("<!-- issue-assistant:plan")[0]
+
+
+def test_marker_round_trip():
+    p = plan(
+        history=[Outcome(action="approved", actor="bob", at=NOW, changes=["added bug"])],
+        status="approved",
+    )
+    assert extract_plan(render_comment(p)) == p
+    assert extract_plan("no marker here") is None
+    assert extract_plan('<!-- issue-assistant:plan {"version": 99} -->') is None
+
+
+def test_hostile_text_cannot_close_the_marker_or_mention_or_link():
+    evil = "x --> <img src=https://evil.example/a.png> @everyone see http://evil.example/p"
+    p = plan(summary=evil, questions=[evil], duplicate=Duplicate(number=7, reason=evil))
+    body = render_comment(p)
+    assert "-->" not in encode_plan(p)
+    assert extract_plan(body) == p
+    visible = body.split("<!-- issue-assistant:plan")[0]
+    assert "evil.example" not in visible
+    assert "<img" not in visible
+    assert "@everyone" not in visible
+    ok = plan(summary="see https://github.com/o/r/issues/3").summary
+    assert "https://github.com/o/r/issues/3" in render_comment(plan(summary=ok))
+
+
+def test_approved_and_dismissed_fold_the_proposal():
+    approved = plan(
+        status="approved",
+        history=[
+            Outcome(action="approved", actor="bob", at=NOW, changes=["added labels bug, engine"])
+        ],
+    )
+    body = render_comment(approved)
+    assert "Approved by `bob` on 2024-07-01. Done: added labels bug, engine." in body
+    assert "<details><summary>The proposal</summary>" in body
+    assert "/assistant approve" not in body
+    dismissed = render_comment(
+        plan(status="dismissed", history=[Outcome(action="dismissed", actor="carol", at=NOW)])
+    )
+    assert "Dismissed by `carol` on 2024-07-01. Nothing was changed." in dismissed
+
+
+def test_questions_mention_only_the_reporter():
+    text = render_questions(plan(questions=["Ask @someone-else?"]))
+    assert text.count("@") == 2  # the reporter, and the neutralized one (with a zero-width space)
+    assert "@alice" in text and "@someone-else" not in text
+
+
+def test_empty_plan_says_nothing_to_apply():
+    body = render_comment(plan(type=None, areas=[], duplicate=None, questions=[]))
+    assert "Nothing to apply." in body and "/assistant approve" not in body

@@ -1,0 +1,147 @@
+"""The tantivy index: as-of filtering inside the query, title weight, incremental updates."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from issue_assistant.cli import main
+from issue_assistant.index import IssueIndex
+from issue_assistant.tracker.models import Issue, User
+
+
+def make(number: int, title: str, body: str = "", day: int = 1, **kw) -> Issue:
+    return Issue(
+        number=number,
+        title=title,
+        body=body,
+        user=User(login="u"),
+        created_at=datetime(2024, 1, day, tzinfo=UTC),
+        **kw,
+    )
+
+
+def test_as_of_filters_inside_the_query(hf_index, hf_snapshot):
+    moment = hf_snapshot.get_issue(5000).created_at
+    hits = hf_index.search("streaming parquet dataset", as_of=moment, limit=50)
+    assert hits
+    assert all(h.created_at < moment for h in hits)
+    # Filtering after retrieval would return fewer than asked for; inside the query it fills up.
+    assert len(hits) == 50
+
+
+def test_pull_requests_excluded_unless_asked(hf_index):
+    hits = hf_index.search("fix typo in documentation", limit=30)
+    assert hits and not any(h.is_pull_request for h in hits)
+    with_prs = hf_index.search("fix typo in documentation", limit=30, include_prs=True)
+    assert any(h.is_pull_request for h in with_prs)
+
+
+def test_title_matches_weigh_more(tmp_path):
+    index = IssueIndex(tmp_path)
+    index.update(
+        [
+            make(1, "Crash when saving", "the frobnicator module is mentioned here in the body"),
+            make(2, "Frobnicator crash", "the body says nothing much about saving"),
+        ]
+    )
+    hits = index.search("frobnicator")
+    assert [h.number for h in hits] == [2, 1]
+
+
+def test_incremental_update_and_reuse(tmp_path):
+    index = IssueIndex(tmp_path)
+    assert index.update([make(1, "alpha"), make(2, "beta")]) == 2
+    assert index.update([make(1, "alpha"), make(2, "beta")]) == 0
+    assert index.update([make(1, "alpha"), make(2, "gamma changed"), make(3, "delta")]) == 2
+    reopened = IssueIndex(tmp_path)
+    assert len(reopened) == 3
+    assert [h.number for h in reopened.search("gamma")] == [2]
+    assert reopened.search("beta") == []  # the old text of #2 was replaced, not duplicated
+    assert len(reopened.search("alpha gamma delta", limit=10)) == 3
+
+
+def test_similar_to_never_returns_the_issue_or_later_ones(tmp_path):
+    index = IssueIndex(tmp_path)
+    index.update(
+        [
+            make(1, "memory leak in loader", day=1),
+            make(2, "memory leak in loader", day=2),
+            make(3, "memory leak in loader", day=3),
+        ]
+    )
+    hits = index.similar_to(make(2, "memory leak in loader", day=2))
+    assert [h.number for h in hits] == [1]
+
+
+def test_query_syntax_in_text_is_harmless(tmp_path):
+    index = IssueIndex(tmp_path)
+    index.update([make(1, "title AND body")])
+    hits = index.search('title:"x" AND (body OR -) created_at:>2020 * ~ ^ "unclosed')
+    assert [h.number for h in hits] == [1]
+    assert index.search("") == []
+
+
+def test_search_command_json(tmp_path, capsys):
+    from tests.conftest import HF
+
+    assert (
+        main(
+            [
+                "search",
+                "drop_duplicates pandas",
+                "--snapshot",
+                str(HF),
+                "--limit",
+                "3",
+                "--as-of",
+                "2024-07-01T09:02:06Z",
+                "--json",
+                "--cache-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    import json
+
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert 1 <= len(rows) <= 3
+    cutoff = datetime(2024, 7, 1, 9, 2, 6, tzinfo=UTC)
+    for row in rows:
+        assert datetime.fromisoformat(row["created_at"].replace("Z", "+00:00")) < cutoff
+        assert {"number", "title", "state", "labels", "score"} <= set(row)
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "x", "--snapshot", str(HF), "--as-of", "yesterday"])
+    assert exc.value.code == 2
+
+
+def test_as_of_state_shown_in_search_command(tmp_path, capsys, hf_snapshot):
+    from tests.conftest import HF
+
+    closed = next(
+        i
+        for i in hf_snapshot.all_issues()
+        if i.state == "closed"
+        and not i.is_pull_request
+        and i.closed_at - i.created_at > timedelta(days=30)
+    )
+    moment = (closed.created_at + timedelta(days=1)).isoformat()
+    main(
+        [
+            "search",
+            closed.title,
+            "--snapshot",
+            str(HF),
+            "--as-of",
+            moment,
+            "--json",
+            "--limit",
+            "50",
+            "--cache-dir",
+            str(tmp_path),
+        ]
+    )
+    import json
+
+    rows = {r["number"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert rows[closed.number]["state"] == "open"

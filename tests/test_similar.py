@@ -1,0 +1,164 @@
+"""The `similar` engine: votes, abstention, duplicates and questions."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from issue_assistant.config import Config
+from issue_assistant.engines import create
+from issue_assistant.pipeline import analyze, open_index
+from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.tracker.models import Issue, Repository, User
+from issue_assistant.tracker.snapshot import Snapshot
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def issue(number: int, title: str, body: str, labels=(), hours: int = 0) -> Issue:
+    return Issue(
+        number=number,
+        title=title,
+        body=body,
+        user=User(login=f"user{number}"),
+        created_at=T0 + timedelta(hours=hours or number),
+        labels=list(labels),
+    )
+
+
+CRASH = "The engine crashes with a KeyError when the label file has an empty area group"
+FEATURE = "Please add support for reading labels from the repository settings page"
+
+
+@pytest.fixture
+def small(tmp_path):
+    repo = Repository(full_name="o/r", fetched_at=T0 + timedelta(days=30))
+    issues = [
+        issue(1, "KeyError crash in engine with empty area group", CRASH, ["bug", "engine"]),
+        issue(2, "Engine crash: KeyError on empty area group", CRASH + " again", ["bug", "engine"]),
+        issue(
+            3,
+            "KeyError when the area list is missing",
+            "Loading a labels file without areas fails",
+            ["bug"],
+        ),
+        issue(4, "Support labels from repository settings", FEATURE, ["enhancement", "github"]),
+        issue(5, "Unrelated: the logo is blurry", "The logo on the docs site is blurry", []),
+    ]
+    snap = Snapshot(repo, issues)
+    return snap, open_index(snap, tmp_path)
+
+
+def run(snap, index, new: Issue, labels, config=None):
+    snap._issues[new.number] = new
+    index.update([new])
+    view = AsOfView.for_issue(snap, new.number)
+    config = config or Config()
+    engine = create("similar", config, labels)
+    return analyze(
+        view,
+        view.target(),
+        index=index,
+        labels=labels,
+        config=config,
+        engine=engine,
+        as_of=view.moment,
+    )
+
+
+def test_votes_for_the_labels_of_similar_issues(small, project_labels):
+    snap, index = small
+    new = issue(10, "KeyError crash with an empty area group in the engine", CRASH, hours=100)
+    d = run(snap, index, new, project_labels).decision
+    assert d.type == "bug"
+    assert d.areas == ["engine"]
+    assert d.confidence["bug"] > 0.9  # #4 (enhancement) matches a little
+    assert d.candidates[:2] == [2, 1] or d.candidates[:2] == [1, 2]
+
+
+def test_abstains_without_evidence(small, project_labels):
+    snap, index = small
+    new = issue(11, "Zebra quantum marmalade", "Completely unrelated words only", hours=100)
+    d = run(snap, index, new, project_labels).decision
+    assert d.type is None and d.areas == [] and d.duplicate is None and d.questions == []
+
+
+def test_abstains_below_the_confidence_threshold(small, project_labels):
+    snap, index = small
+    config = Config.model_validate({"similar": {"min_confidence": 1.0, "neighbors": 4}})
+    new = issue(
+        12, "KeyError crash, labels from repository settings", CRASH + " " + FEATURE, hours=100
+    )
+    d = run(snap, index, new, project_labels, config).decision
+    assert d.type is None  # bug and enhancement both have some of the vote
+
+
+def test_duplicate_when_text_matches_and_questions_for_missing_info(small, project_labels):
+    snap, index = small
+    new = issue(13, "Engine crash: KeyError on empty area group", CRASH + " again", hours=100)
+    d = run(snap, index, new, project_labels).decision
+    assert d.duplicate is not None and d.duplicate.number == 2
+    assert d.duplicate.confidence >= Config().duplicates.threshold
+    assert "similarity" in d.duplicate.reason
+    asked = " ".join(d.questions)
+    assert "Which version" in asked
+    with_version = issue(
+        14,
+        "Engine crash: KeyError on empty area group",
+        CRASH + " with issue-assistant 0.1.0",
+        hours=101,
+    )
+    d2 = run(snap, index, with_version, project_labels).decision
+    assert not any("Which version" in q for q in d2.questions)
+
+
+def test_known_duplicate_found_on_real_data(hf_snapshot, hf_index, hf_labels):
+    """At least one of the confirmed hf-datasets duplicates is proposed with its true original."""
+    config = Config()
+    engine = create("similar", config, hf_labels)
+    found = []
+    dups = [i for i in hf_snapshot.all_issues() if i.duplicate_of]
+    for original in dups:
+        view = AsOfView.for_issue(hf_snapshot, original.number)
+        result = analyze(
+            view,
+            view.target(),
+            index=hf_index,
+            labels=hf_labels,
+            config=config,
+            engine=engine,
+            as_of=view.moment,
+        )
+        if result.decision.duplicate and result.decision.duplicate.number == original.duplicate_of:
+            found.append(original.number)
+    assert len(dups) == 12
+    assert found
+
+
+def test_type_accuracy_on_real_data_beats_the_majority_class(hf_snapshot, hf_index, hf_labels):
+    config = Config()
+    engine = create("similar", config, hf_labels)
+    sample = [
+        i
+        for i in hf_snapshot.all_issues()
+        if not i.is_pull_request
+        and i.number > 5000
+        and len({"bug", "enhancement", "dataset request"} & set(i.labels)) == 1
+    ][-60:]
+    right = answered = 0
+    for original in sample:
+        view = AsOfView.for_issue(hf_snapshot, original.number)
+        d = analyze(
+            view,
+            view.target(),
+            index=hf_index,
+            labels=hf_labels,
+            config=config,
+            engine=engine,
+            as_of=view.moment,
+        ).decision
+        if d.type:
+            answered += 1
+            right += d.type in original.labels
+    majority = max(sum(lab in i.labels for i in sample) for lab in ("bug", "enhancement"))
+    assert answered >= len(sample) // 2
+    assert right / answered > majority / len(sample)
