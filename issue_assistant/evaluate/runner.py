@@ -1,0 +1,227 @@
+"""Replay each selected issue as it was one minute after opening, and record what came out."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import IO, Protocol
+
+from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.decision import Decision
+from issue_assistant.engines import Engine
+from issue_assistant.errors import EngineError
+from issue_assistant.evaluate.gold import gold_for, is_sure_original
+from issue_assistant.evaluate.results import IssueResult
+from issue_assistant.index import IssueIndex
+from issue_assistant.pipeline import analyze, engines_for
+from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.tracker.base import Tracker
+from issue_assistant.tracker.models import Issue
+
+log = logging.getLogger(__name__)
+
+
+class Evaluator:
+    """Runs the engine on one issue at a time (thread-safe: one engine pair per thread)."""
+
+    def __init__(
+        self,
+        tracker: Tracker,
+        *,
+        index: IssueIndex,
+        labels: LabelsConfig,
+        config: Config,
+        engine_name: str | None = None,
+    ) -> None:
+        self.tracker = tracker
+        self.index = index
+        self.labels = labels
+        self.config = config
+        self.engine_name = engine_name
+        self.bot_login = config.approval.bot_login
+        self._local = threading.local()
+        self.engine, _ = self.engines()  # fail early on an unknown engine
+
+    def engines(self) -> tuple[Engine, Engine | None]:
+        pair = getattr(self._local, "engines", None)
+        if pair is None:
+            pair = engines_for(self.config, self.labels, self.engine_name)
+            self._local.engines = pair
+        return pair
+
+    def one(self, issue: Issue, position: int = 0) -> IssueResult:
+        """Analyze `issue` as it was one minute after opening; never raises for an engine's sake."""
+        view = AsOfView.for_issue(self.tracker, issue.number)
+        target = view.target()
+        if target.events is None:
+            # Unknown history: every current label counts as added later, so none is shown.
+            target = target.model_copy(update={"labels": []})
+        gold = gold_for(self.tracker, issue, view.moment, self.labels, self.bot_login)
+        engine, fallback = self.engines()
+        answered, error = True, None
+        start = time.perf_counter()
+        try:
+            analysis = analyze(
+                view, target, index=self.index, labels=self.labels, config=self.config,
+                engine=engine, fallback=fallback, as_of=view.moment,
+            )
+            decision, error = analysis.decision, analysis.error
+        except EngineError as exc:
+            decision, error, answered = self._empty(engine, start), f"{engine.name}: {exc}", False
+        except Exception as exc:  # noqa: BLE001 - a long run goes on; the failure is counted
+            log.warning("#%d: %s failed: %r", issue.number, engine.name, exc)
+            decision, answered = self._empty(engine, start), False
+            error = f"{engine.name}: {type(exc).__name__}: {exc}"
+        dup = decision.duplicate
+        proposed_sure = dup is not None and is_sure_original(
+            self.tracker, dup.number, view.moment, self.bot_login
+        )
+        return IssueResult(
+            number=issue.number,
+            title=issue.title,
+            created_at=issue.created_at,
+            position=position,
+            decision=decision,
+            gold=gold,
+            proposed_sure=proposed_sure,
+            error=error,
+            answered=answered,
+        )
+
+    @staticmethod
+    def _empty(engine: Engine, start: float) -> Decision:
+        d = Decision(engine=engine.name, model=engine.model)
+        usage = d.usage.model_copy(update={"latency_s": time.perf_counter() - start})
+        return d.model_copy(update={"usage": usage})
+
+
+class Progress(Protocol):
+    def start(self, total: int, done: int) -> None: ...
+
+    def advance(self, result: IssueResult) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class LogProgress:
+    """Plain lines for logs and CI: one per issue."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.total = self.done = self.new = 0
+        self.cost = 0.0
+        self.t0 = time.monotonic()
+
+    def start(self, total: int, done: int) -> None:
+        self.total, self.done, self.t0 = total, done, time.monotonic()
+        if done:
+            print(f"evaluate: {done}/{total} already done", file=self.stream, flush=True)
+
+    def advance(self, result: IssueResult) -> None:
+        self.done += 1
+        self.new += 1
+        self.cost += result.decision.usage.cost_usd
+        elapsed = time.monotonic() - self.t0
+        left = elapsed / self.new * (self.total - self.done)
+        note = f" ({result.error})" if result.error else ""
+        print(
+            f"evaluate: {self.done}/{self.total} #{result.number}{note} "
+            f"elapsed {_clock(elapsed)} remaining ~{_clock(left)} cost ${self.cost:.2f}",
+            file=self.stream, flush=True,
+        )
+
+    def stop(self) -> None:
+        pass
+
+
+class RichProgress:
+    """A progress bar on a terminal: done/total, elapsed, remaining, running cost."""
+
+    def __init__(self) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import Progress as Bar
+
+        self.bar = Bar(
+            TextColumn("evaluate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("remaining"), TimeRemainingColumn(), TextColumn("${task.fields[cost]:.2f}"),
+            transient=False,
+        )
+        self.cost = 0.0
+        self.task = None
+
+    def start(self, total: int, done: int) -> None:
+        self.bar.start()
+        self.task = self.bar.add_task("evaluate", total=total, completed=done, cost=0.0)
+
+    def advance(self, result: IssueResult) -> None:
+        self.cost += result.decision.usage.cost_usd
+        self.bar.update(self.task, advance=1, cost=self.cost)  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 60:02d}:{s % 60:02d}"
+
+
+def progress_for(stream: IO[str] | None = None) -> Progress:
+    """The bar on a terminal, plain lines otherwise (or when CI is set)."""
+    stream = stream or sys.stderr
+    if stream.isatty() and not os.environ.get("CI"):
+        return RichProgress()
+    return LogProgress(stream)
+
+
+def run_all(
+    evaluator: Evaluator,
+    items: list[tuple[int, Issue]],
+    *,
+    jobs: int = 1,
+    on_result: Callable[[IssueResult], None],
+    progress: Progress | None = None,
+    done: int = 0,
+) -> list[IssueResult]:
+    """Evaluate `items` with `jobs` threads; each result goes to `on_result` as it arrives."""
+    progress = progress or LogProgress()
+    progress.start(done + len(items), done)
+    out: list[IssueResult] = []
+
+    def finish(result: IssueResult) -> None:
+        on_result(result)
+        out.append(result)
+        progress.advance(result)
+
+    try:
+        if jobs <= 1:
+            for position, issue in items:
+                finish(evaluator.one(issue, position))
+            return out
+        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="evaluate")
+        try:
+            pending: set[Future[IssueResult]] = set()
+            queue = list(items)
+            while queue or pending:
+                while queue and len(pending) < jobs * 2:
+                    position, issue = queue.pop(0)
+                    pending.add(pool.submit(evaluator.one, issue, position))
+                completed, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in completed:
+                    finish(future.result())
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return out
+    finally:
+        progress.stop()

@@ -1,0 +1,90 @@
+"""Which issues an evaluation replays, and how a selection is split into shards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from issue_assistant.config import LabelsConfig
+from issue_assistant.errors import UserError
+from issue_assistant.evaluate.gold import assistant_touched, duplicate_gold, later_labels
+from issue_assistant.tracker.asof import ONE_MINUTE
+from issue_assistant.tracker.base import Tracker
+from issue_assistant.tracker.models import Issue
+
+DEFAULT_ISSUES = 50
+MAX_ISSUES = 200
+WINDOW = 1000
+
+
+@dataclass
+class Selection:
+    """The chosen issues, newest first, and how they were found."""
+
+    issues: list[Issue]
+    window: int = 0
+    qualified: int = 0
+    skipped_assistant: int = 0
+    events_known: int = 0
+    numbers: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.numbers = [i.number for i in self.issues]
+
+
+def qualifies(tracker: Tracker, issue: Issue, labels: LabelsConfig, bot_login: str) -> bool:
+    """People labelled it (a label of labels.toml, after opening) or closed it as a duplicate."""
+    moment = issue.created_at + ONE_MINUTE
+    if any(later_labels(issue, moment, labels, bot_login).values()):
+        return True
+    return duplicate_gold(tracker, issue) is not None
+
+
+def select(
+    tracker: Tracker,
+    labels: LabelsConfig,
+    bot_login: str,
+    limit: int = DEFAULT_ISSUES,
+    window: int = WINDOW,
+) -> Selection:
+    """Closed issues, newest first, from the `window` closed issues opened last, that qualify and
+    that the assistant never analyzed: the first `limit` of them."""
+    if not 1 <= limit <= MAX_ISSUES:
+        raise UserError(f"--issues must be between 1 and {MAX_ISSUES}, not {limit}")
+    closed = [i for i in tracker.all_issues() if not i.is_pull_request and i.state == "closed"]
+    closed.sort(key=lambda i: (i.created_at, i.number), reverse=True)
+    closed = closed[:window]
+    chosen: list[Issue] = []
+    qualified = skipped = 0
+    for issue in closed:
+        if not qualifies(tracker, issue, labels, bot_login):
+            continue
+        qualified += 1
+        if assistant_touched(issue, bot_login):
+            skipped += 1
+            continue
+        if len(chosen) < limit:
+            chosen.append(issue)
+    return Selection(
+        issues=chosen,
+        window=len(closed),
+        qualified=qualified,
+        skipped_assistant=skipped,
+        events_known=sum(1 for i in chosen if i.events is not None),
+    )
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'I/N' (1 <= I <= N) as (I, N)."""
+    try:
+        left, right = text.split("/")
+        index, count = int(left), int(right)
+    except ValueError:
+        raise UserError(f"--shard must be I/N, such as 1/4, not {text!r}") from None
+    if count < 1 or not 1 <= index <= count:
+        raise UserError(f"--shard {text}: I must be between 1 and N")
+    return index, count
+
+
+def shard(items: list[Issue], index: int, count: int) -> list[tuple[int, Issue]]:
+    """(position, issue) pairs of shard `index` of `count`: positions with p % count == index-1."""
+    return [(p, issue) for p, issue in enumerate(items) if p % count == index - 1]

@@ -1,0 +1,153 @@
+"""The measures against hand-worked examples."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from issue_assistant.decision import Decision, Duplicate, Usage
+from issue_assistant.evaluate.gold import Gold
+from issue_assistant.evaluate.metrics import (
+    Ratio,
+    cost,
+    duplicate_measures,
+    issue_line,
+    label_measure,
+    percentile,
+    question_measures,
+    type_accuracy,
+)
+from issue_assistant.evaluate.results import IssueResult
+
+T = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def result(number: int, decision: Decision | None = None, **gold: object) -> IssueResult:
+    labels = {"type": [], "area": [], "topic": [], "priority": []}
+    labels.update(gold.pop("labels", {}))  # type: ignore[arg-type]
+    return IssueResult(
+        number=number,
+        title=f"issue {number}",
+        created_at=T,
+        decision=decision or Decision(),
+        gold=Gold(labels=labels, **gold),  # type: ignore[arg-type]
+        proposed_sure=bool(gold.get("sure", False)),
+    )
+
+
+def test_ratio_prints_the_counts_behind_the_share():
+    assert str(Ratio(31, 50)) == "0.62 (31/50)"
+    assert str(Ratio(0, 0)) == "– (0/0)"
+    assert Ratio(1, 4).share == 0.25
+
+
+def test_label_precision_and_recall_over_issues_people_labelled():
+    rows = [
+        # right area, one wrong area: precision 1/2 here, recall 1/1
+        result(1, Decision(areas=["cli", "docs"]), labels={"area": ["cli"]}),
+        # missed one of two: recall 1/2
+        result(2, Decision(areas=["index"]), labels={"area": ["index", "engine"]}),
+        # people gave no area: the engine's area counts for neither
+        result(3, Decision(areas=["cli"]), labels={"type": ["bug"]}),
+    ]
+    m = label_measure(rows, "area")
+    assert m.issues == 2
+    assert (m.precision.num, m.precision.den) == (2, 3)
+    assert (m.recall.num, m.recall.den) == (2, 3)
+
+
+def test_a_label_present_at_the_moment_counts_for_neither():
+    # "bug" was on the issue when it was opened (an issue form's): not the engine's, not gold.
+    row = result(
+        1, Decision(type="bug", areas=["cli"]), labels={"area": ["cli"]}, present=["bug"]
+    )
+    t = label_measure([row], "type")
+    assert (t.issues, t.precision.den, t.recall.den) == (0, 0, 0)
+    line = issue_line(row)
+    assert line.right == ["cli"] and "bug" not in line.unscored + line.wrong
+
+
+def test_type_accuracy_only_over_issues_with_exactly_one_type_label():
+    rows = [
+        result(1, Decision(type="bug"), labels={"type": ["bug"]}, type_gold="bug"),
+        result(2, Decision(type="bug"), labels={"type": ["enhancement"]}, type_gold="enhancement"),
+        # two type labels: no type_gold, not in the accuracy
+        result(3, Decision(type="bug"), labels={"type": ["bug", "question"]}),
+    ]
+    assert type_accuracy(rows) == Ratio(1, 2)
+    prec = label_measure(rows, "type").precision
+    assert (prec.num, prec.den) == (2, 3)
+
+
+def test_duplicates_recall_precision_false_rate_and_ceiling():
+    dup = Duplicate(number=10)
+    rows = [
+        # found, and the original was among the candidates
+        result(1, Decision(duplicate=dup, candidates=[10, 11]), duplicate_of=10, accept=[10]),
+        # the engine named #10, which is itself a duplicate of #5: accepted via the chain
+        result(2, Decision(duplicate=dup, candidates=[10]), duplicate_of=5, accept=[5, 10]),
+        # missed; the original was not shown to the engine
+        result(3, Decision(candidates=[7]), duplicate_of=8, accept=[8]),
+        # proposed on an issue that was not a duplicate
+        result(4, Decision(duplicate=Duplicate(number=3))),
+        result(5, Decision()),
+    ]
+    d = duplicate_measures(rows)
+    assert d["recall"] == Ratio(2, 3)
+    assert d["precision"] == Ratio(2, 3)
+    assert d["false_rate"] == Ratio(1, 2)
+    assert d["ceiling"] == Ratio(2, 3)
+    assert issue_line(rows[2]).duplicate == "missed #8"
+    assert issue_line(rows[3]).duplicate == "✗ #3 (not a known duplicate)"
+    assert issue_line(rows[0]).duplicate == "✓ #10"
+
+
+def test_sure_duplicates_are_measured_separately():
+    dup = Duplicate(number=10)
+    rows = [
+        result(1, Decision(duplicate=dup), duplicate_of=10, accept=[10], sure=True),
+        result(2, Decision(), duplicate_of=20, accept=[20], sure=True),
+        result(3, Decision(duplicate=Duplicate(number=30)), duplicate_of=31, accept=[31]),
+    ]
+    # a wrong proposal of an open, triaged original
+    wrong_sure = result(4, Decision(duplicate=Duplicate(number=40)))
+    wrong_sure.proposed_sure = True
+    d = duplicate_measures([*rows, wrong_sure])
+    assert d["sure_recall"] == Ratio(1, 2)
+    assert d["sure_precision"] == Ratio(1, 2)
+    assert d["recall"] == Ratio(1, 3)
+
+
+def test_questions_scored_only_where_the_type_asks_and_comments_are_known():
+    ask = Decision(questions=["Which version?"])
+    rows = [
+        result(1, ask, question_counted=True, asked=True),  # both asked
+        result(2, ask, question_counted=True, asked=False),  # engine only
+        result(3, Decision(), question_counted=True, asked=True),  # maintainer only
+        result(4, ask, question_counted=True, asked=None),  # comments unknown
+        result(5, ask, question_counted=False, asked=True),  # type asks nothing
+    ]
+    precision, recall, unknown, not_scored = question_measures(rows)
+    assert precision == Ratio(1, 2)
+    assert recall == Ratio(1, 2)
+    assert (unknown, not_scored) == (1, 1)
+    assert issue_line(rows[0]).question == "✓ asked (maintainer asked)"
+    assert issue_line(rows[3]).question == "asked (maintainer: unknown)"
+    assert issue_line(rows[4]).question == "asked (not scored)"
+
+
+def test_percentiles_and_cost():
+    assert percentile([], 50) is None
+    assert percentile([3, 1, 2, 4], 50) == 2
+    assert percentile([float(i) for i in range(1, 21)], 95) == 19
+    rows = [
+        result(1, Decision(usage=Usage(latency_s=1, tokens_in=10, tokens_out=2, cost_usd=0.5,
+                                       tool_calls=3, turns=2, forced_submit=True),
+                           dropped=["nope"])),
+        result(2, Decision(usage=Usage(latency_s=3, tokens_in=5, tokens_out=1, turns=1))),
+    ]
+    rows[1].error = "engine: timed out"
+    c = cost(rows)
+    assert (c.latency_p50, c.latency_p95, c.latency_total) == (1, 3, 4)
+    assert (c.tokens_in, c.tokens_out, c.cost_usd) == (15, 3, 0.5)
+    assert (c.tool_calls, c.turns, c.forced_submits, c.dropped, c.failures) == (3, 3, 1, 1, 1)
+    assert cost([result(1)]).cost_usd is None
