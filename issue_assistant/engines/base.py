@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 BUILTINS = {
     "similar": "issue_assistant.engines.similar",
     "fake": "issue_assistant.engines.fake",
+    "anthropic": "issue_assistant.engines.anthropic",
 }
 
 _registry: dict[str, type[Engine]] = {}
