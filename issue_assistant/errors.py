@@ -15,3 +15,20 @@ class UserError(Exception):
 
 class EngineError(Exception):
     """An engine failed to produce a decision; nothing may be written from it."""
+
+
+class GitHubError(Exception):
+    """A GitHub API call failed (403, 404, 422, 5xx after retries, or no connection)."""
+
+    exit_code = 1
+
+    def __init__(
+        self, method: str, path: str, status: int | None, message: str, *, data: object = None
+    ) -> None:
+        self.method = method
+        self.path = path
+        self.status = status
+        self.message = message
+        self.data = data
+        code = f"{status} " if status is not None else ""
+        super().__init__(f"GitHub {method} {path} failed: {code}{message}".rstrip())

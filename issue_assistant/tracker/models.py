@@ -38,6 +38,7 @@ class Comment(BaseModel):
     body: str = ""
     author_association: str | None = None
     id: int | None = None
+    url: str | None = None
 
 
 class LabelInfo(BaseModel):
@@ -84,3 +85,11 @@ class Repository(BaseModel):
         if self.maintainers is not None:
             return login in self.maintainers
         return association in MAINTAINER_ASSOCIATIONS
+
+
+class Reaction(BaseModel):
+    """A reaction on a comment: who, which ('+1', '-1', 'eyes', ...) and when."""
+
+    user: User
+    content: str
+    created_at: datetime | None = None

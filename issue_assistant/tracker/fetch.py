@@ -1,0 +1,290 @@
+"""Fetch a repository's tracker from GitHub into a snapshot file (SNAPSHOT.md), resumably.
+
+One paginated listing of all issues and pull requests, then one timeline per issue (its label,
+close and duplicate events and its comments), and a permission lookup per distinct actor.
+Each finished issue is appended to `OUT.partial.jsonl`, so an interrupted run resumes where it
+stopped; the snapshot itself is written atomically at the end and the partial file removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from issue_assistant.errors import UserError
+from issue_assistant.tracker.github import (
+    TRIAGE_ROLES,
+    WRITE_ROLES,
+    GitHubTracker,
+    Throttle,
+    github_retry,
+)
+from issue_assistant.tracker.models import Comment, Event, Issue
+from issue_assistant.tracker.snapshot import Snapshot, issue_record, write_snapshot
+
+PARTIAL_SUFFIX = ".partial.jsonl"
+PARTIAL_VERSION = 1
+# A long fetch may meet GitHub's primary rate limit (1,000 requests/hour for GITHUB_TOKEN):
+# wait up to a little over an hour for the reset. 0.1 s between requests stays under the
+# secondary limit of 900 REST points per minute.
+FETCH_MAX_WAIT = 3900.0
+FETCH_THROTTLE = Throttle(between_requests=0.1, between_writes=1.0)
+
+
+def partial_path(out_path: str | os.PathLike[str]) -> Path:
+    """Where the unfinished state of a fetch into `out_path` is kept."""
+    out = Path(out_path)
+    return out.with_name(out.name + PARTIAL_SUFFIX)
+
+
+def duplicate_pattern(full_name: str) -> re.Pattern[str]:
+    """GitHub's "Duplicate of #N" (or of this repository's issue URL) at the start of a comment."""
+    url = rf"https?://[^/\s]+/{re.escape(full_name)}/issues/"
+    return re.compile(rf"\A\s*duplicate of\s+(?:#|{url})(\d+)\b", re.IGNORECASE)
+
+
+def find_duplicate_of(
+    number: int,
+    events: list[Event],
+    comments: list[Comment],
+    role_of: Callable[[str], str],
+    pattern: re.Pattern[str],
+) -> int | None:
+    """The original named by the last "Duplicate of #N" comment by someone with write access.
+
+    `role_of` is asked only about the authors of such comments. A later `unmarked_as_duplicate`
+    event cancels it.
+    """
+    target: int | None = None
+    marked_at: datetime | None = None
+    for comment in sorted(comments, key=lambda c: c.created_at):
+        m = pattern.match(comment.body or "")
+        if m is None or int(m[1]) == number or comment.user.is_bot:
+            continue
+        if role_of(comment.user.login) in WRITE_ROLES:
+            target, marked_at = int(m[1]), comment.created_at
+    if marked_at is not None and any(
+        e.event == "unmarked_as_duplicate" and e.created_at >= marked_at for e in events
+    ):
+        return None
+    return target
+
+
+class PartialState:
+    """The partial file: a header line, then `permission` and `issue` lines as they are known."""
+
+    def __init__(self, path: Path, full_name: str, fetched_at: datetime, resume: bool) -> None:
+        self.path = path
+        self.full_name = full_name
+        self.fetched_at = fetched_at
+        self.roles: dict[str, str] = {}
+        self.issues: dict[int, Issue] = {}
+        self.resumed = False
+        if resume and path.is_file():
+            self._load()
+        elif path.exists():
+            path.unlink()
+        self._rewrite()
+        self._fh: IO[str] | None = open(path, "a", encoding="utf-8")  # noqa: SIM115
+
+    def _load(self) -> None:
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        records: list[dict[str, Any]] = []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by the interruption
+            if isinstance(record, dict):
+                records.append(record)
+        header = records[0] if records else {}
+        if (
+            header.get("kind") != "partial"
+            or header.get("version") != PARTIAL_VERSION
+            or str(header.get("full_name", "")).lower() != self.full_name.lower()
+        ):
+            return  # another repository or format: start over
+        self.resumed = True
+        self.fetched_at = datetime.fromisoformat(header["fetched_at"].replace("Z", "+00:00"))
+        for record in records[1:]:
+            if record.get("kind") == "permission":
+                self.roles[record["login"]] = record["role"]
+            elif record.get("kind") == "issue":
+                issue = Issue.model_validate(record)
+                self.issues[issue.number] = issue
+
+    def _rewrite(self) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(self._header()) + "\n")
+            for login, role in self.roles.items():
+                fh.write(json.dumps({"kind": "permission", "login": login, "role": role}) + "\n")
+            for issue in self.issues.values():
+                fh.write(json.dumps(issue_record(issue), ensure_ascii=False) + "\n")
+        os.replace(tmp, self.path)
+
+    def _header(self) -> dict[str, Any]:
+        return {
+            "kind": "partial",
+            "version": PARTIAL_VERSION,
+            "full_name": self.full_name,
+            "fetched_at": self.fetched_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+
+    def _append(self, record: dict[str, Any]) -> None:
+        assert self._fh is not None
+        self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._fh.flush()
+
+    def add_role(self, login: str, role: str) -> None:
+        self.roles[login] = role
+        self._append({"kind": "permission", "login": login, "role": role})
+
+    def add_issue(self, issue: Issue) -> None:
+        self.issues[issue.number] = issue
+        self._append(issue_record(issue))
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+class _Reporter:
+    """Progress: a rich bar on a terminal, a plain line every `every` issues otherwise."""
+
+    def __init__(self, console: Console | None, enabled: bool, every: int = 100) -> None:
+        self.console = console or Console(stderr=True)
+        self.enabled = enabled
+        self.every = every
+        self.total = self.count = 0
+        self._progress: Progress | None = None
+        self._task: Any = None
+
+    def line(self, message: str) -> None:
+        if self.enabled:
+            self.console.print(message, highlight=False, markup=False, soft_wrap=True)
+
+    def start(self, total: int, done: int) -> None:
+        self.total, self.count = total, done
+        if not self.enabled:
+            return
+        if self.console.is_terminal:
+            self._progress = Progress(
+                TextColumn("[progress.description]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=self.console,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("issues", total=total, completed=done)
+        else:
+            self.line(f"{total} issues and pull requests, {done} already fetched")
+
+    def advance(self, number: int) -> None:
+        self.count += 1
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1, description=f"#{number}")
+        elif self.count % self.every == 0 or self.count == self.total:
+            self.line(f"fetched {self.count}/{self.total} (#{number})")
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def _tracker_for(full_name: str, token: str | None, base_url: str | None) -> GitHubTracker:
+    token = token or os.environ.get("GITHUB_TOKEN")
+    if not token:
+        raise UserError("GITHUB_TOKEN is not set: a token is needed to read the repository")
+    retry = github_retry(total=30, max_wait=FETCH_MAX_WAIT, backoff_factor=2.0)
+    return GitHubTracker(full_name, token, base_url, retry=retry, throttle=FETCH_THROTTLE)
+
+
+def _with_history(
+    tracker: GitHubTracker, issue: Issue, state: PartialState, pattern: re.Pattern[str]
+) -> Issue:
+    """`issue` with its events, comments and `duplicate_of`; looks up new actors' roles."""
+    events, comments = tracker.history(issue.number)
+
+    def role_of(login: str) -> str:
+        if login not in state.roles:
+            state.add_role(login, tracker.permission(login))
+        return state.roles[login]
+
+    for event in events:
+        if event.actor is not None and not event.actor.is_bot:
+            role_of(event.actor.login)
+    duplicate_of = find_duplicate_of(issue.number, events, comments, role_of, pattern)
+    comments = [c.model_copy(update={"url": None}) for c in comments]
+    return issue.model_copy(
+        update={"events": events, "comments": comments, "duplicate_of": duplicate_of}
+    )
+
+
+def fetch_snapshot(
+    source: GitHubTracker | str,
+    out_path: str | os.PathLike[str],
+    *,
+    resume: bool = True,
+    progress: bool = True,
+    token: str | None = None,
+    base_url: str | None = None,
+    fetched_at: datetime | None = None,
+    console: Console | None = None,
+) -> Snapshot:
+    """Write a snapshot of a repository (`OWNER/NAME` or a `GitHubTracker`) to `out_path`.
+
+    With `resume`, issues already in `OUT.partial.jsonl` (from an interrupted run) are not
+    fetched again, and that run's `fetched_at` is kept. Errors propagate (`GitHubError`,
+    `UserError`) and leave the partial file for the next run.
+    """
+    tracker = source if isinstance(source, GitHubTracker) else _tracker_for(source, token, base_url)
+    out = Path(out_path)
+    report = _Reporter(console, progress)
+    repository = tracker.repository
+    state = PartialState(
+        partial_path(out), tracker.full_name, fetched_at or repository.fetched_at, resume
+    )
+    pattern = duplicate_pattern(repository.full_name)
+    try:
+        if state.resumed:
+            report.line(f"resuming: {len(state.issues)} issues already in {state.path}")
+        report.line(f"listing issues of {repository.full_name}")
+        listed = list(tracker.all_issues())
+        todo = [i for i in listed if i.number not in state.issues]
+        report.start(len(listed), len(listed) - len(todo))
+        for issue in todo:
+            state.add_issue(_with_history(tracker, issue, state, pattern))
+            report.advance(issue.number)
+    finally:
+        report.stop()
+        state.close()
+    maintainers = sorted((u for u, r in state.roles.items() if r in TRIAGE_ROLES), key=str.lower)
+    final = repository.model_copy(
+        update={"fetched_at": state.fetched_at, "maintainers": maintainers}
+    )
+    issues = list(state.issues.values())
+    write_snapshot(out, final, issues)
+    state.path.unlink(missing_ok=True)
+    report.line(f"wrote {out}: {len(issues)} issues and pull requests")
+    return Snapshot(final, issues, path=out)

@@ -1,0 +1,410 @@
+"""The tracker on GitHub, over PyGithub: GitHub's JSON read into our models, guarded writes.
+
+Every request goes through PyGithub's `Requester` (auth, throttling, `GithubRetry`); lists are
+`PaginatedList`s of a raw object class whose `raw_data` never triggers a request (reading
+`raw_data` on PyGithub's own `Issue` from a list fetches the issue again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+import requests
+from github import Auth, Github, GithubException, GithubRetry
+from github.GithubException import RateLimitExceededExceedsMaxWait
+from github.GithubObject import NonCompletableGithubObject
+from github.PaginatedList import PaginatedList
+from urllib3.util.retry import Retry
+
+from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.tracker.models import (
+    Comment,
+    Event,
+    Issue,
+    LabelInfo,
+    Reaction,
+    Repository,
+    User,
+)
+
+DEFAULT_BOT_LOGIN = "github-actions[bot]"
+WRITE_ROLES = frozenset({"admin", "maintain", "write"})
+TRIAGE_ROLES = WRITE_ROLES | {"triage"}
+HISTORY_EVENTS = frozenset(
+    {"labeled", "unlabeled", "closed", "reopened", "marked_as_duplicate", "unmarked_as_duplicate"}
+)
+GHOST = User(login="ghost")
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """Seconds PyGithub keeps between requests and between writes (GitHub asks for 1 s)."""
+
+    between_requests: float = 0.25
+    between_writes: float = 1.0
+
+
+class WaitTooLong(Exception):
+    """Retrying would wait past the retry policy's bound on total waiting."""
+
+    def __init__(self, status: int | None, wait: float, waited: float, bound: float) -> None:
+        self.status = status
+        super().__init__(
+            f"rate limited or failing: retrying needs {wait:.0f} s more after {waited:.0f} s, "
+            f"over the {bound:.0f} s allowed"
+        )
+
+
+class BoundedRetry(GithubRetry):
+    """`GithubRetry` with a bound on the total time slept over one request's retries.
+
+    A POST is retried only on a rate limit (403/429: GitHub did nothing), never on 5xx or a
+    dropped connection, since the write may have happened; callers look before they post again.
+    """
+
+    def __init__(self, *, max_total_wait: float = 300.0, waited: float = 0.0, **kwargs: Any):
+        self.max_total_wait = max_total_wait
+        self.waited = waited
+        super().__init__(**kwargs)
+
+    def new(self, **kw: Any) -> BoundedRetry:
+        kw.update(max_total_wait=self.max_total_wait, waited=self.waited)
+        return super().new(**kw)  # type: ignore[return-value]
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if method == "POST" and status_code in (403, 429):
+            method = "GET"
+        return super().is_retry(method, status_code, has_retry_after)
+
+    def sleep(self, response: Any = None) -> None:
+        wait = None
+        if self.respect_retry_after_header and response is not None:
+            wait = self.get_retry_after(response)
+        if not wait:
+            wait = self.get_backoff_time()
+        if self.waited + wait > self.max_total_wait:
+            status = getattr(response, "status", None)
+            raise WaitTooLong(status, wait, self.waited, self.max_total_wait)
+        self.waited += wait
+        super().sleep(response)
+
+
+def github_retry(
+    *,
+    total: int = 8,
+    max_wait: float = 300.0,
+    backoff_factor: float = 1.0,
+    secondary_rate_wait: float = 60.0,
+) -> BoundedRetry:
+    """The retry policy: 5xx, 429 and rate-limit 403s retried, `max_wait` seconds at most in all."""
+    return BoundedRetry(
+        total=total,
+        backoff_factor=backoff_factor,
+        max_total_wait=max_wait,
+        max_rate_limit_wait=max_wait,
+        secondary_rate_wait=secondary_rate_wait,
+        status_forcelist=[*range(500, 600), 429],
+        allowed_methods=frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"}),
+        raise_on_status=False,
+    )
+
+
+class _Raw(NonCompletableGithubObject):
+    """A list item kept as GitHub's JSON; `raw_data` is a plain attribute read."""
+
+    def _initAttributes(self) -> None:
+        pass
+
+    def _useAttributes(self, attributes: dict[str, Any]) -> None:
+        pass
+
+
+# ---- conversions from GitHub's JSON --------------------------------------------------------
+
+
+def to_user(data: dict[str, Any] | None) -> User | None:
+    if not data:
+        return None
+    return User(login=data["login"], type=data.get("type") or "User")
+
+
+def to_issue(data: dict[str, Any]) -> Issue:
+    """An issue or pull request from the issues endpoint (events and comments unknown)."""
+    return Issue(
+        number=data["number"],
+        title=data.get("title") or "",
+        body=data.get("body"),
+        user=to_user(data.get("user")) or GHOST,
+        author_association=data.get("author_association"),
+        created_at=data["created_at"],
+        closed_at=data.get("closed_at"),
+        state=data.get("state", "open"),
+        state_reason=data.get("state_reason"),
+        labels=[lb["name"] if isinstance(lb, dict) else str(lb) for lb in data.get("labels", [])],
+        is_pull_request=data.get("pull_request") is not None,
+        updated_at=data.get("updated_at"),
+    )
+
+
+def to_comment(data: dict[str, Any]) -> Comment:
+    return Comment(
+        id=data.get("id"),
+        user=to_user(data.get("user")) or GHOST,
+        created_at=data["created_at"],
+        body=data.get("body") or "",
+        author_association=data.get("author_association"),
+        url=data.get("html_url"),
+    )
+
+
+def to_event(data: dict[str, Any]) -> Event:
+    label = data.get("label")
+    return Event(
+        event=data["event"],
+        created_at=data["created_at"],
+        actor=to_user(data.get("actor")),
+        label=label.get("name") if isinstance(label, dict) else None,
+        state_reason=data.get("state_reason"),
+    )
+
+
+def split_timeline(items: list[dict[str, Any]]) -> tuple[list[Event], list[Comment]]:
+    """The history events and the comments (`commented` items) of a timeline."""
+    events = [
+        to_event(i) for i in items if i.get("event") in HISTORY_EVENTS and i.get("created_at")
+    ]
+    comments = [to_comment(i) for i in items if i.get("event") == "commented"]
+    return events, comments
+
+
+def _message(exc: GithubException) -> str:
+    data = exc.data
+    if not isinstance(data, dict):
+        return str(data or exc.message or "error")
+    message = str(data.get("message") or exc.message or "error")
+    details = []
+    for err in data.get("errors") or []:
+        if isinstance(err, dict):
+            details.append(
+                err.get("message")
+                or " ".join(str(err[k]) for k in ("resource", "field", "code") if err.get(k))
+            )
+        else:
+            details.append(str(err))
+    return f"{message} ({'; '.join(details)})" if details else message
+
+
+def _transient(exc: GitHubError) -> bool:
+    """No answer, or a server error: the write may or may not have happened."""
+    return exc.status is None or exc.status >= 500
+
+
+class GitHubTracker:
+    """`Tracker` and `WritableTracker` for one repository on GitHub (or a server at `base_url`)."""
+
+    def __init__(
+        self,
+        full_name: str,
+        token: str,
+        base_url: str | None = None,
+        *,
+        bot_login: str = DEFAULT_BOT_LOGIN,
+        retry: Retry | None = None,
+        throttle: Throttle | None = None,
+        per_page: int = 100,
+        timeout: int = 30,
+    ) -> None:
+        owner, _, name = full_name.partition("/")
+        if not owner or not name or "/" in name:
+            raise UserError(f"repository must be OWNER/NAME, not {full_name!r}")
+        if not token:
+            raise UserError("a GitHub token is needed (set GITHUB_TOKEN)")
+        throttle = throttle or Throttle()
+        self.full_name = full_name
+        self.bot_login = bot_login
+        self._gh = Github(
+            base_url=(base_url or "https://api.github.com").rstrip("/"),
+            auth=Auth.Token(token),
+            retry=retry if retry is not None else github_retry(),
+            per_page=per_page,
+            timeout=timeout,
+            user_agent="issue-assistant",
+            seconds_between_requests=throttle.between_requests or None,
+            seconds_between_writes=throttle.between_writes or None,
+        )
+        self._requester = self._gh.requester
+        self._path = f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
+        self._repository: Repository | None = None
+        self._roles: dict[str, str] = {}
+
+    # ---- plumbing --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _api(self, method: str, path: str) -> Iterator[None]:
+        """Turn whatever PyGithub, urllib3 or requests raise into one `GitHubError`."""
+        try:
+            yield
+        except RateLimitExceededExceedsMaxWait as exc:
+            message = (
+                f"{_message(exc)} (the reset is {exc.wait or 0:.0f} s away, over the wait allowed)"
+            )
+            raise GitHubError(method, path, exc.status, message, data=exc.data) from exc
+        except GithubException as exc:
+            raise GitHubError(method, path, exc.status, _message(exc), data=exc.data) from exc
+        except WaitTooLong as exc:
+            raise GitHubError(method, path, exc.status, str(exc)) from exc
+        except requests.RequestException as exc:
+            raise GitHubError(
+                method, path, None, f"no answer ({type(exc).__name__}: {exc})"
+            ) from exc
+
+    def _request(self, method: str, path: str, body: Any = None, params: Any = None) -> Any:
+        with self._api(method, path):
+            _, data = self._requester.requestJsonAndCheck(method, path, params, input=body)
+        return data
+
+    def _list(self, path: str, params: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+        """Every item of a paginated list, following `Link` headers."""
+        pages = PaginatedList(_Raw, self._requester, path, dict(params or {}))
+        with self._api("GET", path):
+            for item in pages:
+                yield item.raw_data
+
+    # ---- reads -----------------------------------------------------------------------------
+
+    @property
+    def repository(self) -> Repository:
+        """The repository and its labels (fetched once); `maintainers` is None (unknown)."""
+        if self._repository is None:
+            data = self._request("GET", self._path)
+            labels = [
+                LabelInfo(name=lb["name"], description=lb.get("description"), color=lb.get("color"))
+                for lb in self._list(f"{self._path}/labels")
+            ]
+            self._repository = Repository(
+                full_name=data.get("full_name") or self.full_name,
+                fetched_at=datetime.now(UTC).replace(microsecond=0),
+                labels=labels,
+            )
+        return self._repository
+
+    def get_issue(self, number: int, *, history: bool = False) -> Issue:
+        """Issue or PR `number` (KeyError when there is none); with its events and comments if
+        `history`."""
+        path = f"{self._path}/issues/{number}"
+        try:
+            issue = to_issue(self._request("GET", path))
+        except GitHubError as exc:
+            if exc.status in (404, 410):
+                raise KeyError(number) from exc
+            raise
+        if history:
+            events, comments = self.history(number)
+            issue = issue.model_copy(update={"events": events, "comments": comments})
+        return issue
+
+    def history(self, number: int) -> tuple[list[Event], list[Comment]]:
+        """The issue's label/close/duplicate events and its comments, from its timeline."""
+        return split_timeline(list(self._list(f"{self._path}/issues/{number}/timeline")))
+
+    def all_issues(self, since: datetime | None = None) -> Iterator[Issue]:
+        """Every issue and pull request, oldest first; with `since`, only those updated since."""
+        params: dict[str, Any] = {"state": "all", "sort": "created", "direction": "asc"}
+        if since is not None:
+            params["since"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for data in self._list(f"{self._path}/issues", params):
+            yield to_issue(data)
+
+    def open_issues_with_label(self, label: str) -> list[Issue]:
+        """Open issues and pull requests carrying `label`, oldest first."""
+        params = {"state": "open", "labels": label, "sort": "created", "direction": "asc"}
+        return [to_issue(d) for d in self._list(f"{self._path}/issues", params)]
+
+    def list_comments(self, number: int) -> list[Comment]:
+        return [to_comment(d) for d in self._list(f"{self._path}/issues/{number}/comments")]
+
+    def comment_reactions(self, comment_id: int) -> list[Reaction]:
+        path = f"{self._path}/issues/comments/{comment_id}/reactions"
+        return [
+            Reaction(
+                user=to_user(d.get("user")) or GHOST,
+                content=d["content"],
+                created_at=d.get("created_at"),
+            )
+            for d in self._list(path)
+        ]
+
+    def permission(self, login: str) -> str:
+        """`login`'s exact role (`role_name`): admin, maintain, write, triage, read or none."""
+        if login not in self._roles:
+            path = f"{self._path}/collaborators/{quote(login, safe='')}/permission"
+            try:
+                data = self._request("GET", path)
+            except GitHubError as exc:
+                if exc.status != 404:
+                    raise
+                data = {"role_name": "none"}
+            self._roles[login] = str(data.get("role_name") or data.get("permission") or "none")
+        return self._roles[login]
+
+    # ---- writes ----------------------------------------------------------------------------
+
+    def add_labels(self, number: int, labels: list[str]) -> None:
+        if not labels:
+            return
+        path = f"{self._path}/issues/{number}/labels"
+        try:
+            self._request("POST", path, {"labels": list(labels)})
+        except GitHubError as exc:
+            if not _transient(exc):
+                raise
+            self._request("POST", path, {"labels": list(labels)})  # adding twice is harmless
+
+    def remove_label(self, number: int, label: str) -> None:
+        """Remove `label`; a label that is not there (404) is fine."""
+        path = f"{self._path}/issues/{number}/labels/{quote(label, safe='')}"
+        try:
+            self._request("DELETE", path)
+        except GitHubError as exc:
+            if exc.status != 404:
+                raise
+
+    def create_comment(self, number: int, body: str) -> Comment:
+        """Post a comment; after a lost answer, looks for it before posting once more."""
+        path = f"{self._path}/issues/{number}/comments"
+        try:
+            return to_comment(self._request("POST", path, {"body": body}))
+        except GitHubError as exc:
+            if not _transient(exc):
+                raise
+        mine = [
+            c
+            for c in self.list_comments(number)
+            if c.user.login == self.bot_login and c.body == body
+        ]
+        if mine:
+            return mine[-1]
+        return to_comment(self._request("POST", path, {"body": body}))
+
+    def edit_comment(self, comment_id: int, body: str) -> None:
+        self._request("PATCH", f"{self._path}/issues/comments/{comment_id}", {"body": body})
+
+    def add_reaction(self, comment_id: int, content: str) -> None:
+        """React to a comment (GitHub keeps one reaction per user and content)."""
+        path = f"{self._path}/issues/comments/{comment_id}/reactions"
+        try:
+            self._request("POST", path, {"content": content})
+        except GitHubError as exc:
+            if not _transient(exc):
+                raise
+            self._request("POST", path, {"content": content})
+
+    def close(self, number: int, state_reason: str) -> None:
+        """Close with `state_reason`: completed, not_planned or duplicate."""
+        body = {"state": "closed", "state_reason": state_reason}
+        self._request("PATCH", f"{self._path}/issues/{number}", body)
