@@ -8,7 +8,7 @@ import sys
 from importlib import import_module
 
 from issue_assistant import __version__
-from issue_assistant.errors import EngineError, UserError
+from issue_assistant.errors import EngineError, GitHubError, UserError
 
 COMMANDS = ["analyze", "apply", "evaluate", "snapshot", "index", "search", "config"]
 
@@ -43,9 +43,14 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # PyGithub installs its own handler on the "github" logger; ours is enough.
+    logging.getLogger("github").handlers.clear()
     try:
         return int(args._run(args) or 0)
     except UserError as exc:
+        print(f"issue-assistant: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except GitHubError as exc:
         print(f"issue-assistant: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except EngineError as exc:

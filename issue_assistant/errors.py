@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class UserError(Exception):
-    """A problem with the user's input (a file, a flag, an issue number): one line, exit status 2."""
+    """A problem with the user's input (a file, a flag, an issue number): one line, exit 2."""
 
     exit_code = 2
 

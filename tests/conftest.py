@@ -10,6 +10,7 @@ from issue_assistant.config import load_config, load_labels
 from issue_assistant.engines.fake import FakeEngine
 from issue_assistant.pipeline import open_index
 from issue_assistant.tracker.snapshot import read_snapshot
+from tests.fakegithub.fixtures import fake_github, github_tracker  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

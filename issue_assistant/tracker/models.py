@@ -48,7 +48,7 @@ class LabelInfo(BaseModel):
 
 
 class Issue(BaseModel):
-    """One issue or pull request. `events`/`comments` are None when unknown, [] when there were none."""
+    """An issue or pull request. `events`/`comments`: None when unknown, [] when there were none."""
 
     number: int
     title: str
