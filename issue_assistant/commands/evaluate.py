@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from issue_assistant.commands.common import add_config_arguments
-from issue_assistant.config import Config, load_both
+from issue_assistant.config import Config, LabelsConfig, load_both
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.report import (
     checkout_root,
@@ -85,20 +85,29 @@ def _with_model(config: Config, model: str | None) -> Config:
     return config.model_copy(update={"engine": config.engine.model_copy(update={"model": model})})
 
 
-def _tracker(args: argparse.Namespace) -> tuple[Tracker, str]:
-    """The snapshot, or GitHub (read-only use) for --repo / $GH_REPO."""
+def _tracker(
+    args: argparse.Namespace, labels: LabelsConfig, config: Config
+) -> tuple[Tracker, str, int | None]:
+    """The snapshot, or GitHub (read once into memory) for --repo / $GH_REPO.
+
+    Returns the tracker, a line on its source, and how many closed issues were examined live.
+    """
     if args.snapshot:
         snapshot = read_snapshot(args.snapshot)
-        return snapshot, f"snapshot {Path(args.snapshot).name}"
+        return snapshot, f"snapshot {Path(args.snapshot).name}", None
     full_name = args.repo or os.environ.get("GH_REPO")
     if not full_name:
         raise UserError("no repository: set GH_REPO=OWNER/REPO, or use --repo or --snapshot FILE")
-    token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+    token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or ""
     try:
         from issue_assistant.tracker.github import GitHubTracker
     except ImportError:
         raise UserError("reading GitHub is not available in this version; use --snapshot") from None
-    return GitHubTracker(full_name, token), "GitHub"
+    from issue_assistant.evaluate.live import read_live
+
+    gh = GitHubTracker(full_name, token, os.environ.get("GITHUB_API_URL"))
+    tracker, examined = read_live(gh, labels, config.approval.bot_login, args.issues)
+    return tracker, "GitHub, read-only", examined
 
 
 def _merge(files: list[str], report: str | None) -> int:
@@ -125,14 +134,16 @@ def run(args: argparse.Namespace) -> int:
         ensure_outside(Path(args.report), root)
     labels, config = load_both(args.labels, args.config, root)
     config = _with_model(config, args.model)
-    tracker, source = _tracker(args)
+    if not 1 <= args.issues <= MAX_ISSUES:
+        raise UserError(f"--issues must be between 1 and {MAX_ISSUES}, not {args.issues}")
+    tracker, source, examined = _tracker(args, labels, config)
     full_name = tracker.repository.full_name
     shard_text = f"{shard_of[0]}/{shard_of[1]}" if shard_of else None
     report = ensure_outside(
         Path(args.report) if args.report else default_report_path(root, full_name, shard_text),
         root,
     )
-    selection = select(tracker, labels, config.approval.bot_login, args.issues)
+    selection = select(tracker, labels, config.approval.bot_login, args.issues, examined=examined)
     items = shard(selection.issues, *shard_of) if shard_of else list(enumerate(selection.issues))
     cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
     index = open_index(tracker, Path(cache))
@@ -148,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         requested=args.issues,
         selected=len(items),
         window=selection.window,
+        examined=selection.examined,
         qualified=selection.qualified,
         skipped_assistant=selection.skipped_assistant,
         shard=shard_text,

@@ -39,6 +39,7 @@ class RunHeader(BaseModel):
     requested: int
     selected: int
     window: int = 0
+    examined: int = 0
     qualified: int = 0
     skipped_assistant: int = 0
     shard: str | None = None
@@ -195,6 +196,7 @@ def merge(paths: list[Path]) -> tuple[RunHeader, list[IssueResult]]:
             "day": min(h.day for h in headers),
             "selected": selected,
             "window": max(h.window for h in headers),
+            "examined": max(h.examined for h in headers),
             "shard": _merged_shard(list(by_shard.values())),
         }
     )

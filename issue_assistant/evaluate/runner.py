@@ -142,7 +142,8 @@ class LogProgress:
 class RichProgress:
     """A progress bar on a terminal: done/total, elapsed, remaining, running cost."""
 
-    def __init__(self) -> None:
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -155,7 +156,7 @@ class RichProgress:
         self.bar = Bar(
             TextColumn("evaluate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             TextColumn("remaining"), TimeRemainingColumn(), TextColumn("${task.fields[cost]:.2f}"),
-            transient=False,
+            console=Console(file=stream or sys.stderr),
         )
         self.cost = 0.0
         self.task = None
@@ -181,7 +182,7 @@ def progress_for(stream: IO[str] | None = None) -> Progress:
     """The bar on a terminal, plain lines otherwise (or when CI is set)."""
     stream = stream or sys.stderr
     if stream.isatty() and not os.environ.get("CI"):
-        return RichProgress()
+        return RichProgress(stream)
     return LogProgress(stream)
 
 

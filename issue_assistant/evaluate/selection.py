@@ -22,6 +22,7 @@ class Selection:
 
     issues: list[Issue]
     window: int = 0
+    examined: int = 0
     qualified: int = 0
     skipped_assistant: int = 0
     events_known: int = 0
@@ -45,9 +46,14 @@ def select(
     bot_login: str,
     limit: int = DEFAULT_ISSUES,
     window: int = WINDOW,
+    examined: int | None = None,
 ) -> Selection:
     """Closed issues, newest first, from the `window` closed issues opened last, that qualify and
-    that the assistant never analyzed: the first `limit` of them."""
+    that the assistant never analyzed: the first `limit` of them.
+
+    With `examined`, only that many of the window (newest first) are looked at (live mode, where
+    only those have known histories).
+    """
     if not 1 <= limit <= MAX_ISSUES:
         raise UserError(f"--issues must be between 1 and {MAX_ISSUES}, not {limit}")
     closed = [i for i in tracker.all_issues() if not i.is_pull_request and i.state == "closed"]
@@ -55,7 +61,7 @@ def select(
     closed = closed[:window]
     chosen: list[Issue] = []
     qualified = skipped = 0
-    for issue in closed:
+    for issue in closed[:examined]:
         if not qualifies(tracker, issue, labels, bot_login):
             continue
         qualified += 1
@@ -67,6 +73,7 @@ def select(
     return Selection(
         issues=chosen,
         window=len(closed),
+        examined=len(closed[:examined]),
         qualified=qualified,
         skipped_assistant=skipped,
         events_known=sum(1 for i in chosen if i.events is not None),

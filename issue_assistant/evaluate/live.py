@@ -1,0 +1,105 @@
+"""Live mode: the repository read from GitHub once, into memory; nothing is written to GitHub.
+
+All issues are listed (one paginated listing); timelines (events and comments) are fetched only
+for the closed issues examined, newest first, until enough qualify, and for their duplicates'
+originals. The others keep unknown histories, so their current labels show through the rewind.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from issue_assistant.config import LabelsConfig
+from issue_assistant.evaluate.gold import assistant_touched
+from issue_assistant.evaluate.selection import WINDOW, qualifies
+from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Issue, Repository
+from issue_assistant.tracker.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from issue_assistant.tracker.github import GitHubTracker
+
+log = logging.getLogger(__name__)
+
+
+class _Issues:
+    """A minimal in-memory `Tracker` while the histories come in."""
+
+    def __init__(self, repository: Repository, issues: list[Issue]) -> None:
+        self.repository = repository
+        self.by_number = {i.number: i for i in issues}
+
+    def get_issue(self, number: int) -> Issue:
+        return self.by_number[number]
+
+    def all_issues(self) -> Iterator[Issue]:
+        return iter(sorted(self.by_number.values(), key=lambda i: (i.created_at, i.number)))
+
+
+def _maintainers(issues: list[Issue], roles: dict[str, str]) -> list[str]:
+    """People with triage rights among those looked up, and anyone GitHub calls a member."""
+    from issue_assistant.tracker.github import TRIAGE_ROLES
+
+    found = {login for login, role in roles.items() if role in TRIAGE_ROLES}
+    for issue in issues:
+        if issue.author_association in MAINTAINER_ASSOCIATIONS:
+            found.add(issue.user.login)
+        for c in issue.comments or []:
+            if c.author_association in MAINTAINER_ASSOCIATIONS:
+                found.add(c.user.login)
+    return sorted(found, key=str.lower)
+
+
+def read_live(
+    gh: GitHubTracker,
+    labels: LabelsConfig,
+    bot_login: str,
+    limit: int,
+    window: int = WINDOW,
+) -> tuple[Snapshot, int]:
+    """The repository as a snapshot in memory, and how many closed issues were examined."""
+    from issue_assistant.tracker.fetch import duplicate_pattern, find_duplicate_of
+
+    repository = gh.repository
+    log.info("listing the issues of %s", repository.full_name)
+    memory = _Issues(repository, list(gh.all_issues()))
+    roles: dict[str, str] = {}
+    pattern = duplicate_pattern(repository.full_name)
+
+    def role_of(login: str) -> str:
+        if login not in roles:
+            roles[login] = gh.permission(login)
+        return roles[login]
+
+    def fetch(issue: Issue) -> Issue:
+        events, comments = gh.history(issue.number)
+        for e in events:
+            if e.actor is not None and not e.actor.is_bot and e.event == "labeled":
+                role_of(e.actor.login)
+        dup = find_duplicate_of(issue.number, events, comments, role_of, pattern)
+        full = issue.model_copy(
+            update={"events": events, "comments": comments, "duplicate_of": dup}
+        )
+        memory.by_number[issue.number] = full
+        return full
+
+    closed = [i for i in memory.all_issues() if not i.is_pull_request and i.state == "closed"]
+    closed = sorted(closed, key=lambda i: (i.created_at, i.number), reverse=True)[:window]
+    found = examined = 0
+    for issue in closed:
+        if found >= limit:
+            break
+        full = fetch(issue)
+        examined += 1
+        if qualifies(memory, full, labels, bot_login) and not assistant_touched(full, bot_login):
+            found += 1
+        if examined % 25 == 0:
+            log.info("examined %d closed issues, %d qualify", examined, found)
+    for issue in list(memory.by_number.values()):
+        original = memory.by_number.get(issue.duplicate_of or 0)
+        if original is not None and original.events is None:
+            fetch(original)
+    issues = list(memory.by_number.values())
+    repo = repository.model_copy(update={"maintainers": _maintainers(issues, roles)})
+    return Snapshot(repo, issues), examined

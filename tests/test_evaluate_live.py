@@ -1,0 +1,68 @@
+"""`evaluate` live, against the local fake GitHub loaded with the poetry sample: reads only."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from issue_assistant.commands import evaluate as command
+from issue_assistant.config import load_labels
+from issue_assistant.evaluate.gold import gold_for
+from issue_assistant.evaluate.results import read_results
+from issue_assistant.tracker.asof import ONE_MINUTE
+from issue_assistant.tracker.snapshot import read_snapshot
+from tests.fakegithub import FakeGitHub
+from tests.fakegithub.fixtures import TOKEN, make_tracker
+
+HERE = Path(__file__).resolve().parent
+POETRY = Path(__file__).resolve().parents[2] / "shared" / "data" / "poetry-sample.jsonl.gz"
+LABELS = HERE / "data" / "evaluate" / "poetry.labels.toml"
+
+
+@pytest.fixture
+def server():
+    with FakeGitHub("python-poetry/poetry", token=TOKEN) as gh:
+        gh.load_snapshot(POETRY)
+        yield gh
+
+
+def test_live_run_reads_github_and_writes_nothing(server, tmp_path, monkeypatch, fake_engine):
+    root = tmp_path / "checkout"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("GH_REPO", "python-poetry/poetry")
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_API_URL", server.base_url)
+    made = []
+
+    def unthrottled(full_name, token, base_url):  # the real one waits 0.25 s between requests
+        assert (full_name, token, base_url) == ("python-poetry/poetry", TOKEN, server.base_url)
+        made.append(make_tracker(server))
+        return made[-1]
+
+    monkeypatch.setattr("issue_assistant.tracker.github.GitHubTracker", unthrottled)
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    args = parser.parse_args(
+        ["--labels", str(LABELS), "--engine", "fake", "--issues", "6",
+         "--cache-dir", str(tmp_path / "cache")]
+    )
+    assert command.run(args) == 0
+    assert made and server.writes == []
+    report = tmp_path / "python-poetry-poetry-accuracy.md"
+    text = report.read_text()
+    assert "| Issues evaluated | 6 |" in text and "GitHub, read-only" in text
+    header, results, _ = read_results(report.with_suffix(".jsonl"))
+    assert header.examined < header.window  # only the newest closed issues were fetched
+
+    # the gold labels are those of the snapshot, whose events the fake server replays
+    snapshot = read_snapshot(POETRY)
+    labels = load_labels(LABELS)
+    for number, r in results.items():
+        issue = snapshot.get_issue(number)
+        expected = gold_for(snapshot, issue, issue.created_at + ONE_MINUTE, labels, "x[bot]")
+        assert r.gold.labels == expected.labels
+        assert r.gold.present == expected.present
+        assert r.gold.events_known
