@@ -1,0 +1,388 @@
+"""Approval: apply (or dismiss) the plan in the assistant's comment once a maintainer says so.
+
+A vote is a 👍/👎 reaction on the assistant's comment or a `/assistant approve|dismiss` comment
+after it, counted only from users whose role is in `approval.roles`. Only a comment written by
+`approval.bot_login` is trusted. Writes are ordered so that a run that fails midway is completed
+by the next one, and the comment says "approved" only once every other write succeeded.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from issue_assistant.comment import (
+    Outcome,
+    Plan,
+    extract_plan,
+    is_assistant_comment,
+    render_comment,
+    render_questions,
+)
+from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
+from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.render import render
+from issue_assistant.tracker.base import WritableTracker
+from issue_assistant.tracker.models import Comment, Issue
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["off", "dry-run", "live"]
+MODES: tuple[Mode, ...] = ("off", "dry-run", "live")
+QUESTIONS_MARKER = "<!-- issue-assistant:questions -->"
+_COMMAND = re.compile(r"^[ \t]*/assistant[ \t]+(approve|dismiss)\b", re.IGNORECASE | re.MULTILINE)
+_REACTIONS = {"+1": "approve", "-1": "dismiss"}
+
+
+def resolve_writes(explicit: str | None, config: Config, in_actions: bool) -> Mode:
+    """The writes mode: explicit, else `approval.writes`, else live inside Actions only."""
+    value = (explicit or "").strip().lower() or config.approval.writes
+    if value is None:
+        return "live" if in_actions else "dry-run"
+    if value not in MODES:
+        raise UserError(f"writes must be one of {', '.join(MODES)}, not {value!r}")
+    return value  # type: ignore[return-value]
+
+
+def slash_command(body: str | None) -> str | None:
+    """'approve' or 'dismiss' when a comment holds `/assistant approve|dismiss` on a line."""
+    match = _COMMAND.search(body or "")
+    return match.group(1).lower() if match else None
+
+
+class Writer:
+    """Performs writes in `live` mode, logs them in `dry-run`, skips them in `off`; records all."""
+
+    def __init__(self, tracker: WritableTracker, mode: Mode) -> None:
+        self.tracker = tracker
+        self.mode = mode
+        self.done: list[str] = []
+
+    def _do(self, what: str, call: Callable[..., Any], *args: Any) -> Any:
+        self.done.append(what)
+        if self.mode == "live":
+            log.info("%s", what)
+            return call(*args)
+        if self.mode == "dry-run":
+            log.info("dry-run: would %s", what)
+        return None
+
+    def add_labels(self, number: int, labels: list[str]) -> None:
+        names = ", ".join(repr(n) for n in labels)
+        self._do(f"add labels {names} to #{number}", self.tracker.add_labels, number, labels)
+
+    def remove_label(self, number: int, label: str) -> None:
+        self._do(f"remove label {label!r} from #{number}", self.tracker.remove_label, number, label)
+
+    def create_comment(self, number: int, body: str, what: str = "a comment") -> Any:
+        return self._do(f"post {what} on #{number}", self.tracker.create_comment, number, body)
+
+    def edit_comment(self, comment_id: int, body: str, what: str = "the comment") -> None:
+        self._do(f"edit {what} ({comment_id})", self.tracker.edit_comment, comment_id, body)
+
+    def close(self, number: int, reason: str) -> None:
+        self._do(f"close #{number} as {reason}", self.tracker.close, number, reason)
+
+
+@dataclass
+class Found:
+    """The assistant's comment on an issue and the plan it carries."""
+
+    comment: Comment
+    plan: Plan
+
+
+def find_assistant_comment(
+    comments: Iterable[Comment], bot_login: str, repository: str, number: int
+) -> Found | None:
+    """The first comment by `bot_login` carrying a valid plan for this issue; others are ignored."""
+    for c in comments:
+        if c.user.login.lower() != bot_login.lower() or not is_assistant_comment(c.body):
+            continue
+        plan = extract_plan(c.body)
+        if plan and plan.issue == number and plan.repository.lower() == repository.lower():
+            return Found(c, plan)
+    return None
+
+
+def revalidate(plan: Plan, labels: LabelsConfig) -> tuple[dict[Group, list[str]], list[str]]:
+    """The plan's labels by group that the current labels.toml still allows; and those dropped."""
+    proposed: dict[Group, list[str]] = {
+        "type": [plan.type] if plan.type else [],
+        "area": list(plan.areas),
+        "topic": list(plan.topics),
+        "priority": [plan.priority] if plan.priority else [],
+    }
+    out: dict[Group, list[str]] = {}
+    dropped: list[str] = []
+    for group in GROUPS:
+        allowed = set(labels.proposable(group))  # type: ignore[arg-type]
+        kept: list[str] = []
+        for name in proposed[group]:  # type: ignore[index]
+            if name not in allowed:
+                dropped.append(name)
+            elif name not in kept:
+                kept.append(name)
+        limit = labels.limit(group)  # type: ignore[arg-type]
+        dropped += kept[limit:]
+        out[group] = kept[:limit]  # type: ignore[index]
+    return out, dropped
+
+
+def _code(names: Iterable[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+@dataclass
+class Vote:
+    action: Literal["approve", "dismiss"]
+    actor: str
+    at: datetime
+    via: str
+
+
+@dataclass
+class ApplyResult:
+    """What `apply` did for one issue."""
+
+    number: int
+    status: Literal["approved", "dismissed", "waiting", "skipped", "failed"]
+    reason: str = ""
+    actor: str | None = None
+    changes: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    comment_url: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "issue": self.number,
+            "status": self.status,
+            "reason": self.reason,
+            "actor": self.actor,
+            "changes": self.changes,
+            "writes": self.writes,
+            "comment_url": self.comment_url,
+        }
+
+
+class Approver:
+    """One `apply` run over a repository (roles are looked up once per login per run)."""
+
+    def __init__(
+        self,
+        tracker: WritableTracker,
+        labels: LabelsConfig,
+        config: Config,
+        *,
+        writes: Mode = "dry-run",
+        now: datetime | None = None,
+    ) -> None:
+        self.tracker = tracker
+        self.labels = labels
+        self.config = config
+        self.writes = writes
+        self.now = now or datetime.now(UTC)
+        self.bot = config.approval.bot_login
+        self.pending = config.approval.pending_label
+        self._roles: dict[str, str] = {}
+
+    def role(self, login: str) -> str:
+        key = login.lower()
+        if key not in self._roles:
+            try:
+                self._roles[key] = self.tracker.permission(login)
+            except GitHubError as exc:
+                if exc.status != 404:
+                    raise
+                self._roles[key] = "none"
+        return self._roles[key]
+
+    def may_decide(self, login: str) -> bool:
+        if login.lower() == self.bot.lower():
+            return False
+        return self.role(login) in self.config.approval.roles
+
+    def run(self, numbers: Iterable[int] | None = None) -> list[ApplyResult]:
+        """Every open issue with the pending label, or just `numbers`."""
+        if numbers is None:
+            issues = self.tracker.open_issues_with_label(self.pending)
+        else:
+            issues = []
+            for n in numbers:
+                try:
+                    issues.append(self.tracker.get_issue(n))
+                except KeyError:
+                    log.info("#%d: skipped: no such issue", n)
+        results: list[ApplyResult] = []
+        for issue in issues:
+            try:
+                results.append(self.process(issue))
+            except GitHubError as exc:
+                log.error("#%d: %s; the plan stays pending", issue.number, exc)
+                results.append(ApplyResult(issue.number, "failed", str(exc)))
+        if not results:
+            log.info("no issue waits for approval")
+        return results
+
+    def _skip(self, issue: Issue, reason: str, level: int = logging.INFO) -> ApplyResult:
+        log.log(level, "#%d: skipped: %s", issue.number, reason)
+        return ApplyResult(issue.number, "skipped", reason)
+
+    def process(self, issue: Issue) -> ApplyResult:
+        """Look for a vote on one issue and act on it."""
+        n = issue.number
+        if issue.is_pull_request:
+            return self._skip(issue, "a pull request")
+        # A closed issue is looked at only to finish an approval that closed it as a duplicate.
+        if issue.state != "open" and issue.state_reason != "duplicate":
+            return self._skip(issue, "the issue is closed")
+        comments = self.tracker.list_comments(n)
+        found = find_assistant_comment(comments, self.bot, self.tracker.repository.full_name, n)
+        if found is None:
+            return self._skip(issue, f"no comment with a plan by {self.bot}")
+        if issue.state != "open" and (found.plan.status != "pending" or not found.plan.duplicate):
+            return self._skip(issue, "the issue is closed")
+        if found.plan.status != "pending":
+            result = self._skip(issue, f"already {found.plan.status}")
+            if self.pending in issue.labels:
+                writer = Writer(self.tracker, self.writes)
+                writer.remove_label(n, self.pending)
+                result.writes = writer.done
+            return result
+        if self.pending not in issue.labels:
+            return self._skip(issue, f"no {self.pending!r} label")
+        vote = self.first_vote(found.comment, comments)
+        if vote is None:
+            log.info("#%d: waiting for a maintainer", n)
+            return ApplyResult(n, "waiting", "no maintainer has voted yet")
+        if vote.action == "dismiss":
+            return self.dismiss(issue, found, vote)
+        return self.approve(issue, found, vote, comments)
+
+    def first_vote(self, comment: Comment, comments: list[Comment]) -> Vote | None:
+        """The earliest vote by someone allowed to decide; everyone else's are ignored."""
+        votes: list[Vote] = []
+        if comment.id is not None:
+            for r in self.tracker.comment_reactions(comment.id):
+                action = _REACTIONS.get(r.content)
+                if action:
+                    at = r.created_at or self.now
+                    votes.append(Vote(action, r.user.login, at, f"{r.content} reaction"))  # type: ignore[arg-type]
+        for c in comments:
+            if c.id == comment.id or c.created_at < comment.created_at:
+                continue
+            action = slash_command(c.body)
+            if action:
+                votes.append(Vote(action, c.user.login, c.created_at, f"/assistant {action}"))  # type: ignore[arg-type]
+        for vote in sorted(votes, key=lambda v: v.at):
+            if self.may_decide(vote.actor):
+                return vote
+            log.info("ignored %s by %s (not a maintainer)", vote.via, vote.actor)
+        return None
+
+    def _finish(
+        self, issue: Issue, found: Found, vote: Vote, changes: list[str], writer: Writer
+    ) -> ApplyResult:
+        """Edit the comment to record the outcome, then remove the pending label."""
+        action = "approved" if vote.action == "approve" else "dismissed"
+        outcome = Outcome(action=action, actor=vote.actor, at=vote.at, changes=changes)
+        plan = found.plan.model_copy(
+            update={"status": action, "history": [*found.plan.history, outcome]}
+        )
+        assert found.comment.id is not None
+        writer.edit_comment(found.comment.id, render_comment(plan), f"the comment ({action})")
+        if self.pending in issue.labels:
+            writer.remove_label(issue.number, self.pending)
+        log.info("#%d: %s by %s via %s", issue.number, action, vote.actor, vote.via)
+        return ApplyResult(
+            issue.number, action, f"{action} by {vote.actor}", vote.actor, changes, writer.done,
+            found.comment.url,
+        )
+
+    def dismiss(self, issue: Issue, found: Found, vote: Vote) -> ApplyResult:
+        return self._finish(issue, found, vote, [], Writer(self.tracker, self.writes))
+
+    def approve(
+        self, issue: Issue, found: Found, vote: Vote, comments: list[Comment]
+    ) -> ApplyResult:
+        """Labels, questions, duplicate, close, then the comment; each write looked at first."""
+        plan, n = found.plan, issue.number
+        writer = Writer(self.tracker, self.writes)
+        changes: list[str] = []
+        groups, dropped = revalidate(plan, self.labels)
+        if dropped:
+            changes.append(f"dropped {_code(dropped)} (not allowed by labels.toml now)")
+        to_add, labeled = self._labels(issue, plan, groups, changes)
+        own = [c for c in comments if c.user.login.lower() == self.bot.lower()]
+        duplicate = self._duplicate(issue, plan, changes)
+        closing = duplicate is not None and self.config.duplicates.close
+        asking = bool(plan.questions) and not closing
+        if asking and self.labels.needs_info and self.labels.needs_info not in issue.labels:
+            to_add.append(self.labels.needs_info)
+        if to_add:
+            writer.add_labels(n, to_add)
+        if labeled:
+            changes.append(f"labeled {_code(labeled)}")
+        if asking:
+            if not any(QUESTIONS_MARKER in c.body for c in own):
+                writer.create_comment(n, render_questions(plan), "the questions")
+            changes.append(f"asked the reporter {len(plan.questions)} question(s)")
+        if duplicate is not None:
+            text = render("duplicate.md.j2", number=duplicate).strip()
+            posted = re.compile(rf"^\s*Duplicate of #{duplicate}\b", re.IGNORECASE)
+            if not any(posted.match(c.body) for c in own):
+                writer.create_comment(n, text, f"'{text}'")
+            changes.append(f"marked as a duplicate of #{duplicate}")
+        if closing:
+            if issue.state == "open":
+                writer.close(n, "duplicate")
+            changes.append("closed as a duplicate")
+        return self._finish(issue, found, vote, changes, writer)
+
+    def _labels(
+        self, issue: Issue, plan: Plan, groups: dict[Group, list[str]], changes: list[str]
+    ) -> tuple[list[str], list[str]]:
+        """Labels to add now, and the plan's labels that end up on the issue (for the record).
+
+        A group whose labels changed since the comment was written was decided by a human and is
+        left alone; a group already full (e.g. a type set by an issue template) is not overfilled.
+        """
+        current, before = set(issue.labels), set(plan.labels_before)
+        to_add: list[str] = []
+        labeled: list[str] = []
+        for group in GROUPS:
+            wanted = groups[group]  # type: ignore[index]
+            if not wanted:
+                continue
+            names = {lab.name for lab in self.labels.group(group)}  # type: ignore[arg-type]
+            now, then = current & names, before & names
+            if (now - then - set(wanted)) or (then - now):
+                kept = _code(sorted(now)) or "none"
+                changes.append(f"kept the {group} labels set by hand ({kept})")
+                continue
+            others = now - set(wanted)
+            room = self.labels.limit(group) - len(others)  # type: ignore[arg-type]
+            keep = wanted[: max(room, 0)]
+            if len(keep) < len(wanted):
+                changes.append(f"kept the {group} labels already there ({_code(sorted(others))})")
+            to_add += [name for name in keep if name not in current]
+            labeled += [name for name in keep if name not in before]
+        return to_add, labeled
+
+    def _duplicate(self, issue: Issue, plan: Plan, changes: list[str]) -> int | None:
+        """The plan's original if it is still an issue, else None (and say so)."""
+        if plan.duplicate is None:
+            return None
+        number = plan.duplicate.number
+        try:
+            original = self.tracker.get_issue(number)
+        except KeyError:
+            original = None
+        if original is None or original.is_pull_request or number == issue.number:
+            changes.append(f"dropped the duplicate #{number} (not an issue now)")
+            return None
+        return number

@@ -1,0 +1,220 @@
+"""`analyze` on a live GitHub issue: skip checks, index refresh, one comment posted or edited.
+
+The comment waits for a maintainer (see `approve`); here nothing but the comment and the pending
+label is ever written, and only in `live` writes mode.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from issue_assistant.approve import (
+    Found,
+    Mode,
+    Writer,
+    find_assistant_comment,
+    slash_command,
+)
+from issue_assistant.comment import Plan, render_comment
+from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.errors import UserError
+from issue_assistant.index import IssueIndex
+from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
+from issue_assistant.tracker.base import WritableTracker
+from issue_assistant.tracker.models import Issue, Repository
+
+log = logging.getLogger(__name__)
+
+SYNC_FILE = "synced_at"
+SYNC_MARGIN = timedelta(minutes=10)
+
+
+@dataclass
+class LiveResult:
+    """What one live `analyze` did (or would do, in dry-run)."""
+
+    repository: str
+    number: int
+    writes: Mode
+    skipped: str | None = None
+    action: str = "none"
+    comment: str = ""
+    comment_url: str | None = None
+    plan: Plan | None = None
+    analysis: Analysis | None = None
+    done: list[str] = field(default_factory=list)
+
+    @property
+    def error(self) -> str | None:
+        """The engine's failure when the fallback engine answered instead."""
+        return self.analysis.error if self.analysis else None
+
+    @property
+    def decision(self) -> dict[str, Any] | None:
+        return self.analysis.decision.model_dump(mode="json") if self.analysis else None
+
+    @property
+    def decision_json(self) -> str:
+        return json.dumps(self.decision, indent=2, sort_keys=True)
+
+
+def connect(
+    full_name: str,
+    token: str | None = None,
+    *,
+    base_url: str | None = None,
+    bot_login: str = "github-actions[bot]",
+) -> WritableTracker:
+    """The GitHub tracker for `full_name` (token from the argument, GITHUB_TOKEN or GH_TOKEN;
+    the API at GITHUB_API_URL, as set on GitHub Enterprise runners)."""
+    from issue_assistant.tracker.github import GitHubTracker
+
+    token = token or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+    if not token:
+        raise UserError("no GitHub token: set GITHUB_TOKEN (or the github-token input)")
+    base_url = base_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com"
+    return GitHubTracker(full_name, token, base_url, bot_login=bot_login)
+
+
+def skip_reason(issue: Issue, config: Config) -> str | None:
+    """Why the assistant leaves this issue alone, or None."""
+    if issue.is_pull_request:
+        return "a pull request"
+    if issue.user.is_bot:
+        return f"opened by a bot ({issue.user.login})"
+    if config.approval.opt_out_label in issue.labels:
+        return f"has the opt-out label {config.approval.opt_out_label!r}"
+    return None
+
+
+def refresh_index(tracker: WritableTracker, cache_dir: str, now: datetime) -> IssueIndex:
+    """The on-disk index brought up to date; only issues updated since the last run if possible."""
+    path = index_path(cache_dir, tracker.repository.full_name)
+    index = IssueIndex(path)
+    stamp = path / SYNC_FILE
+    since: datetime | None = None
+    if len(index) and stamp.is_file():
+        try:
+            since = datetime.fromisoformat(stamp.read_text().strip())
+        except ValueError:
+            since = None
+    takes_since = "since" in inspect.signature(tracker.all_issues).parameters
+    if since is not None and takes_since:
+        issues = tracker.all_issues(since=since)  # type: ignore[call-arg]
+    else:
+        issues = tracker.all_issues()
+    written = index.update(issues)
+    stamp.write_text((now - SYNC_MARGIN).isoformat())
+    log.info("index: %d issues added or changed (%d in all)", written, len(index))
+    return index
+
+
+class CachedReads:
+    """A read-only `Tracker` over another that fetches each issue once per run."""
+
+    def __init__(self, tracker: WritableTracker) -> None:
+        self._tracker = tracker
+        self._issues: dict[int, Issue] = {}
+
+    @property
+    def repository(self) -> Repository:
+        return self._tracker.repository
+
+    def get_issue(self, number: int) -> Issue:
+        if number not in self._issues:
+            self._issues[number] = self._tracker.get_issue(number)
+        return self._issues[number]
+
+    def all_issues(self) -> Iterator[Issue]:
+        return iter(self._tracker.all_issues())
+
+
+def has_votes(tracker: WritableTracker, found: Found, comments: list, bot: str) -> bool:
+    """Whether anyone reacted 👍/👎 to the comment or answered it with a slash command."""
+    if found.comment.id is not None:
+        for r in tracker.comment_reactions(found.comment.id):
+            if r.content in ("+1", "-1") and r.user.login.lower() != bot.lower():
+                return True
+    return any(
+        c.id != found.comment.id
+        and c.created_at >= found.comment.created_at
+        and slash_command(c.body)
+        for c in comments
+    )
+
+
+def analyze_live(
+    full_name: str,
+    number: int,
+    *,
+    labels: LabelsConfig,
+    config: Config,
+    engine_name: str | None,
+    writes: str,
+    tracker: WritableTracker | None = None,
+    now: datetime | None = None,
+) -> LiveResult:
+    """Analyze issue `number` now and post (or edit) the assistant's one comment."""
+    mode: Mode = writes  # type: ignore[assignment]
+    tracker = tracker or connect(full_name, bot_login=config.approval.bot_login)
+    now = now or datetime.now(UTC)
+    result = LiveResult(full_name, number, mode)
+    try:
+        issue = tracker.get_issue(number)
+    except KeyError:
+        raise UserError(f"{full_name}#{number}: no such issue") from None
+    reason = skip_reason(issue, config)
+    bot = config.approval.bot_login
+    found: Found | None = None
+    if reason is None:
+        comments = tracker.list_comments(number)
+        found = find_assistant_comment(comments, bot, full_name, number)
+        if found and found.plan.status != "pending":
+            reason = f"the assistant's comment is already {found.plan.status}"
+        elif found and has_votes(tracker, found, comments, bot):
+            reason = "the assistant's comment already has votes; left for apply"
+    if reason:
+        log.info("%s#%d: skipped: %s", full_name, number, reason)
+        result.skipped = reason
+        return result
+
+    index = refresh_index(tracker, config.index.cache_dir, now)
+    engine, fallback = engines_for(config, labels, engine_name)
+    view = CachedReads(tracker)
+    view._issues[number] = issue
+    analysis = analyze(
+        view, issue, index=index, labels=labels, config=config, engine=engine,
+        fallback=fallback, as_of=now,
+    )
+    if analysis.error:
+        log.warning("engine failed (%s); the fallback answered", analysis.error)
+    plan = analysis.plan.model_copy(update={"labels_before": list(issue.labels)})
+    result.analysis, result.plan = analysis, plan
+    result.comment = render_comment(plan)
+    writer = Writer(tracker, mode)
+    if found is not None:
+        result.action = "edited" if mode == "live" else "would edit"
+        result.comment_url = found.comment.url
+        if found.comment.body != result.comment:
+            assert found.comment.id is not None
+            writer.edit_comment(found.comment.id, result.comment, "the assistant's comment")
+    else:
+        result.action = "posted" if mode == "live" else "would post"
+        posted = writer.create_comment(number, result.comment, "the assistant's comment")
+        result.comment_url = getattr(posted, "url", None)
+    pending = config.approval.pending_label
+    if not plan.is_empty and pending not in issue.labels:
+        writer.add_labels(number, [pending])
+    elif plan.is_empty and pending in issue.labels:
+        writer.remove_label(number, pending)
+    result.done = writer.done
+    if mode == "off":
+        log.info("writes are off: nothing written")
+    return result
