@@ -65,7 +65,9 @@ def _small(m: Measures) -> list[str]:
     named += [
         ("duplicate recall", m.dup_recall),
         ("duplicate precision", m.dup_precision),
+        ("false-duplicate rate", m.false_dup_rate),
         ("sure-duplicate recall", m.sure_recall),
+        ("sure-duplicate precision", m.sure_precision),
         ("retrieval ceiling", m.retrieval_ceiling),
         ("question precision", m.question_precision),
         ("question recall", m.question_recall),
