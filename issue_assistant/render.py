@@ -51,6 +51,7 @@ def environment() -> Environment:
     env.filters["fence"] = fence
     env.filters["excerpt"] = excerpt
     env.filters["one_line"] = one_line
+    env.filters["code"] = lambda v: f"`{v}`"
     env.filters["tojson_compact"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
     env.globals["date"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
     return env

@@ -37,6 +37,8 @@ def test_pending_comment_shows_everything_and_how_to_approve():
     body = render_comment(plan())
     assert is_assistant_comment(body)
     assert "`bug` · `engine`" in body
+    # Each part is its own Markdown paragraph, not run together.
+    assert "`engine`\n\n**Possible duplicate" in body and "same crash\n\n**Questions" in body
     assert "Possible duplicate of #7** (confidence 0.80): same crash" in body
     assert "- Which version?" in body
     assert "/assistant approve" in body and "👍" in body and "👎" in body

@@ -69,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
             engine_name=args.engine,
             writes="live" if args.apply else "dry-run",
         )
+        if result.skipped:
+            print(f"issue-assistant: skipped: {result.skipped}", file=sys.stderr)
+            return 0
         print(result.comment if not args.json else result.decision_json)
         return 0
     if not args.snapshot or args.issue is None:
