@@ -96,8 +96,13 @@ def _payload_skip(payload: dict[str, Any], config: Config) -> str | None:
 
 
 def run_analyze(
-    env: Mapping[str, str], event: dict[str, Any], tracker: WritableTracker | None,
-    labels: LabelsConfig, config: Config, writes: str, now: datetime | None,
+    env: Mapping[str, str],
+    event: dict[str, Any],
+    tracker: WritableTracker | None,
+    labels: LabelsConfig,
+    config: Config,
+    writes: str,
+    now: datetime | None,
 ) -> Outcome:
     full_name = env.get("GITHUB_REPOSITORY", "")
     payload = event.get("issue") or {}
@@ -110,9 +115,14 @@ def run_analyze(
         log.info("%s#%d: skipped: %s", full_name, number, reason)
     else:
         result = analyze_live(
-            full_name, int(number), labels=labels, config=config,
-            engine_name=get_input(env, "engine") or None, writes=writes,
-            tracker=tracker or _connect(env, config), now=now,
+            full_name,
+            int(number),
+            labels=labels,
+            config=config,
+            engine_name=get_input(env, "engine") or None,
+            writes=writes,
+            tracker=tracker or _connect(env, config),
+            now=now,
         )
     outputs = {
         "decision": json.dumps(result.decision or {}, indent=2, sort_keys=True),
@@ -126,8 +136,13 @@ def run_analyze(
 
 
 def run_apply(
-    env: Mapping[str, str], event: dict[str, Any], tracker: WritableTracker | None,
-    labels: LabelsConfig, config: Config, writes: str, now: datetime | None,
+    env: Mapping[str, str],
+    event: dict[str, Any],
+    tracker: WritableTracker | None,
+    labels: LabelsConfig,
+    config: Config,
+    writes: str,
+    now: datetime | None,
 ) -> Outcome:
     numbers: list[int] | None = None
     reason = None
@@ -157,9 +172,7 @@ def run_apply(
         "skipped": "false" if decided else "true",
     }
     done = [w for r in results for w in r.writes]
-    summary = render(
-        "summary.md.j2", command="apply", writes=writes, results=results, done=done
-    )
+    summary = render("summary.md.j2", command="apply", writes=writes, results=results, done=done)
     failed = any(r.status == "failed" for r in results)
     return Outcome(outputs, summary, 1 if failed else 0)
 

@@ -299,7 +299,12 @@ class Approver:
             writer.remove_label(issue.number, self.pending)
         log.info("#%d: %s by %s via %s", issue.number, action, vote.actor, vote.via)
         return ApplyResult(
-            issue.number, action, f"{action} by {vote.actor}", vote.actor, changes, writer.done,
+            issue.number,
+            action,
+            f"{action} by {vote.actor}",
+            vote.actor,
+            changes,
+            writer.done,
             found.comment.url,
         )
 

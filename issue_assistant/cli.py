@@ -23,12 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log more detail")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        try:
-            module = import_module(f"issue_assistant.commands.{name}")
-        except ModuleNotFoundError as exc:  # TEMP while commands are being written
-            if exc.name != f"issue_assistant.commands.{name}":
-                raise
-            continue
+        module = import_module(f"issue_assistant.commands.{name}")
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)

@@ -190,8 +190,14 @@ def analyze_live(
     view = CachedReads(tracker)
     view._issues[number] = issue
     analysis = analyze(
-        view, issue, index=index, labels=labels, config=config, engine=engine,
-        fallback=fallback, as_of=now,
+        view,
+        issue,
+        index=index,
+        labels=labels,
+        config=config,
+        engine=engine,
+        fallback=fallback,
+        as_of=now,
     )
     if analysis.error:
         log.warning("engine failed (%s); the fallback answered", analysis.error)

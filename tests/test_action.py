@@ -56,7 +56,10 @@ def seed(server: FakeGitHub) -> None:
     server.add_issue("Typo in the README", "commit is spelled with two t's", "octocat", number=1)
     server.add_issue("Add a CONTRIBUTING file", "Please add one.", "hubot", number=2)
     server.add_issue(
-        payload["title"], payload["body"], payload["user"]["login"], number=3,
+        payload["title"],
+        payload["body"],
+        payload["user"]["login"],
+        number=3,
         labels=[lab["name"] for lab in payload["labels"]],
         author_association=payload["author_association"],
     )
@@ -126,8 +129,9 @@ def outputs(tmp_path: Path) -> dict[str, str]:
 
 def analyze(gh: FakeGitHub, tmp_path: Path, fake_engine, decision=DECISION, **inputs) -> int:
     fake_engine.enqueue(decision)
-    env = environment(tmp_path, "analyze", "issues", event(tmp_path, "issues/opened.payload.json"),
-                      **inputs)
+    env = environment(
+        tmp_path, "analyze", "issues", event(tmp_path, "issues/opened.payload.json"), **inputs
+    )
     return action.run(env, tracker=make_tracker(gh), now=NOW)
 
 
@@ -182,10 +186,12 @@ def test_rerun_of_analyze_edits_instead_of_posting(gh, tmp_path, fake_engine):
         (lambda d: d["issue"]["labels"].append({"name": "assistant: skip"}), "opt-out label"),
     ],
 )
-def test_analyze_skips_from_the_payload_without_a_request(gh, tmp_path, fake_engine, change,
-                                                          reason, caplog):
-    env = environment(tmp_path, "analyze", "issues",
-                      event(tmp_path, "issues/opened.payload.json", change))
+def test_analyze_skips_from_the_payload_without_a_request(
+    gh, tmp_path, fake_engine, change, reason, caplog
+):
+    env = environment(
+        tmp_path, "analyze", "issues", event(tmp_path, "issues/opened.payload.json", change)
+    )
     caplog.set_level("INFO")
     assert action.main(env, tracker=make_tracker(gh)) == 0
     assert gh.requests == [] and fake_engine.history == []
@@ -335,8 +341,7 @@ def test_human_label_after_the_comment_is_kept(gh, tmp_path, fake_engine):
 
 
 @pytest.mark.parametrize("status", [403, 404, 422])
-def test_github_error_exits_1_with_nothing_half_applied(gh, tmp_path, fake_engine, status,
-                                                        capsys):
+def test_github_error_exits_1_with_nothing_half_applied(gh, tmp_path, fake_engine, status, capsys):
     analyze(gh, tmp_path, fake_engine)
     gh.add_reaction(assistant_comment(gh).id, "maria", "+1")
     gh.clear_requests()
@@ -379,8 +384,13 @@ def test_main_connects_with_the_environment(gh, tmp_path, fake_engine, monkeypat
     """Without a tracker given, the token and the API URL come from the environment."""
     monkeypatch.setattr(github, "Throttle", lambda *a, **k: Throttle(0, 0))
     fake_engine.enqueue(DECISION)
-    env = environment(tmp_path, "analyze", "issues", event(tmp_path, "issues/opened.payload.json"),
-                      github_token=TOKEN)
+    env = environment(
+        tmp_path,
+        "analyze",
+        "issues",
+        event(tmp_path, "issues/opened.payload.json"),
+        github_token=TOKEN,
+    )
     env["GITHUB_API_URL"] = gh.base_url
     assert action.main(env) == 0
     assert assistant_comment(gh) is not None
@@ -448,7 +458,13 @@ def test_action_yml_declares_what_the_entrypoint_reads_and_writes(gh, tmp_path, 
     spec = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
     assert spec["runs"] == {"using": "docker", "image": "Dockerfile"}
     assert set(spec["inputs"]) == {
-        "command", "engine", "model", "github-token", "anthropic-api-key", "labels", "config",
+        "command",
+        "engine",
+        "model",
+        "github-token",
+        "anthropic-api-key",
+        "labels",
+        "config",
         "writes",
     }
     assert spec["inputs"]["writes"]["default"] == ""  # so that config.toml can decide

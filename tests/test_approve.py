@@ -35,8 +35,12 @@ def post_plan(t: MemoryTracker, number: int = 2, **fields: object) -> Comment:
     issue = t.issues[number]
     fields.setdefault("labels_before", list(issue.labels))
     plan = Plan(
-        repository=t.full_name, issue=number, reporter=issue.user.login, created_at=t.now,
-        engine="fake", **fields,  # type: ignore[arg-type]
+        repository=t.full_name,
+        issue=number,
+        reporter=issue.user.login,
+        created_at=t.now,
+        engine="fake",
+        **fields,  # type: ignore[arg-type]
     )
     comment = t.add_comment(number, BOT, render_comment(plan), user_type="Bot")
     t.set_labels(number, [*issue.labels, PENDING])
@@ -200,7 +204,11 @@ def test_earliest_maintainer_vote_wins():
 def test_forged_marker_in_another_users_comment_is_ignored():
     t = make_tracker()
     forged_plan = Plan(
-        repository=t.full_name, issue=2, reporter="bob", created_at=t.now, type="feature",
+        repository=t.full_name,
+        issue=2,
+        reporter="bob",
+        created_at=t.now,
+        type="feature",
         priority="p1",
     )
     forged = t.add_comment(2, "mallory", render_comment(forged_plan))
@@ -292,8 +300,13 @@ def test_duplicate_posts_once_and_closes():
     bodies = [w[2] for w in t.writes if w[0] == "create_comment"]
     assert bodies == ["Duplicate of #1"]
     assert t.issues[2].state == "closed" and t.issues[2].state_reason == "duplicate"
-    assert [w[0] for w in t.writes] == ["add_labels", "create_comment", "close", "edit_comment",
-                                        "remove_label"]
+    assert [w[0] for w in t.writes] == [
+        "add_labels",
+        "create_comment",
+        "close",
+        "edit_comment",
+        "remove_label",
+    ]
 
 
 def test_duplicate_without_close_and_questions():
@@ -301,9 +314,7 @@ def test_duplicate_without_close_and_questions():
     config = CONFIG.model_copy(
         update={"duplicates": CONFIG.duplicates.model_copy(update={"close": False})}
     )
-    comment = post_plan(
-        t, duplicate=Duplicate(number=1), questions=["Which version of pyarrow?"]
-    )
+    comment = post_plan(t, duplicate=Duplicate(number=1), questions=["Which version of pyarrow?"])
     t.react(comment.id, "maria", "+1")
     approver(t, config=config).run()
     posted = [w[2] for w in t.writes if w[0] == "create_comment"]

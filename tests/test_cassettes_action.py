@@ -85,9 +85,16 @@ def test_analyze_run_requests(gh, tmp_path, fake_engine, vcr):
 @pytest.mark.vcr
 def test_apply_run_requests(gh, tmp_path, vcr):
     plan = Plan(
-        repository=REPO, issue=3, reporter="Codertocat", created_at=NOW, areas=["area: docs"],
-        priority="p2", duplicate=Duplicate(number=1, confidence=0.9),
-        questions=["Which page?"], engine="fake", labels_before=["bug"],
+        repository=REPO,
+        issue=3,
+        reporter="Codertocat",
+        created_at=NOW,
+        areas=["area: docs"],
+        priority="p2",
+        duplicate=Duplicate(number=1, confidence=0.9),
+        questions=["Which page?"],
+        engine="fake",
+        labels_before=["bug"],
     )
     comment = gh.add_comment(3, render_comment(plan), BOT)
     gh.issues[3].labels.append(PENDING)

@@ -55,8 +55,14 @@ def comment(who: str, minutes: float, body: str) -> Comment:
 
 
 def issue(number: int, minutes: float = 0, **kw: object) -> Issue:
-    base = {"title": f"Issue {number}", "body": "", "user": user("reporter"),
-            "created_at": at(minutes), "events": [], "comments": []}
+    base = {
+        "title": f"Issue {number}",
+        "body": "",
+        "user": user("reporter"),
+        "created_at": at(minutes),
+        "events": [],
+        "comments": [],
+    }
     base.update(kw)
     return Issue(number=number, **base)  # type: ignore[arg-type]
 
@@ -101,11 +107,14 @@ def test_without_events_every_current_label_counts_as_later(labels):
 
 def test_maintainer_asked_reads_the_first_maintainer_comment():
     repo = Repository(full_name="o/r", fetched_at=at(0), maintainers=["maint"])
-    asked = issue(1, comments=[
-        comment("passerby", 5, "Same here?"),  # not a maintainer
-        comment("maint", 10, "Which version do you use?"),
-        comment("maint", 20, "Thanks."),
-    ])
+    asked = issue(
+        1,
+        comments=[
+            comment("passerby", 5, "Same here?"),  # not a maintainer
+            comment("maint", 10, "Which version do you use?"),
+            comment("maint", 20, "Thanks."),
+        ],
+    )
     assert maintainer_asked(asked, repo, at(1), None, BOT) is True
     link_only = issue(2, comments=[comment("maint", 10, "See https://x.org/?q=1 and `a?b`")])
     assert maintainer_asked(link_only, repo, at(1), None, BOT) is False
@@ -118,10 +127,20 @@ def test_sure_original_open_at_the_moment_and_opened_or_triaged_by_a_maintainer(
     by_maintainer = issue(1, user=user("maint"))
     triaged = issue(2, events=[labeled("kind/bug", "maint", 5)])
     triaged_late = issue(3, events=[labeled("kind/bug", "maint", 500)])
-    closed_then = issue(4, user=user("maint"), state="closed", closed_at=at(50),
-                        events=[Event(event="closed", actor=user("maint"), created_at=at(50))])
-    closed_later = issue(5, user=user("maint"), state="closed", closed_at=at(500),
-                         events=[Event(event="closed", actor=user("maint"), created_at=at(500))])
+    closed_then = issue(
+        4,
+        user=user("maint"),
+        state="closed",
+        closed_at=at(50),
+        events=[Event(event="closed", actor=user("maint"), created_at=at(50))],
+    )
+    closed_later = issue(
+        5,
+        user=user("maint"),
+        state="closed",
+        closed_at=at(500),
+        events=[Event(event="closed", actor=user("maint"), created_at=at(500))],
+    )
     t = tracker(by_maintainer, triaged, triaged_late, closed_then, closed_later)
     moment = at(100)
     assert is_sure_original(t, 1, moment, BOT)
@@ -159,15 +178,17 @@ def test_poetry_rewind_and_gold(poetry, labels):
     assert not gold.question_counted  # kind/question asks nothing
 
     # #10290: radoering added area/core later and asked for the call stack first.
-    g = gold_for(poetry, poetry.get_issue(10290),
-                 AsOfView.for_issue(poetry, 10290).moment, labels, BOT)
+    g = gold_for(
+        poetry, poetry.get_issue(10290), AsOfView.for_issue(poetry, 10290).moment, labels, BOT
+    )
     assert g.labels["area"] == ["area/core"] and g.present == ["kind/bug"]
     assert g.question_counted and g.asked is True
 
     # #10250, a duplicate of #10195: that one was open, but neither opened nor triaged by a
     # maintainer on 2025-03-04 (radoering labelled it on 03-15), so not a sure duplicate.
-    g = gold_for(poetry, poetry.get_issue(10250),
-                 AsOfView.for_issue(poetry, 10250).moment, labels, BOT)
+    g = gold_for(
+        poetry, poetry.get_issue(10250), AsOfView.for_issue(poetry, 10250).moment, labels, BOT
+    )
     assert g.duplicate_of == 10195 and g.original_known and not g.sure
     assert g.labels == {"type": [], "area": [], "topic": [], "priority": []}
 

@@ -46,8 +46,16 @@ def test_live_run_reads_github_and_writes_nothing(server, tmp_path, monkeypatch,
     parser = argparse.ArgumentParser()
     command.add_arguments(parser)
     args = parser.parse_args(
-        ["--labels", str(LABELS), "--engine", "fake", "--issues", "6",
-         "--cache-dir", str(tmp_path / "cache")]
+        [
+            "--labels",
+            str(LABELS),
+            "--engine",
+            "fake",
+            "--issues",
+            "6",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
     )
     assert command.run(args) == 0
     assert made and server.writes == []

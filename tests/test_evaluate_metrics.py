@@ -57,9 +57,7 @@ def test_label_precision_and_recall_over_issues_people_labelled():
 
 def test_a_label_present_at_the_moment_counts_for_neither():
     # "bug" was on the issue when it was opened (an issue form's): not the engine's, not gold.
-    row = result(
-        1, Decision(type="bug", areas=["cli"]), labels={"area": ["cli"]}, present=["bug"]
-    )
+    row = result(1, Decision(type="bug", areas=["cli"]), labels={"area": ["cli"]}, present=["bug"])
     t = label_measure([row], "type")
     assert (t.issues, t.precision.den, t.recall.den) == (0, 0, 0)
     line = issue_line(row)
@@ -140,9 +138,21 @@ def test_percentiles_and_cost():
     assert percentile([3, 1, 2, 4], 50) == 2
     assert percentile([float(i) for i in range(1, 21)], 95) == 19
     rows = [
-        result(1, Decision(usage=Usage(latency_s=1, tokens_in=10, tokens_out=2, cost_usd=0.5,
-                                       tool_calls=3, turns=2, forced_submit=True),
-                           dropped=["nope"])),
+        result(
+            1,
+            Decision(
+                usage=Usage(
+                    latency_s=1,
+                    tokens_in=10,
+                    tokens_out=2,
+                    cost_usd=0.5,
+                    tool_calls=3,
+                    turns=2,
+                    forced_submit=True,
+                ),
+                dropped=["nope"],
+            ),
+        ),
         result(2, Decision(usage=Usage(latency_s=3, tokens_in=5, tokens_out=1, turns=1))),
     ]
     rows[1].error = "engine: timed out"

@@ -54,8 +54,14 @@ def answer(context: Context) -> Decision:
         areas=["streaming"] if "stream" in text else [],
         questions=["Which version?"] if "error" in text else [],
         duplicate=Duplicate(number=first) if first and issue.number % 4 == 0 else None,
-        usage=Usage(latency_s=0.01 * (issue.number % 7), tokens_in=100, tokens_out=10,
-                    cost_usd=0.001, tool_calls=1, turns=1),
+        usage=Usage(
+            latency_s=0.01 * (issue.number % 7),
+            tokens_in=100,
+            tokens_out=10,
+            cost_usd=0.001,
+            tool_calls=1,
+            turns=1,
+        ),
     )
 
 
@@ -69,9 +75,15 @@ def test_fake_engine_sees_each_issue_as_it_was(cache, checkout, capsys):
     report = checkout.parent / "huggingface-datasets-accuracy.md"
     assert capsys.readouterr().out.strip() == str(report)
     text = report.read_text()
-    for part in ("| Engine | `fake` |", "| Issues evaluated | 12 |", "xychart-beta",
-                 "## What the numbers can't tell", "**No events.**", "Tokens in / out | 1200 / 120",
-                 "$0.0120"):
+    for part in (
+        "| Engine | `fake` |",
+        "| Issues evaluated | 12 |",
+        "xychart-beta",
+        "## What the numbers can't tell",
+        "**No events.**",
+        "Tokens in / out | 1200 / 120",
+        "$0.0120",
+    ):
         assert part in text
     header, results, _ = read_results(report.with_suffix(".jsonl"))
     assert header.selected == N and len(results) == N
@@ -139,8 +151,22 @@ def test_shards_merge_into_the_same_report(cache, checkout):
         enqueue()
         out = checkout.parent / f"shard{i}.md"
         jobs = "2" if i == 2 else "1"
-        assert evaluate(cache, "--engine", "fake", "--issues", str(N), "--shard", f"{i}/3",
-                        "--jobs", jobs, "--report", str(out)) == 0
+        assert (
+            evaluate(
+                cache,
+                "--engine",
+                "fake",
+                "--issues",
+                str(N),
+                "--shard",
+                f"{i}/3",
+                "--jobs",
+                jobs,
+                "--report",
+                str(out),
+            )
+            == 0
+        )
         assert "| Shard | " + f"{i}/3 only" in out.read_text()
         shards.append(str(out.with_suffix(".jsonl")))
     merged = checkout.parent / "merged.md"

@@ -29,8 +29,15 @@ def config(tmp_path):
 
 def run(t: MemoryTracker, config, writes: str = "live", number: int = 2, **kw):
     return analyze_live(
-        t.full_name, number, labels=LABELS, config=config, engine_name=None, writes=writes,
-        tracker=t, now=t.now, **kw,
+        t.full_name,
+        number,
+        labels=LABELS,
+        config=config,
+        engine_name=None,
+        writes=writes,
+        tracker=t,
+        now=t.now,
+        **kw,
     )
 
 
@@ -156,7 +163,7 @@ def test_index_is_refreshed_incrementally(config, fake_engine):
     t.add_issue(3, "Parquet reading is slow")
     t.tick()
     run(t, config, number=3)
-    second = [r for r in t.reads if r[0] == "all_issues"][len(first):]
+    second = [r for r in t.reads if r[0] == "all_issues"][len(first) :]
     assert first == [("all_issues", None)]
     assert second[0][1] is not None and second[0][1] < t.now
 

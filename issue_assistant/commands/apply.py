@@ -22,7 +22,10 @@ _REPO = re.compile(r"^[\w.-]+/[\w.-]+$")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repository", metavar="OWNER/REPO", help="the repository on GitHub")
     parser.add_argument(
-        "--issue", type=issue_number, action="append", metavar="N",
+        "--issue",
+        type=issue_number,
+        action="append",
+        metavar="N",
         help="only this issue (repeatable; default: every open issue with the pending label)",
     )
     parser.add_argument("--apply", action="store_true", help="write (default: dry run)")

@@ -45,17 +45,23 @@ log = logging.getLogger(__name__)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "words", nargs="*", metavar="merge FILES",
+        "words",
+        nargs="*",
+        metavar="merge FILES",
         help="`merge` and the shards' results files (.jsonl) to join into one report",
     )
     parser.add_argument(
-        "--issues", type=int, default=DEFAULT_ISSUES, metavar="N",
+        "--issues",
+        type=int,
+        default=DEFAULT_ISSUES,
+        metavar="N",
         help=f"how many issues (default {DEFAULT_ISSUES}, at most {MAX_ISSUES})",
     )
     parser.add_argument("--engine", metavar="NAME", help="engine (default: [engine] name)")
     parser.add_argument("--model", metavar="M", help="model for the engine")
     parser.add_argument(
-        "--report", metavar="PATH",
+        "--report",
+        metavar="PATH",
         help="the report (default: ../OWNER-REPO-accuracy.md beside the checkout; must be "
         "outside it). The results go beside it as .jsonl",
     )
@@ -73,7 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--resume", action="store_true", help="continue an interrupted run (skip issues done)"
     )
     parser.add_argument(
-        "--cache-dir", metavar="DIR",
+        "--cache-dir",
+        metavar="DIR",
         help="where the index is kept (default: [index] cache_dir of config.toml)",
     )
     add_config_arguments(parser)
@@ -169,13 +176,21 @@ def run(args: argparse.Namespace) -> int:
     todo = [(p, issue) for p, issue in items if issue.number not in done]
     log.info(
         "evaluate: %d issues selected (%d to do) on %s with %s; results in %s",
-        len(items), len(todo), full_name, header.engine, jsonl,
+        len(items),
+        len(todo),
+        full_name,
+        header.engine,
+        jsonl,
     )
     interrupted = False
     try:
         run_all(
-            evaluator, todo, jobs=args.jobs, on_result=writer.write,
-            progress=progress_for(sys.stderr), done=len(items) - len(todo),
+            evaluator,
+            todo,
+            jobs=args.jobs,
+            on_result=writer.write,
+            progress=progress_for(sys.stderr),
+            done=len(items) - len(todo),
         )
     except KeyboardInterrupt:
         interrupted = True

@@ -112,7 +112,9 @@ def maintainer_asked(
             if needs_info in issue.labels:
                 return True
         elif any(
-            e.event == "labeled" and e.label == needs_info and e.created_at > moment
+            e.event == "labeled"
+            and e.label == needs_info
+            and e.created_at > moment
             and not is_bot(e.actor, bot_login)
             for e in issue.events
         ):
@@ -134,15 +136,16 @@ def maintainer_triaged(issue: Issue, repo: Repository, moment: datetime, bot_log
     if repo.is_maintainer(issue.user.login, issue.author_association):
         return True
     return any(
-        e.event == "labeled" and e.created_at <= moment and e.actor is not None
-        and not is_bot(e.actor, bot_login) and repo.is_maintainer(e.actor.login)
+        e.event == "labeled"
+        and e.created_at <= moment
+        and e.actor is not None
+        and not is_bot(e.actor, bot_login)
+        and repo.is_maintainer(e.actor.login)
         for e in issue.events or []
     )
 
 
-def is_sure_original(
-    tracker: Tracker, number: int, moment: datetime, bot_login: str
-) -> bool:
+def is_sure_original(tracker: Tracker, number: int, moment: datetime, bot_login: str) -> bool:
     """The original existed and was open at `moment`, and a maintainer opened or triaged it."""
     try:
         original = tracker.get_issue(number)
@@ -178,8 +181,9 @@ def duplicate_gold(tracker: Tracker, issue: Issue) -> int | None:
         return n if n < issue.number else None  # numbers grow with time on GitHub
 
 
-def reference_type(issue: Issue, gold_type: str | None, present: list[str],
-                   labels: LabelsConfig) -> str | None:
+def reference_type(
+    issue: Issue, gold_type: str | None, present: list[str], labels: LabelsConfig
+) -> str | None:
     """The issue's type for the question rule: the maintainers', else the one at the moment."""
     if gold_type:
         return gold_type

@@ -160,8 +160,10 @@ def _merged_shard(headers: list[RunHeader]) -> str | None:
     counts = {n for _, n in parts}
     indices = sorted({i for i, _ in parts})
     if len(counts) != 1:
-        raise UserError("cannot merge shards of different splits: " + ", ".join(
-            sorted({h.shard or "" for h in headers})))
+        raise UserError(
+            "cannot merge shards of different splits: "
+            + ", ".join(sorted({h.shard or "" for h in headers}))
+        )
     count = counts.pop()
     if indices == list(range(1, count + 1)):
         return None

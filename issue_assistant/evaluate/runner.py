@@ -67,8 +67,14 @@ class Evaluator:
         start = time.perf_counter()
         try:
             analysis = analyze(
-                view, target, index=self.index, labels=self.labels, config=self.config,
-                engine=engine, fallback=fallback, as_of=view.moment,
+                view,
+                target,
+                index=self.index,
+                labels=self.labels,
+                config=self.config,
+                engine=engine,
+                fallback=fallback,
+                as_of=view.moment,
             )
             decision, error = analysis.decision, analysis.error
         except EngineError as exc:
@@ -132,7 +138,8 @@ class LogProgress:
         print(
             f"evaluate: {self.done}/{self.total} #{result.number}{note} "
             f"elapsed {_clock(elapsed)} remaining ~{_clock(left)} cost ${self.cost:.2f}",
-            file=self.stream, flush=True,
+            file=self.stream,
+            flush=True,
         )
 
     def stop(self) -> None:
@@ -154,8 +161,13 @@ class RichProgress:
         from rich.progress import Progress as Bar
 
         self.bar = Bar(
-            TextColumn("evaluate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("remaining"), TimeRemainingColumn(), TextColumn("${task.fields[cost]:.2f}"),
+            TextColumn("evaluate"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("remaining"),
+            TimeRemainingColumn(),
+            TextColumn("${task.fields[cost]:.2f}"),
             console=Console(file=stream or sys.stderr),
         )
         self.cost = 0.0
