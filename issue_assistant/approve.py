@@ -24,6 +24,7 @@ from issue_assistant.comment import (
     render_questions,
 )
 from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
+from issue_assistant.decision import filter_labels
 from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
@@ -111,26 +112,13 @@ def find_assistant_comment(
 
 def revalidate(plan: Plan, labels: LabelsConfig) -> tuple[dict[Group, list[str]], list[str]]:
     """The plan's labels by group that the current labels.toml still allows; and those dropped."""
-    proposed: dict[Group, list[str]] = {
+    proposed = {
         "type": [plan.type] if plan.type else [],
         "area": list(plan.areas),
         "topic": list(plan.topics),
         "priority": [plan.priority] if plan.priority else [],
     }
-    out: dict[Group, list[str]] = {}
-    dropped: list[str] = []
-    for group in GROUPS:
-        allowed = set(labels.proposable(group))  # type: ignore[arg-type]
-        kept: list[str] = []
-        for name in proposed[group]:  # type: ignore[index]
-            if name not in allowed:
-                dropped.append(name)
-            elif name not in kept:
-                kept.append(name)
-        limit = labels.limit(group)  # type: ignore[arg-type]
-        dropped += kept[limit:]
-        out[group] = kept[:limit]  # type: ignore[index]
-    return out, dropped
+    return filter_labels(proposed, labels)  # type: ignore[return-value]
 
 
 def _code(names: Iterable[str]) -> str:

@@ -76,24 +76,37 @@ def _canonical(tracker: Tracker, number: int, limit: int = 10) -> int:
     return number
 
 
-def validate(
-    decision: Decision, labels: LabelsConfig, tracker: Tracker | None, issue: Issue
-) -> Decision:
-    """`decision` made to obey the label set and the tracker; what was cut is in `dropped`."""
-    dropped = list(decision.dropped)
-    present = set(issue.labels)
+def filter_labels(
+    proposed: dict[str, list[str]], labels: LabelsConfig
+) -> tuple[dict[str, list[str]], list[str]]:
+    """Per group, the proposed labels that `labels.toml` allows, within the group's limit.
+
+    Returns the kept labels by group and the dropped ones (unknown, never proposed, over limit).
+    """
     out: dict[str, list[str]] = {}
+    dropped: list[str] = []
     for group in GROUPS:
         allowed = set(labels.proposable(group))  # type: ignore[arg-type]
         kept: list[str] = []
-        for name in decision.group_labels(group):
+        for name in proposed.get(group, []):
             if name not in allowed:
                 dropped.append(name)
             elif name not in kept:
                 kept.append(name)
         limit = labels.limit(group)  # type: ignore[arg-type]
         dropped += kept[limit:]
-        out[group] = [n for n in kept[:limit] if n not in present]
+        out[group] = kept[:limit]
+    return out, dropped
+
+
+def validate(
+    decision: Decision, labels: LabelsConfig, tracker: Tracker | None, issue: Issue
+) -> Decision:
+    """`decision` made to obey the label set and the tracker; what was cut is in `dropped`."""
+    kept, dropped = filter_labels({g: decision.group_labels(g) for g in GROUPS}, labels)
+    present = set(issue.labels)
+    out = {g: [n for n in names if n not in present] for g, names in kept.items()}
+    dropped = list(decision.dropped) + dropped
     duplicate = decision.duplicate
     if duplicate is not None:
         duplicate = _valid_duplicate(duplicate, tracker, issue)
