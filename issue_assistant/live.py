@@ -6,7 +6,6 @@ label is ever written, and only in `live` writes mode.
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import os
@@ -105,12 +104,7 @@ def refresh_index(tracker: WritableTracker, cache_dir: str, now: datetime) -> Is
             since = datetime.fromisoformat(stamp.read_text().strip())
         except ValueError:
             since = None
-    takes_since = "since" in inspect.signature(tracker.all_issues).parameters
-    if since is not None and takes_since:
-        issues = tracker.all_issues(since=since)  # type: ignore[call-arg]
-    else:
-        issues = tracker.all_issues()
-    written = index.update(issues)
+    written = index.update(tracker.all_issues(since=since))
     stamp.write_text((now - SYNC_MARGIN).isoformat())
     log.info("index: %d issues added or changed (%d in all)", written, len(index))
     return index

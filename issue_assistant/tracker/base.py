@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Protocol
 
 from issue_assistant.tracker.models import Issue, Repository
@@ -33,6 +34,10 @@ class WritableTracker(Tracker, Protocol):
     Implemented over PyGithub (`tracker.github`) and in memory (`tracker.memory`) for tests.
     Writes must be idempotent where GitHub allows it: callers look before they write again.
     """
+
+    def all_issues(self, since: datetime | None = None) -> Iterable[Issue]:
+        """Every issue and pull request, oldest first; with `since`, only those updated since."""
+        ...
 
     def list_comments(self, number: int) -> list: ...
 
