@@ -145,3 +145,12 @@ def test_as_of_state_shown_in_search_command(tmp_path, capsys, hf_snapshot):
 
     rows = {r["number"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert rows[closed.number]["state"] == "open"
+
+
+def test_identifiers_match_as_words_not_as_a_phrase(tmp_path):
+    from issue_assistant.index.query import terms
+
+    assert terms("Add a drop_duplicates method") == ["add", "drop", "duplicates", "method"]
+    index = IssueIndex(tmp_path)
+    index.update([make(1, "Can datasets remove duplicated rows?", "I want to drop them")])
+    assert [h.number for h in index.search("`drop_duplicates` method")] == [1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{1,39}")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{1,39}")
 _URL = re.compile(r"https?://\S+")
 _FENCE = re.compile(r"```.*?```", re.DOTALL)
 
@@ -171,7 +171,11 @@ STOPWORDS = frozenset(
 
 
 def terms(text: str, limit: int = 48) -> list[str]:
-    """Distinct lower-case words of `text`, stop words and code noise removed, first seen first."""
+    """Distinct lower-case words of `text`, stop words and code noise removed, first seen first.
+
+    Identifiers split at underscores (`drop_duplicates` gives `drop`, `duplicates`), as the
+    index's tokenizer does, so they match as words rather than as an exact phrase.
+    """
     text = _URL.sub(" ", text)
     seen: dict[str, None] = {}
     for word in _WORD.findall(text):
