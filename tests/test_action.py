@@ -424,7 +424,9 @@ def live_env(gh, monkeypatch, tmp_path):
     return ["--labels", str(DATA / "labels.toml"), "--config", str(tmp_path / "config.toml")]
 
 
-def test_cli_apply_is_a_dry_run_unless_asked(gh, tmp_path, fake_engine, live_env, capsys):
+def test_cli_apply_is_a_dry_run_unless_asked(
+    gh, tmp_path, fake_engine, live_env, capsys, monkeypatch
+):
     from issue_assistant.cli import main
 
     analyze(gh, tmp_path, fake_engine)
@@ -434,7 +436,12 @@ def test_cli_apply_is_a_dry_run_unless_asked(gh, tmp_path, fake_engine, live_env
     assert gh.writes == []
     out = capsys.readouterr().out
     assert "#3: approved (approved by maria)" in out and "would: close #3 as duplicate" in out
-    assert main(["apply", REPO, "--issue", "3", "--apply", *live_env]) == 0
+    monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
+    monkeypatch.setenv("GH_REPO", "not a repo")
+    assert main(["apply", "--issue", "3", "--apply", *live_env]) == 2
+    assert "expected OWNER/REPO (or GH_REPO), got 'not a repo'" in capsys.readouterr().err
+    monkeypatch.setenv("GH_REPO", REPO)  # the repository may come from the environment
+    assert main(["apply", "--issue", "3", "--apply", *live_env]) == 0
     assert gh.issues[3].state == "closed"
 
 

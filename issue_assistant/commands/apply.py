@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 
@@ -20,7 +21,12 @@ _REPO = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("repository", metavar="OWNER/REPO", help="the repository on GitHub")
+    parser.add_argument(
+        "repository",
+        nargs="?",
+        metavar="OWNER/REPO",
+        help="the repository on GitHub (default: $GH_REPO, then $GITHUB_REPOSITORY)",
+    )
     parser.add_argument(
         "--issue",
         type=issue_number,
@@ -33,8 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not _REPO.match(args.repository):
-        raise UserError(f"expected OWNER/REPO, got {args.repository!r}")
+    repository = (
+        args.repository or os.environ.get("GH_REPO") or os.environ.get("GITHUB_REPOSITORY") or ""
+    )
+    if not _REPO.match(repository):
+        raise UserError(f"expected OWNER/REPO (or GH_REPO), got {repository!r}")
+    args.repository = repository
     labels, config = load_configs(args)
     writes = "live" if args.apply else "dry-run"
     try:
