@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from issue_assistant.decision import Decision, Duplicate
+from issue_assistant.decision import Decision, Proposal
 from issue_assistant.render import render
 
 MARKER = "<!-- issue-assistant -->"
@@ -38,37 +38,19 @@ class Outcome(BaseModel):
     changes: list[str] = Field(default_factory=list)
 
 
-class Plan(BaseModel):
+class Plan(Proposal):
     """What approval needs, kept as JSON in the comment; validated again before any write."""
-
-    model_config = ConfigDict(extra="forbid")
 
     version: Literal[1] = 1
     repository: str
     issue: int
     reporter: str
-    type: str | None = None
-    areas: list[str] = Field(default_factory=list)
-    topics: list[str] = Field(default_factory=list)
-    priority: str | None = None
-    duplicate: Duplicate | None = None
-    questions: list[str] = Field(default_factory=list)
-    summary: str = ""
-    engine: str = ""
-    model: str = ""
     evidence: list[Evidence] = Field(default_factory=list)
     created_at: datetime
     status: Literal["pending", "approved", "dismissed"] = "pending"
     history: list[Outcome] = Field(default_factory=list)
     # The issue's labels when the comment was written: a group changed since then is a human's.
     labels_before: list[str] = Field(default_factory=list)
-
-    def labels(self) -> list[str]:
-        out = [self.type] if self.type else []
-        out += self.areas + self.topics
-        if self.priority:
-            out.append(self.priority)
-        return out
 
     @property
     def is_empty(self) -> bool:
@@ -86,18 +68,10 @@ class Plan(BaseModel):
         evidence: list[Evidence] = (),  # type: ignore[assignment]
     ) -> Plan:
         return cls(
+            **decision.model_dump(include=set(Proposal.model_fields)),
             repository=repository,
             issue=issue,
             reporter=reporter,
-            type=decision.type,
-            areas=decision.areas,
-            topics=decision.topics,
-            priority=decision.priority,
-            duplicate=decision.duplicate,
-            questions=decision.questions,
-            summary=decision.summary,
-            engine=decision.engine,
-            model=decision.model,
             evidence=list(evidence),
             created_at=created_at,
         )

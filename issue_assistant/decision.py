@@ -29,8 +29,8 @@ class Usage(_Model):
     forced_submit: bool = False
 
 
-class Decision(_Model):
-    """What an engine proposes for one issue. Label fields hold label names of `labels.toml`."""
+class Proposal(_Model):
+    """The proposed labels, by group, and the possible duplicate (names of `labels.toml`)."""
 
     type: str | None = None
     areas: list[str] = Field(default_factory=list)
@@ -39,12 +39,8 @@ class Decision(_Model):
     duplicate: Duplicate | None = None
     questions: list[str] = Field(default_factory=list)
     summary: str = ""
-    confidence: dict[str, float] = Field(default_factory=dict)
     engine: str = ""
     model: str = ""
-    usage: Usage = Field(default_factory=Usage)
-    dropped: list[str] = Field(default_factory=list)
-    candidates: list[int] = Field(default_factory=list)
 
     def labels(self) -> list[str]:
         """Every proposed label, type first."""
@@ -55,10 +51,19 @@ class Decision(_Model):
         return out
 
     def group_labels(self, group: str) -> list[str]:
-        value = {"type": self.type, "priority": self.priority}.get(group)
         if group in ("type", "priority"):
+            value = self.type if group == "type" else self.priority
             return [value] if value else []
         return list(getattr(self, group + "s"))
+
+
+class Decision(Proposal):
+    """What an engine proposes for one issue, with how it got there."""
+
+    confidence: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+    dropped: list[str] = Field(default_factory=list)
+    candidates: list[int] = Field(default_factory=list)
 
 
 def _canonical(tracker: Tracker, number: int, limit: int = 10) -> int:
