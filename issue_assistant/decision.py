@@ -109,8 +109,12 @@ def validate(
 ) -> Decision:
     """`decision` made to obey the label set and the tracker; what was cut is in `dropped`."""
     kept, dropped = filter_labels({g: decision.group_labels(g) for g in GROUPS}, labels)
-    present = set(issue.labels)
-    out = {g: [n for n in names if n not in present] for g, names in kept.items()}
+    # A group the issue already fills (a type set by an issue form, say) gets nothing more.
+    out: dict[str, list[str]] = {}
+    for group, names in kept.items():
+        have = [lab for lab in issue.labels if labels.group_of(lab) == group]
+        room = max(labels.limit(group) - len(have), 0)  # type: ignore[arg-type]
+        out[group] = [n for n in names if n not in have][:room]
     dropped = list(decision.dropped) + dropped
     duplicate = decision.duplicate
     if duplicate is not None:

@@ -93,3 +93,22 @@ def test_schema_lists_only_proposable_labels(project_labels):
     assert prio == ["P1", "P2"]
     assert schema["properties"]["areas"]["maxItems"] == 2
     assert set(schema["required"]) >= {"type", "duplicate", "questions"}
+
+
+def test_a_full_group_gets_nothing_more(project_labels):
+    full = issue(10, 10, labels=["bug", "engine", "github"])
+    v = validate(
+        Decision(type="enhancement", areas=["index"], topics=["security"]),
+        project_labels,
+        None,
+        full,
+    )
+    assert v.type is None and v.areas == []  # one type and max_areas = 2 already there
+    assert v.topics == ["security"] and v.dropped == []
+    partial = validate(
+        Decision(areas=["index", "evaluate"]),
+        project_labels,
+        None,
+        issue(10, 10, labels=["engine"]),
+    )
+    assert partial.areas == ["index"]

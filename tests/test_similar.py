@@ -8,7 +8,7 @@ from issue_assistant.config import Config
 from issue_assistant.engines import create
 from issue_assistant.pipeline import analyze, open_index
 from issue_assistant.tracker.asof import AsOfView
-from issue_assistant.tracker.models import Issue, Repository, User
+from issue_assistant.tracker.models import Event, Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -162,3 +162,16 @@ def test_type_accuracy_on_real_data_beats_the_majority_class(hf_snapshot, hf_ind
     majority = max(sum(lab in i.labels for i in sample) for lab in ("bug", "enhancement"))
     assert answered >= len(sample) // 2
     assert right / answered > majority / len(sample)
+
+
+def test_questions_follow_a_type_the_issue_already_has(small, project_labels):
+    snap, index = small
+    # The text looks like the feature requests, but an issue form already set `bug`.
+    new = issue(15, "Support labels from repository settings", FEATURE, ["bug"], hours=100)
+    form = Event(event="labeled", label="bug", created_at=new.created_at, actor=new.user)
+    new = new.model_copy(update={"events": [form]})
+    d = run(snap, index, new, project_labels).decision
+    assert d.type is None  # the present type is not proposed again
+    assert any("Which version" in q for q in d.questions)
+    plain = issue(16, "Support labels from repository settings", FEATURE, hours=99)
+    assert run(snap, index, plain, project_labels).decision.questions == []

@@ -58,7 +58,9 @@ class SimilarEngine(Engine):
             else:
                 decision[group + "s"] = names
         duplicate = self._duplicate(context)
-        questions = self._questions(context, decision.get("type"))
+        # A type the issue already carries (an issue form's, say) decides what must be asked.
+        present = [lab for lab in context.issue.labels if self.labels.group_of(lab) == "type"]
+        questions = self._questions(context, present[0] if present else decision.get("type"))
         summary = self._summary(context, decision, neighbors)
         return Decision(
             **decision,
