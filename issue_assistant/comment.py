@@ -10,13 +10,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from issue_assistant.decision import Decision, Proposal
-from issue_assistant.render import render
+from issue_assistant.render import render, safe_text
 
 MARKER = "<!-- issue-assistant -->"
 _PLAN = re.compile(r"<!-- issue-assistant:plan (\{.*?\}) -->", re.DOTALL)
-_URL = re.compile(r"(?:https?|ftp)://[^\s)>\]]+|www\.[^\s)>\]]+", re.IGNORECASE)
-_MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
-_HTML = re.compile(r"<(?=[A-Za-z!/?])")
 
 
 class Evidence(BaseModel):
@@ -75,19 +72,6 @@ class Plan(Proposal):
             evidence=list(evidence),
             created_at=created_at,
         )
-
-
-def safe_text(text: str | None, repository: str) -> str:
-    """Untrusted text made safe: no @mentions, no raw HTML, no links outside the repository."""
-    own = f"https://github.com/{repository}/".lower()
-
-    def keep_own(match: re.Match[str]) -> str:
-        url = match.group(0)
-        return url if url.lower().startswith(own) else "(link removed)"
-
-    text = _URL.sub(keep_own, text or "")
-    text = _MENTION.sub("@\u200b", text)
-    return _HTML.sub("&lt;", text)
 
 
 def encode_plan(plan: Plan) -> str:

@@ -11,6 +11,12 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 _MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
 _HTML = re.compile(r"<(?=[A-Za-z!/?])")
+# Markdown links and images: [text](target "title"), ![alt](target)
+_MD_LINK = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?[^)\n]*\)")
+# Bare URLs GitHub turns into links: scheme://..., www...., and protocol-relative //host/...
+_URL = re.compile(
+    r"(?:[a-z][a-z0-9+.-]*://|www\.|(?<![\w:/])//(?=[\w-]+\.))[^\s<>)\]]+", re.IGNORECASE
+)
 
 
 def neutralize(text: str | None) -> str:
@@ -18,6 +24,31 @@ def neutralize(text: str | None) -> str:
     text = text or ""
     text = _MENTION.sub("@\u200b", text)
     return _HTML.sub("&lt;", text)
+
+
+def safe_text(text: str | None, repository: str) -> str:
+    """Untrusted text made safe: no @mentions, no raw HTML, no links outside the repository.
+
+    A link into `https://github.com/OWNER/REPO/` (or to `#N`) stays; any other link, Markdown link
+    or image becomes plain text.
+    """
+    own = f"https://github.com/{repository}/".lower()
+
+    def is_own(url: str) -> bool:
+        return url.lower().startswith(own) or re.fullmatch(r"#\d+", url) is not None
+
+    def md_link(match: re.Match[str]) -> str:
+        image, label, target = match.groups()
+        if not image and is_own(target):
+            return match.group(0)
+        return f"{label} (link removed)" if label.strip() else "(link removed)"
+
+    def bare(match: re.Match[str]) -> str:
+        return match.group(0) if is_own(match.group(0)) else "(link removed)"
+
+    text = _MD_LINK.sub(md_link, text or "")
+    text = _URL.sub(bare, text)
+    return neutralize(text)
 
 
 def fence(text: str | None) -> str:

@@ -95,3 +95,22 @@ def test_questions_mention_only_the_reporter():
 def test_empty_plan_says_nothing_to_apply():
     body = render_comment(plan(type=None, areas=[], duplicate=None, questions=[]))
     assert "Nothing to apply." in body and "/assistant approve" not in body
+
+
+def test_links_outside_the_repository_become_text():
+    from issue_assistant.render import safe_text
+
+    cases = {
+        "see [the fix](https://evil.example/x)": "see the fix (link removed)",
+        "![pixel](https://evil.example/p.png)": "pixel (link removed)",
+        "[ours](https://github.com/o/r/issues/3)": "[ours](https://github.com/o/r/issues/3)",
+        "[sneaky](https://github.com/o/r.evil/issues/3)": "sneaky (link removed)",
+        "[see](#12)": "[see](#12)",
+        "go to //evil.example/path now": "go to (link removed) now",
+        "ftp://x.example and www.evil.example": "(link removed) and (link removed)",
+        # A parenthesis inside the target leaves a stray ")" behind, but no link.
+        "javascript:alert(1) [x](javascript:alert(1))": "javascript:alert(1) x (link removed))",
+        "a/b//c stays": "a/b//c stays",
+    }
+    for text, expected in cases.items():
+        assert safe_text(text, "o/r") == expected, text
