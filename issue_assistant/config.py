@@ -105,6 +105,15 @@ class SimilarConfig(_Strict):
     min_confidence: float = Field(default=0.4, ge=0, le=1)
 
 
+class LlamaConfig(_Strict):
+    """The `llama` engine: a local GGUF model (its path is `[engine] model`)."""
+
+    n_ctx: int = Field(default=4096, ge=512)
+    max_tokens: int = Field(default=384, ge=16)
+    threads: int = Field(default=0, ge=0)
+    chat_format: str = ""
+
+
 class DuplicatesConfig(_Strict):
     candidates: int = Field(default=8, ge=1, le=50)
     threshold: float = Field(default=0.55, ge=0, le=1)
@@ -127,6 +136,7 @@ class Config(_Strict):
     engine: EngineConfig = EngineConfig()
     project: ProjectConfig = ProjectConfig()
     similar: SimilarConfig = SimilarConfig()
+    llama: LlamaConfig = LlamaConfig()
     duplicates: DuplicatesConfig = DuplicatesConfig()
     approval: ApprovalConfig = ApprovalConfig()
     index: IndexConfig = IndexConfig()

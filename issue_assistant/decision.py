@@ -161,10 +161,16 @@ def answer_schema(labels: LabelsConfig) -> dict:
     def names(group: str) -> list[str]:
         return labels.proposable(group)  # type: ignore[arg-type]
 
+    # A group with no proposable label allows only null or []: an empty enum is not valid
+    # JSON schema, and llama.cpp's grammar builder fails on it.
     def one_of(group: str) -> dict:
+        if not names(group):
+            return {"type": "null"}
         return {"anyOf": [{"type": "string", "enum": names(group)}, {"type": "null"}]}
 
     def many(group: str, limit: int) -> dict:
+        if not names(group):
+            return {"type": "array", "maxItems": 0}
         return {
             "type": "array",
             "items": {"type": "string", "enum": names(group)},

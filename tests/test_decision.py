@@ -112,3 +112,10 @@ def test_a_full_group_gets_nothing_more(project_labels):
         issue(10, 10, labels=["engine"]),
     )
     assert partial.areas == ["index"]
+
+
+def test_schema_for_an_empty_group_has_no_empty_enum(hf_labels):
+    schema = answer_schema(hf_labels)  # hf-datasets has no priority labels
+    assert schema["properties"]["priority"] == {"type": "null"}
+    text = str(schema)
+    assert "'enum': []" not in text

@@ -18,6 +18,7 @@ BUILTINS = {
     "similar": "issue_assistant.engines.similar",
     "fake": "issue_assistant.engines.fake",
     "anthropic": "issue_assistant.engines.anthropic",
+    "llama": "issue_assistant.engines.llama",
 }
 
 _registry: dict[str, type[Engine]] = {}

