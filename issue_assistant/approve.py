@@ -195,9 +195,14 @@ class Approver:
         return self.role(login) in self.config.approval.roles
 
     def run(self, numbers: Iterable[int] | None = None) -> list[ApplyResult]:
-        """Every open issue with the pending label, or just `numbers`."""
+        """Every issue with the pending label, or just `numbers`.
+
+        Closed ones are listed too: an approval that closed an issue as a duplicate and then
+        failed before editing its comment is finished by the next sweep (others are skipped
+        without a request).
+        """
         if numbers is None:
-            issues = self.tracker.open_issues_with_label(self.pending)
+            issues = self.tracker.issues_with_label(self.pending, state="all")
         else:
             issues = []
             for n in numbers:

@@ -83,12 +83,14 @@ def test_memory_tracker_records_writes_and_behaves_like_github():
         t.add_labels(2, ["x"])
 
 
-def test_open_issues_with_label_only_open_issues():
+def test_issues_with_label_by_state():
     t = make_tracker()
     t.add_issue(3, "A PR", pull_request=True, labels=[PENDING])
     t.add_issue(4, "Closed", state="closed", labels=[PENDING])
     post_plan(t)
-    assert [i.number for i in t.open_issues_with_label(PENDING)] == [2]
+    assert [i.number for i in t.issues_with_label(PENDING)] == [2]
+    assert [i.number for i in t.issues_with_label(PENDING, state="closed")] == [4]
+    assert [i.number for i in t.issues_with_label(PENDING, state="all")] == [2, 4]
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -415,11 +417,24 @@ def test_a_rerun_finishes_an_approval_that_closed_the_issue():
     [result] = approver(t).run()
     assert result.status == "failed" and t.issues[2].state == "closed"
     del t.fail_on["edit_comment"]
-    assert approver(t).run() == []  # the sweep lists open issues only
-    [result] = approver(t).run([2])  # e.g. a new `/assistant approve`, or `apply --issue 2`
+    [result] = approver(t).run()  # the next scheduled sweep lists closed issues too
     assert result.status == "approved"
     kinds = [w[0] for w in t.writes]
     assert kinds == ["add_labels", "create_comment", "close", "edit_comment", "remove_label"]
+    assert approver(t).run() == []  # done: the pending label is gone
+
+
+def test_sweep_passes_over_closed_issues_without_a_request():
+    t = make_tracker()
+    comment = post_plan(t, type="bug")
+    t.react(comment.id, "maria", "+1")
+    t.close(2, "completed")  # a maintainer closed it without going through the proposal
+    t.reads.clear()
+    writes = len(t.writes)
+    [result] = approver(t).run()
+    assert result.status == "skipped" and result.reason == "the issue is closed"
+    assert [r[0] for r in t.reads] == ["issues_with_label"]  # no comment or reaction read
+    assert len(t.writes) == writes
 
 
 def test_closed_issue_and_missing_issue_are_skipped():

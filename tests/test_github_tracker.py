@@ -199,7 +199,7 @@ def test_reactions_and_labelled_open_issues(
         ("github-actions[bot]", "eyes"),
     ]
     assert all(r.created_at is not None for r in reactions)
-    proposed = github_tracker.open_issues_with_label("triage:proposed")
+    proposed = github_tracker.issues_with_label("triage:proposed")
     assert [i.number for i in proposed] == [a, c]
     assert [x.id for x in github_tracker.list_comments(a)] == [cid]
 

@@ -320,9 +320,9 @@ class GitHubTracker:
         for data in self._list(f"{self._path}/issues", params):
             yield to_issue(data)
 
-    def open_issues_with_label(self, label: str) -> list[Issue]:
-        """Open issues and pull requests carrying `label`, oldest first."""
-        params = {"state": "open", "labels": label, "sort": "created", "direction": "asc"}
+    def issues_with_label(self, label: str, state: str = "open") -> list[Issue]:
+        """Issues and pull requests carrying `label` (open, closed or all), oldest first."""
+        params = {"state": state, "labels": label, "sort": "created", "direction": "asc"}
         return [to_issue(d) for d in self._list(f"{self._path}/issues", params)]
 
     def list_comments(self, number: int) -> list[Comment]:

@@ -165,12 +165,12 @@ class MemoryTracker:
         self._check("permission")
         return self.roles.get(login, "none")
 
-    def open_issues_with_label(self, label: str) -> list[Issue]:
-        self.reads.append(("open_issues_with_label", label))
+    def issues_with_label(self, label: str, state: str = "open") -> list[Issue]:
+        self.reads.append(("issues_with_label", label, state))
         return [
             i.model_copy()
             for _, i in sorted(self.issues.items())
-            if i.state == "open" and label in i.labels and not i.is_pull_request
+            if state in ("all", i.state) and label in i.labels and not i.is_pull_request
         ]
 
     # -- writes -----------------------------------------------------------------------------------
