@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from issue_assistant.decision import Decision, Usage, answer_schema
 from issue_assistant.engines.base import Engine, register
-from issue_assistant.engines.prompt import parse_answer, system_prompt, user_prompt
+from issue_assistant.engines.prompt import parse_answer, prompts
 from issue_assistant.errors import EngineError, UserError
 from issue_assistant.render import excerpt
 
@@ -129,7 +129,9 @@ class AnthropicEngine(Engine):
 
         client = self.client()
         cfg = self.config.engine
-        messages: list[dict[str, Any]] = [{"role": "user", "content": user_prompt(context)}]
+        system, user = prompts(context)
+        offered = tools(context)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
         usage = Usage()
         start = time.perf_counter()
         for turn in range(1, cfg.max_turns + 1):
@@ -139,9 +141,9 @@ class AnthropicEngine(Engine):
                 reply = client.messages.create(
                     model=self.model,
                     max_tokens=2048,
-                    system=system_prompt(context),
+                    system=system,
                     messages=messages,
-                    tools=tools(context),
+                    tools=offered,
                     tool_choice=choice,
                 )
             except anthropic.APIError as exc:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from issue_assistant.decision import Decision, Usage, answer_schema
 from issue_assistant.engines.base import Engine, register
-from issue_assistant.engines.prompt import parse_answer, system_prompt, user_prompt
+from issue_assistant.engines.prompt import parse_answer, prompts
 from issue_assistant.errors import EngineError, UserError
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class LlamaEngine(Engine):
     def decide(self, context: Context) -> Decision:
         cfg = self.config.llama
         llm = load_model(self._model_path(), cfg.n_ctx, cfg.threads, cfg.chat_format)
-        system, user = system_prompt(context), user_prompt(context)
+        system, user = prompts(context)
         user = self._fit(llm, system, user, cfg.n_ctx - cfg.max_tokens)
         start = time.perf_counter()
         try:

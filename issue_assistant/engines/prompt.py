@@ -16,14 +16,11 @@ if TYPE_CHECKING:
 ANSWER_FIELDS = ("type", "areas", "topics", "priority", "duplicate", "questions", "summary")
 
 
-def system_prompt(context: Context) -> str:
+def prompts(context: Context) -> tuple[str, str]:
+    """(system, user): the task, project and labels; then the issue and similar issues."""
     files = context.files()
-    return "\n\n".join([files["instructions.md"], files["project.md"], files["labels.md"]])
-
-
-def user_prompt(context: Context) -> str:
-    files = context.files()
-    return "\n\n".join([files["issue.md"], files["similar.md"]])
+    system = "\n\n".join([files["instructions.md"], files["project.md"], files["labels.md"]])
+    return system, "\n\n".join([files["issue.md"], files["similar.md"]])
 
 
 def parse_answer(data: Any) -> Decision:
