@@ -63,6 +63,7 @@ class Plan(Proposal):
         reporter: str,
         created_at: datetime,
         evidence: list[Evidence] = (),  # type: ignore[assignment]
+        labels_before: list[str] = (),  # type: ignore[assignment]
     ) -> Plan:
         return cls(
             **decision.model_dump(include=set(Proposal.model_fields)),
@@ -71,6 +72,7 @@ class Plan(Proposal):
             reporter=reporter,
             evidence=list(evidence),
             created_at=created_at,
+            labels_before=labels_before,
         )
 
 

@@ -21,7 +21,7 @@ from issue_assistant.approve import (
     find_assistant_comment,
     slash_command,
 )
-from issue_assistant.comment import Plan, render_comment
+from issue_assistant.comment import Plan
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.errors import UserError
 from issue_assistant.index import IssueIndex
@@ -195,9 +195,8 @@ def analyze_live(
     )
     if analysis.error:
         log.warning("engine failed (%s); the fallback answered", analysis.error)
-    plan = analysis.plan.model_copy(update={"labels_before": list(issue.labels)})
-    result.analysis, result.plan = analysis, plan
-    result.comment = render_comment(plan)
+    plan = analysis.plan
+    result.analysis, result.plan, result.comment = analysis, plan, analysis.comment
     writer = Writer(tracker, mode)
     if found is not None:
         result.action = "edited" if mode == "live" else "would edit"

@@ -130,5 +130,6 @@ def analyze(
         reporter=issue.user.login,
         created_at=moment,
         evidence=evidence,
+        labels_before=list(issue.labels),
     )
     return Analysis(issue, context, decision, plan, render_comment(plan), error)
