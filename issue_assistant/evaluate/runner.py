@@ -57,10 +57,7 @@ class Evaluator:
     def one(self, issue: Issue, position: int = 0) -> IssueResult:
         """Analyze `issue` as it was one minute after opening; never raises for an engine's sake."""
         view = AsOfView.for_issue(self.tracker, issue.number)
-        target = view.target()
-        if target.events is None:
-            # Unknown history: every current label counts as added later, so none is shown.
-            target = target.model_copy(update={"labels": []})
+        target = view.target()  # with unknown history it carries no labels
         gold = gold_for(self.tracker, issue, view.moment, self.labels, self.bot_login)
         engine, fallback = self.engines()
         answered, error = True, None
