@@ -118,6 +118,14 @@ class DuplicatesConfig(_Strict):
     candidates: int = Field(default=8, ge=1, le=50)
     threshold: float = Field(default=0.55, ge=0, le=1)
     close: bool = False
+    target_precision: float = Field(default=0.8, gt=0, le=1)
+
+
+class LabelModelConfig(_Strict):
+    """`[labels]`: how the `similar` engine proposes labels."""
+
+    model: Literal["learned", "vote"] = "learned"
+    target_precision: float = Field(default=0.9, gt=0, le=1)
 
 
 class ApprovalConfig(_Strict):
@@ -138,6 +146,7 @@ class Config(_Strict):
     similar: SimilarConfig = SimilarConfig()
     llama: LlamaConfig = LlamaConfig()
     duplicates: DuplicatesConfig = DuplicatesConfig()
+    labels: LabelModelConfig = LabelModelConfig()
     approval: ApprovalConfig = ApprovalConfig()
     index: IndexConfig = IndexConfig()
 

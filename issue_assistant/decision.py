@@ -41,6 +41,8 @@ class Proposal(_Model):
     summary: str = ""
     engine: str = ""
     model: str = ""
+    # Per proposed label, the engine's confidence (a calibrated probability for `similar`).
+    confidence: dict[str, float] = Field(default_factory=dict)
 
     def labels(self) -> list[str]:
         """Every proposed label, type first."""
@@ -60,10 +62,14 @@ class Proposal(_Model):
 class Decision(Proposal):
     """What an engine proposes for one issue, with how it got there."""
 
-    confidence: dict[str, float] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
     dropped: list[str] = Field(default_factory=list)
     candidates: list[int] = Field(default_factory=list)
+    # The `similar` engine: every learned label's probability by group (for evaluate's threshold
+    # table), which model answered each group ("learned" or "vote"), and the calibration used.
+    probabilities: dict[str, dict[str, float]] = Field(default_factory=dict)
+    label_model: dict[str, str] = Field(default_factory=dict)
+    calibration: str = ""
 
 
 def _canonical(tracker: Tracker, number: int, limit: int = 10) -> int:

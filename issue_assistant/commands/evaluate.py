@@ -30,6 +30,7 @@ from issue_assistant.evaluate.selection import (
     select,
     shard,
 )
+from issue_assistant.learn.store import bucket_cutoffs
 from issue_assistant.pipeline import open_index
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.snapshot import read_snapshot
@@ -41,6 +42,9 @@ HELP = (
 )
 
 log = logging.getLogger(__name__)
+
+# Issues per label-model bucket: a 200-issue run fits four models.
+BUCKET = 50
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -154,8 +158,15 @@ def run(args: argparse.Namespace) -> int:
     items = shard(selection.issues, *shard_of) if shard_of else list(enumerate(selection.issues))
     cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
     index = open_index(tracker, Path(cache))
+    # Label models in time buckets over the whole selection (shards and resumed runs share them).
+    cutoffs = bucket_cutoffs([i.created_at for i in selection.issues], BUCKET)
     evaluator = Evaluator(
-        tracker, index=index, labels=labels, config=config, engine_name=args.engine
+        tracker,
+        index=index,
+        labels=labels,
+        config=config,
+        engine_name=args.engine,
+        cutoffs=cutoffs,
     )
     header = RunHeader(
         repository=full_name,

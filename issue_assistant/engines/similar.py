@@ -1,8 +1,11 @@
 """The `similar` engine: no LLM, only the repository's own past issues.
 
-Labels come from a similarity-weighted vote of the most similar earlier labelled issues, per group,
-abstaining below a confidence threshold. A duplicate is proposed when the best match's text
-similarity clears a calibrated threshold. Questions come from the chosen type's `ask` list.
+Labels come from the learned label model (`issue_assistant.learn`): per group a linear classifier
+fit on the issues created before this one, proposing a label only when its calibrated probability
+reaches the group's threshold for `[labels] target_precision`. A group with too little history
+(or `[labels] model = "vote"`) falls back to a similarity-weighted vote of the most similar earlier
+labelled issues. A duplicate is proposed when the best match's text similarity clears a calibrated
+threshold. Questions come from the chosen type's `ask` list.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from issue_assistant.decision import Decision, Duplicate
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.store import cosine
+from issue_assistant.learn.calibration import proposals
+from issue_assistant.learn.model import SINGLE, LabelModel
+from issue_assistant.learn.store import StoreSource
 from issue_assistant.tracker.models import Issue
 
 if TYPE_CHECKING:
@@ -42,14 +48,47 @@ class SimilarEngine(Engine):
     """Retrieval over the repository's past issues; free, offline, and the fallback."""
 
     name = "similar"
+    # Where label models come from: the artifact beside the index (analyze, the Action), or
+    # evaluate's time buckets (set by the evaluator).
+    label_source: object = StoreSource()
+    # evaluate turns this off: calibration.json was fit on the whole history, later issues too.
+    use_calibration_file: bool = True
+
+    def label_model(self, context: Context) -> LabelModel | None:
+        if self.config.labels.model == "vote":
+            return None
+        return self.label_source.model_for(  # type: ignore[attr-defined]
+            context.tracker, context.index, self.labels, context.issue.created_at
+        )
 
     def decide(self, context: Context) -> Decision:
         cfg = self.config.similar
         neighbors = context.search_like(limit=max(cfg.neighbors * 3, 30))
         decision: dict = {"areas": [], "topics": []}
         confidence: dict[str, float] = {}
+        model = self.label_model(context)
+        probs = model.probabilities(context.issue) if model is not None else {}
+        modes: dict[str, str] = {}
+        target = self.config.labels.target_precision
         for group in GROUPS:
-            chosen = self._vote(group, neighbors, cfg.neighbors, cfg.min_confidence)
+            gm = model.groups.get(group) if model is not None else None
+            if gm is not None and gm.mode == "learned":
+                modes[group] = "learned"
+                threshold = gm.table.choose(target) if gm.table is not None else None
+                names = (
+                    proposals(
+                        probs.get(group, {}),
+                        threshold,
+                        single=group in SINGLE,
+                        limit=self.labels.limit(group),  # type: ignore[arg-type]
+                    )
+                    if threshold is not None
+                    else []
+                )
+                chosen = [(n, probs[group][n]) for n in names]
+            else:
+                modes[group] = "vote"
+                chosen = self._vote(group, neighbors, cfg.neighbors, cfg.min_confidence)
             for name, conf in chosen:
                 confidence[name] = round(conf, 3)
             names = [n for n, _ in chosen]
@@ -61,7 +100,7 @@ class SimilarEngine(Engine):
         # A type the issue already carries (an issue form's, say) decides what must be asked.
         present = [lab for lab in context.issue.labels if self.labels.group_of(lab) == "type"]
         questions = self._questions(context, present[0] if present else decision.get("type"))
-        summary = self._summary(context, decision, neighbors)
+        summary = self._summary(context, decision, neighbors, modes)
         return Decision(
             **decision,
             duplicate=duplicate,
@@ -70,6 +109,9 @@ class SimilarEngine(Engine):
             confidence=confidence,
             engine=self.name,
             candidates=[c.issue.number for c in context.candidates],
+            probabilities={g: {n: round(p, 4) for n, p in ps.items()} for g, ps in probs.items()},
+            label_model=modes,
+            calibration=_calibration_text(model, target),
         )
 
     def _vote(
@@ -105,7 +147,8 @@ class SimilarEngine(Engine):
         ranked = [(lab, v / total) for lab, v in votes.most_common() if v / total >= threshold]
         return ranked[: self.labels.limit(group)]  # type: ignore[arg-type]
 
-    def _duplicate(self, context: Context) -> Duplicate | None:
+    def duplicate_candidate(self, context: Context) -> tuple[float, Candidate] | None:
+        """The most likely original and its score in [0, 1] (what `calibrate` thresholds)."""
         cfg = self.config.duplicates
         issue = context.issue
         best: tuple[float, Candidate] | None = None
@@ -116,7 +159,18 @@ class SimilarEngine(Engine):
             sim = text_similarity(context.index, issue, other)
             if best is None or sim > best[0]:
                 best = (sim, cand)
-        if best is None or best[0] < cfg.threshold:
+        return best
+
+    def duplicate_threshold(self, context: Context) -> float:
+        """`calibrate`'s threshold when it was fit for this index, else `[duplicates] threshold`."""
+        from issue_assistant.learn.calibrate import duplicate_threshold
+
+        found = duplicate_threshold(context.index.path) if self.use_calibration_file else None
+        return found if found is not None else self.config.duplicates.threshold
+
+    def _duplicate(self, context: Context) -> Duplicate | None:
+        best = self.duplicate_candidate(context)
+        if best is None or best[0] < self.duplicate_threshold(context):
             return None
         sim, cand = best
         state = cand.issue.state
@@ -136,14 +190,29 @@ class SimilarEngine(Engine):
         return [ask.question for ask in spec.ask if not ask.present_in(text)]
 
     @staticmethod
-    def _summary(context: Context, decision: dict, neighbors: list[Candidate]) -> str:
+    def _summary(
+        context: Context, decision: dict, neighbors: list[Candidate], modes: dict[str, str]
+    ) -> str:
         nearest = ", ".join(f"#{c.issue.number}" for c in neighbors[:3])
+        kind = decision.get("type")
+        if modes.get("type") == "learned":
+            guess = (
+                f"The label model learned from this repository's issues says `{kind}`"
+                if kind
+                else "The label model learned from this repository's issues is not sure of a type"
+            )
+            return f"{guess} (similar earlier issues: {nearest})." if nearest else f"{guess}."
         if not nearest:
             return "No similar earlier issues were found, so no labels are proposed."
-        kind = decision.get("type")
         guess = (
             f"Earlier issues like this one were labelled `{kind}`"
             if kind
             else ("Earlier issues like this one do not agree on a type")
         )
-        return f"{guess} (the most similar: {nearest})."
+        return f"{guess} (the most similar: {nearest}; too few labelled issues to learn from)."
+
+
+def _calibration_text(model: LabelModel | None, target: float) -> str:
+    if model is None:
+        return "none: [labels] model = vote"
+    return f"time-ordered cross-validation for precision {target:.2f}, {model.describe()}"

@@ -7,7 +7,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from issue_assistant.config import GROUPS
 from issue_assistant.errors import UserError
+from issue_assistant.evaluate.labels import calibrations, group_labels
 from issue_assistant.evaluate.metrics import Measures, Ratio, issue_line, measure
 from issue_assistant.evaluate.results import IssueResult, RunHeader, ordered
 from issue_assistant.render import render
@@ -96,6 +98,8 @@ def render_report(header: RunHeader, results: Sequence[IssueResult]) -> str:
         small=_small(m),
         small_limit=SMALL,
         fallback_used=sum(1 for r in rows if r.error and r.answered),
+        label_groups=[group_labels(rows, g) for g in GROUPS],
+        calibrations=calibrations(rows),
         repo_url=f"https://github.com/{header.repository}",
     )
 

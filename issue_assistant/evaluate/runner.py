@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from datetime import datetime
 from typing import IO, Protocol
 
 from issue_assistant.config import Config, LabelsConfig
@@ -18,6 +19,7 @@ from issue_assistant.errors import EngineError
 from issue_assistant.evaluate.gold import gold_for, is_sure_original
 from issue_assistant.evaluate.results import IssueResult
 from issue_assistant.index import IssueIndex
+from issue_assistant.learn.store import BucketSource
 from issue_assistant.pipeline import analyze, engines_for
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.base import Tracker
@@ -37,8 +39,12 @@ class Evaluator:
         labels: LabelsConfig,
         config: Config,
         engine_name: str | None = None,
+        cutoffs: list[datetime] | None = None,
     ) -> None:
         self.tracker = tracker
+        # The `similar` engine's label models: one per cutoff, fit only on issues created before
+        # it (never the artifact beside the index, which has seen later issues).
+        self.label_source = BucketSource(tracker, labels, cutoffs or [])
         self.index = index
         self.labels = labels
         self.config = config
@@ -51,6 +57,10 @@ class Evaluator:
         pair = getattr(self._local, "engines", None)
         if pair is None:
             pair = engines_for(self.config, self.labels, self.engine_name)
+            for engine in pair:
+                if engine is not None and hasattr(engine, "label_source"):
+                    engine.label_source = self.label_source  # type: ignore[attr-defined]
+                    engine.use_calibration_file = False  # type: ignore[attr-defined]
             self._local.engines = pair
         return pair
 

@@ -259,3 +259,7 @@ class IssueIndex:
                 )
             )
         return hits
+
+    def issues_before(self, as_of: datetime | None = None) -> list[Hit]:
+        """Every indexed issue (no pull requests) created before `as_of`, with stored fields."""
+        return self._run(self.query("", as_of=as_of), max(len(self), 1))

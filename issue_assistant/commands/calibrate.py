@@ -1,0 +1,87 @@
+"""`calibrate`: fit the label model, its thresholds and the duplicate threshold on the history."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from issue_assistant.commands.common import add_config_arguments
+from issue_assistant.config import load_both
+from issue_assistant.errors import UserError
+from issue_assistant.learn.calibrate import (
+    Calibration,
+    duplicate_calibration,
+    label_calibration,
+    write_calibration,
+)
+from issue_assistant.learn.store import refit
+from issue_assistant.pipeline import open_index
+from issue_assistant.render import render
+from issue_assistant.tracker.asof import AsOfView
+
+HELP = (
+    "Fit the label model and the thresholds that reach [labels] target_precision (labels) and "
+    "[duplicates] target_precision on the repository's history; writes calibration.json beside "
+    "the index and prints the coverage/precision tables."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--snapshot", metavar="FILE", help="work offline from a snapshot")
+    parser.add_argument(
+        "--repo", metavar="OWNER/REPO", help="the repository on GitHub (default: $GH_REPO)"
+    )
+    parser.add_argument(
+        "--issues",
+        type=int,
+        default=200,
+        metavar="N",
+        help="live: how many closed issues to read histories of (default 200)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where the index is kept (default: [index] cache_dir of config.toml)",
+    )
+    add_config_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from issue_assistant.commands.evaluate import _tracker
+
+    labels, config = load_both(args.labels, args.config)
+    if not args.snapshot and not (args.repo or os.environ.get("GH_REPO")):
+        raise UserError("give --snapshot FILE, or --repo OWNER/REPO (or set GH_REPO)")
+    tracker, source, _ = _tracker(args, labels, config)
+    cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
+    start = time.perf_counter()
+    index = open_index(tracker, Path(cache))
+    moment = tracker.repository.fetched_at if args.snapshot else datetime.now(UTC)
+    view = AsOfView(tracker, moment)
+    model, _ = refit(view, index, labels, moment, force=True)
+    target = config.labels.target_precision
+    dup = duplicate_calibration(tracker, index, labels, config, moment)
+    calibration = Calibration(
+        repository=tracker.repository.full_name,
+        cutoff=model.cutoff,
+        fingerprint=model.fingerprint,
+        labelled_issues=model.issues,
+        target_precision=target,
+        labels=label_calibration(model, target),
+        duplicates=dup,
+    )
+    path = write_calibration(calibration, index.path)
+    print(
+        render(
+            "calibrate.txt.j2",
+            cal=calibration,
+            source=source,
+            path=path,
+            seconds=time.perf_counter() - start,
+        ),
+        end="",
+    )
+    return 0

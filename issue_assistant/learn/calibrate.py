@@ -1,0 +1,192 @@
+"""`calibrate`: label thresholds and the duplicate threshold, fit on the repository's history.
+
+The result is `calibration.json` beside the index: what it was fit on (cutoff, counts, the data
+fingerprint), the targets, each threshold, and the coverage/precision table it was chosen from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.engines import create
+from issue_assistant.index import IssueIndex
+from issue_assistant.learn.calibration import MIN_PROPOSALS, THRESHOLDS, ThresholdTable
+from issue_assistant.learn.model import LabelModel
+from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.tracker.base import Tracker
+
+CALIBRATION_FILE = "calibration.json"
+NEGATIVES = 200
+
+
+class GroupCalibration(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    reason: str = ""
+    issues: int = 0
+    threshold: float | None = None
+    table: ThresholdTable | None = None
+
+
+class DuplicateRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    threshold: float
+    proposals: int
+    correct: int
+    duplicates: int
+    negatives: int
+    false: int
+
+
+class DuplicateCalibration(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    target_precision: float
+    threshold: float | None
+    duplicates: int
+    negatives: int
+    rows: list[DuplicateRow] = Field(default_factory=list)
+
+
+class Calibration(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = 1
+    repository: str
+    cutoff: datetime
+    fingerprint: str
+    labelled_issues: int
+    target_precision: float
+    labels: dict[str, GroupCalibration]
+    duplicates: DuplicateCalibration | None = None
+
+
+def label_calibration(model: LabelModel, target: float) -> dict[str, GroupCalibration]:
+    out = {}
+    for group, gm in model.groups.items():
+        out[group] = GroupCalibration(
+            model=gm.mode,
+            reason=gm.reason,
+            issues=gm.issues,
+            threshold=gm.table.choose(target) if gm.table is not None else None,
+            table=gm.table,
+        )
+    return out
+
+
+def duplicate_calibration(
+    tracker: Tracker,
+    index: IssueIndex,
+    labels: LabelsConfig,
+    config: Config,
+    before: datetime,
+    negatives: int = NEGATIVES,
+) -> DuplicateCalibration:
+    """The `similar` engine's own duplicate scoring replayed on closed history with known originals.
+
+    Positives: issues closed as duplicates of a known older original (right when the engine's best
+    candidate is that original). Negatives: a fixed sample of closed issues that are not known
+    duplicates (any proposal is false). Everything is replayed a minute after opening.
+    """
+    from issue_assistant.pipeline import build_context
+
+    engine = create("similar", config, labels)
+    issues = [
+        i
+        for i in tracker.all_issues()
+        if not i.is_pull_request and i.state == "closed" and i.created_at < before
+    ]
+    dups = [i for i in issues if i.duplicate_of is not None]
+    others = [i for i in issues if i.duplicate_of is None and i.state_reason != "duplicate"]
+    random.Random(7).shuffle(others)
+    scored: list[tuple[float, bool, bool]] = []  # (score, is duplicate, best is the original)
+    for issue in dups + others[:negatives]:
+        view = AsOfView.for_issue(tracker, issue.number)
+        target = view.target()
+        ctx = build_context(
+            view, target, index=index, labels=labels, config=config, as_of=view.moment
+        )
+        best = engine.duplicate_candidate(ctx)  # type: ignore[attr-defined]
+        if best is None:
+            scored.append((0.0, issue.duplicate_of is not None, False))
+            continue
+        score, cand = best
+        scored.append(
+            (score, issue.duplicate_of is not None, cand.issue.number == issue.duplicate_of)
+        )
+    rows = []
+    for t in THRESHOLDS:
+        over = [s for s in scored if s[0] >= t]
+        rows.append(
+            DuplicateRow(
+                threshold=t,
+                proposals=len(over),
+                correct=sum(1 for s in over if s[1] and s[2]),
+                duplicates=len(dups),
+                negatives=min(len(others), negatives),
+                false=sum(1 for s in over if not s[1]),
+            )
+        )
+    target = config.duplicates.target_precision
+    chosen = next(
+        (
+            r.threshold
+            for r in rows
+            if r.proposals >= min(MIN_PROPOSALS, max(len(dups), 1))
+            and r.correct / r.proposals >= target
+        ),
+        None,
+    )
+    return DuplicateCalibration(
+        target_precision=target,
+        threshold=chosen,
+        duplicates=len(dups),
+        negatives=min(len(others), negatives),
+        rows=rows,
+    )
+
+
+def calibration_path(directory: str | Path) -> Path:
+    return Path(directory) / CALIBRATION_FILE
+
+
+def write_calibration(calibration: Calibration, directory: str | Path) -> Path:
+    path = calibration_path(directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=CALIBRATION_FILE + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(calibration.model_dump(mode="json"), fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path
+
+
+def read_calibration(directory: str | Path) -> Calibration | None:
+    path = calibration_path(directory)
+    if not path.is_file():
+        return None
+    try:
+        return Calibration.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def duplicate_threshold(directory: str | Path) -> float | None:
+    """The calibrated duplicate threshold beside the index, when `calibrate` found one."""
+    cal = read_calibration(directory)
+    if cal is None or cal.duplicates is None:
+        return None
+    return cal.duplicates.threshold

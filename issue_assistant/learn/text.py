@@ -1,0 +1,42 @@
+"""The text a label model reads: the title, and the reporter's prose with templates reduced."""
+
+from __future__ import annotations
+
+import re
+
+from issue_assistant.tracker.models import Issue
+
+_COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
+_FENCE = re.compile(r"```[^\n]*\n?(.*?)(```|$)", re.DOTALL)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
+_URL = re.compile(r"\bhttps?://\S+", re.IGNORECASE)
+_CHECKBOX = re.compile(r"^\s*[-*]\s*\[[ xX]\]\s*", re.MULTILINE)
+_SPACE = re.compile(r"\s+")
+_BRACKET_PREFIX = re.compile(r"^\s*\[[^\]]{1,30}\]:?\s*")
+
+BODY_LIMIT = 3000
+
+
+def _code(match: re.Match[str]) -> str:
+    """A code block reduced to its last non-empty line (an error's name and message, mostly)."""
+    lines = [ln.strip() for ln in match.group(1).splitlines() if ln.strip()]
+    return f" codeblock {lines[-1][:200]} " if lines else " codeblock "
+
+
+def prose(body: str | None, limit: int = BODY_LIMIT) -> str:
+    """The body without HTML comments (template hints), code reduced, headings kept as words."""
+    text = _COMMENT.sub(" ", body or "")
+    text = _FENCE.sub(_code, text)
+    text = _HEADING.sub(" ", text)
+    text = _CHECKBOX.sub(" ", text)
+    text = _URL.sub(" url ", text)
+    return _SPACE.sub(" ", text).strip()[:limit]
+
+
+def title(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def fields(issue: Issue) -> tuple[str, str]:
+    """(title, prose) of an issue, as the features read them."""
+    return title(issue.title), prose(issue.body)
