@@ -124,7 +124,7 @@ def run(quick: bool = False) -> str:
         "Type, time split (fit on older issues, score the newest). Macro F1 over the type labels "
         f"present among the scored issues ({', '.join(names)}), and over {'/'.join(three)} only; "
         "an abstention counts as a miss. The learned model proposes only above the threshold "
-        f"calibrated for precision {TARGET} (\"at threshold\"); \"top label\" always answers.",
+        f'calibrated for precision {TARGET} ("at threshold"); "top label" always answers.',
         "",
         f"| setting | engine | macro F1 (all) | macro F1 ({'/'.join(three)}) | accuracy | "
         "coverage | precision at threshold | fit time | latency p50 |",

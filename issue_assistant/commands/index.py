@@ -10,6 +10,9 @@ from issue_assistant.commands.common import (
     load_config_only,
     snapshot_and_index,
 )
+from issue_assistant.config import find_file, load_labels
+from issue_assistant.learn.store import refit
+from issue_assistant.tracker.asof import AsOfView
 
 HELP = "Build or update the search index of a snapshot (only new or changed issues are written)."
 
@@ -17,6 +20,11 @@ HELP = "Build or update the search index of a snapshot (only new or changed issu
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_snapshot_argument(parser)
     parser.add_argument("--config", metavar="FILE", help="config.toml")
+    parser.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="labels.toml: with it (or ./labels.toml) the label model is refit when due",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,4 +35,12 @@ def run(args: argparse.Namespace) -> int:
         f"{snapshot.repository.full_name}: {len(index)} issues and pull requests indexed "
         f"at {index.path} ({time.perf_counter() - start:.2f} s)"
     )
+    labels_file = find_file("labels.toml", args.labels)
+    if labels_file is not None and config.labels.model == "learned":
+        moment = snapshot.repository.fetched_at
+        model, refit_now = refit(
+            AsOfView(snapshot, moment), index, load_labels(labels_file), moment
+        )
+        state = "refit" if refit_now else "up to date"
+        print(f"label model {state}: {model.describe()}")
     return 0
