@@ -261,3 +261,19 @@ def test_hf_labels_learned(hf_snapshot):
     assert {"bug", "enhancement", "dataset request"} <= set(model.groups["type"].classes)
     p = model.probabilities(hf_snapshot.get_issue(7016))["type"]
     assert abs(sum(p.values()) - 1) < 1e-6
+
+
+def test_comment_says_how_confident_in_plain_words():
+    from issue_assistant.comment import Plan, render_comment
+
+    plan = Plan(
+        repository="o/r",
+        issue=3,
+        reporter="u",
+        created_at=T0,
+        type="bug",
+        areas=["cli", "docs"],
+        confidence={"bug": 0.96, "cli": 0.75},
+    )
+    text = render_comment(plan)
+    assert "`bug` (high confidence) · `cli` (likely) · `docs`\n\n" in text

@@ -100,7 +100,7 @@ class SimilarEngine(Engine):
         # A type the issue already carries (an issue form's, say) decides what must be asked.
         present = [lab for lab in context.issue.labels if self.labels.group_of(lab) == "type"]
         questions = self._questions(context, present[0] if present else decision.get("type"))
-        summary = self._summary(context, decision, neighbors, modes)
+        summary = self._summary(context, decision, neighbors, modes, model is not None)
         return Decision(
             **decision,
             duplicate=duplicate,
@@ -191,7 +191,11 @@ class SimilarEngine(Engine):
 
     @staticmethod
     def _summary(
-        context: Context, decision: dict, neighbors: list[Candidate], modes: dict[str, str]
+        context: Context,
+        decision: dict,
+        neighbors: list[Candidate],
+        modes: dict[str, str],
+        learning: bool = False,
     ) -> str:
         nearest = ", ".join(f"#{c.issue.number}" for c in neighbors[:3])
         kind = decision.get("type")
@@ -209,7 +213,8 @@ class SimilarEngine(Engine):
             if kind
             else ("Earlier issues like this one do not agree on a type")
         )
-        return f"{guess} (the most similar: {nearest}; too few labelled issues to learn from)."
+        why = "; too few labelled issues to learn from" if learning else ""
+        return f"{guess} (the most similar: {nearest}{why})."
 
 
 def _calibration_text(model: LabelModel | None, target: float) -> str:
