@@ -97,14 +97,24 @@ def is_assistant_comment(body: str | None) -> bool:
     return MARKER in (body or "")
 
 
-def render_comment(plan: Plan) -> str:
-    """The comment text for a plan in its current status (pending, approved or dismissed)."""
+def render_comment(plan: Plan, fallback_from: str | None = None) -> str:
+    """The comment text for a plan in its current status (pending, approved or dismissed).
+
+    `fallback_from`: the engine that failed, when the fallback engine made the plan.
+    """
     repo = plan.repository
 
     def safe(text: str | None) -> str:
         return safe_text(text, repo)
 
-    return render("comment.md.j2", plan=plan, safe=safe, marker=MARKER, plan_json=encode_plan(plan))
+    return render(
+        "comment.md.j2",
+        plan=plan,
+        safe=safe,
+        marker=MARKER,
+        plan_json=encode_plan(plan),
+        fallback_from=fallback_from,
+    )
 
 
 def render_questions(plan: Plan) -> str:

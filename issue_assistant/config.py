@@ -6,18 +6,32 @@ Unknown keys, wrong types, duplicate labels and labels in two groups are errors 
 
 from __future__ import annotations
 
+import logging
 import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from issue_assistant.errors import UserError
 from issue_assistant.tomllines import line_of
 
 GROUPS = ("type", "area", "topic", "priority")
 Group = Literal["type", "area", "topic", "priority"]
+Strategy = Literal["zero-shot", "rag", "agent"]
+STRATEGIES: tuple[Strategy, ...] = ("zero-shot", "rag", "agent")
+# Engine tables that used to be top-level sections: [similar] is now [engines.similar].
+MOVED = ("similar", "llama")
+
+log = logging.getLogger(__name__)
 
 
 class _Strict(BaseModel):
@@ -93,6 +107,9 @@ class EngineConfig(_Strict):
     budget_usd: float = Field(default=0.50, ge=0)
     timeout_seconds: float = Field(default=300, gt=0)
     fallback: str | None = "similar"
+    # zero-shot (issue + labels), rag (+ similar issues), agent (+ read-only tools); empty: the
+    # engine's own default (rag for llama, agent for API and command-line engines).
+    strategy: Strategy | None = None
 
 
 class ProjectConfig(_Strict):
@@ -101,17 +118,10 @@ class ProjectConfig(_Strict):
 
 
 class SimilarConfig(_Strict):
+    """`[engines.similar]` (formerly `[similar]`): the `similar` engine's options."""
+
     neighbors: int = Field(default=15, ge=1)
     min_confidence: float = Field(default=0.4, ge=0, le=1)
-
-
-class LlamaConfig(_Strict):
-    """The `llama` engine: a local GGUF model (its path is `[engine] model`)."""
-
-    n_ctx: int = Field(default=4096, ge=512)
-    max_tokens: int = Field(default=384, ge=16)
-    threads: int = Field(default=0, ge=0)
-    chat_format: str = ""
 
 
 class DuplicatesConfig(_Strict):
@@ -140,15 +150,54 @@ class IndexConfig(_Strict):
     cache_dir: str = ".cache/issue-assistant"
 
 
+def _migrate(data: Any) -> tuple[Any, list[str]]:
+    """`data` with the old top-level engine tables moved under `engines`; the moved names."""
+    if not isinstance(data, dict) or not any(k in data for k in MOVED):
+        return data, []
+    data = dict(data)
+    engines = dict(data.get("engines") or {})
+    moved = []
+    for name in MOVED:
+        if name in data:
+            if name in engines:
+                raise ValueError(f"[{name}] and [engines.{name}] both given; keep [engines.{name}]")
+            engines[name] = data.pop(name)
+            moved.append(name)
+    data["engines"] = engines
+    return data, moved
+
+
 class Config(_Strict):
     engine: EngineConfig = EngineConfig()
     project: ProjectConfig = ProjectConfig()
-    similar: SimilarConfig = SimilarConfig()
-    llama: LlamaConfig = LlamaConfig()
     duplicates: DuplicatesConfig = DuplicatesConfig()
     labels: LabelModelConfig = LabelModelConfig()
     approval: ApprovalConfig = ApprovalConfig()
     index: IndexConfig = IndexConfig()
+    # One table per engine, `[engines.NAME]`, validated by that engine's own `Options` model.
+    engines: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_tables(cls, data: Any) -> Any:
+        return _migrate(data)[0]
+
+    def options(self, name: str) -> BaseModel:
+        """The typed options of engine `name` (its `[engines.NAME]` table, or the defaults)."""
+        from issue_assistant.engines.base import options_class
+
+        return options_class(name).model_validate(self.engines.get(name, {}))
+
+    @property
+    def similar(self) -> SimilarConfig:
+        return self.options("similar")  # type: ignore[return-value]
+
+    def with_engine(self, **changes: Any) -> Config:
+        """A copy with `[engine]` keys changed (None values are left as they are)."""
+        update = {k: v for k, v in changes.items() if v is not None}
+        if not update:
+            return self
+        return self.model_copy(update={"engine": self.engine.model_copy(update=update)})
 
 
 def _parse(path: Path) -> tuple[str, dict]:
@@ -162,9 +211,11 @@ def _parse(path: Path) -> tuple[str, dict]:
         raise UserError(f"not valid TOML: {exc}", where=str(path)) from None
 
 
-def _validation_error(path: Path, text: str, exc: ValidationError) -> UserError:
+def _validation_error(
+    path: Path, text: str, exc: ValidationError, prefix: tuple[str | int, ...] = ()
+) -> UserError:
     err = exc.errors()[0]
-    loc = tuple(err["loc"])
+    loc = prefix + tuple(err["loc"])
     line = line_of(text, loc)
     key = ".".join(str(p) for p in loc)
     msg = err["msg"]
@@ -207,9 +258,38 @@ def load_config(path: str | Path | None) -> Config:
     p = Path(path)
     text, data = _parse(p)
     try:
-        return Config.model_validate(data)
+        data, moved = _migrate(data)
+    except ValueError as exc:
+        raise UserError(str(exc), where=str(p)) from None
+    for name in moved:
+        line = line_of(text, (name,))
+        log.warning("%s: [%s] is deprecated: move it to [engines.%s]", f"{p}:{line}", name, name)
+    try:
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise _validation_error(p, text, exc) from None
+    _check_engine_tables(p, text, config, moved)
+    return config
+
+
+def _check_engine_tables(p: Path, text: str, config: Config, moved: list[str]) -> None:
+    """Each `[engines.NAME]` validated by its engine's options, errors naming file:line and key."""
+    from issue_assistant.engines.base import available, options_class
+
+    for name, table in config.engines.items():
+        where = (name,) if name in moved else ("engines", name)
+        try:
+            cls = options_class(name)
+        except UserError:
+            line = line_of(text, where)
+            raise UserError(
+                f"{'.'.join(where)}: unknown engine {name!r} (available: {', '.join(available())})",
+                where=f"{p}:{line}" if line else str(p),
+            ) from None
+        try:
+            cls.model_validate(table)
+        except ValidationError as exc:
+            raise _validation_error(p, text, exc, where) from None
 
 
 def find_file(name: str, explicit: str | None, root: Path | None = None) -> Path | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from issue_assistant.config import GROUPS, LabelsConfig
@@ -20,13 +22,24 @@ class Duplicate(_Model):
 
 
 class Usage(_Model):
+    """What one issue cost and how the engine got there (failures by class: engines/failures.py)."""
+
     latency_s: float = 0.0
     tokens_in: int = 0
     tokens_out: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    # False when a model's price is unknown: cost_usd then counts only what is known.
+    cost_known: bool = True
     tool_calls: int = 0
     turns: int = 0
     forced_submit: bool = False
+    reasks: int = 0
+    retries: int = 0
+    verify_calls: int = 0
+    # The class of the engine's failure, when the fallback answered (or nothing did).
+    failure: Literal["transient", "schema", "limit", "setup", "unknown"] | None = None
 
 
 class Proposal(_Model):
@@ -63,6 +76,9 @@ class Decision(Proposal):
     """What an engine proposes for one issue, with how it got there."""
 
     usage: Usage = Field(default_factory=Usage)
+    strategy: str = ""
+    # The engine that failed when the fallback engine gave this decision.
+    fallback_from: str | None = None
     dropped: list[str] = Field(default_factory=list)
     candidates: list[int] = Field(default_factory=list)
     # The `similar` engine: every learned label's probability by group (for evaluate's threshold

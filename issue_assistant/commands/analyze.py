@@ -16,8 +16,9 @@ from issue_assistant.commands.common import (
     load_configs,
     snapshot_and_index,
 )
+from issue_assistant.config import STRATEGIES
 from issue_assistant.errors import UserError
-from issue_assistant.pipeline import analyze, engines_for
+from issue_assistant.pipeline import analyze, engines_for, prepare
 from issue_assistant.tracker.asof import AsOfView
 
 HELP = (
@@ -33,6 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--issue", type=issue_number, metavar="N", help="the issue in the snapshot")
     parser.add_argument("--engine", metavar="NAME", help="engine (default: [engine] name)")
     parser.add_argument("--model", metavar="M", help="model for the engine")
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        help="zero-shot, rag or agent (default: [engine] strategy, else the engine's own)",
+    )
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument(
         "--minutes",
@@ -51,10 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     labels, config = load_configs(args)
-    if args.model:
-        config = config.model_copy(
-            update={"engine": config.engine.model_copy(update={"model": args.model})}
-        )
+    config = config.with_engine(model=args.model, strategy=args.strategy)
     if args.target:
         match = _LIVE.match(args.target)
         if not match:
@@ -77,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.snapshot or args.issue is None:
         raise UserError("give OWNER/REPO#N, or --snapshot FILE and --issue N")
     engine, fallback = engines_for(config, labels, args.engine)
+    prepare(engine, fallback)
     snapshot, index = snapshot_and_index(args, config)
     original = get_issue(snapshot, args.issue)
     if original.is_pull_request:

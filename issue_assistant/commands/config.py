@@ -7,6 +7,7 @@ import argparse
 from issue_assistant.commands.common import add_config_arguments, load_configs
 from issue_assistant.config import GROUPS
 from issue_assistant.engines import available
+from issue_assistant.pipeline import engines_for, prepare
 
 HELP = "Check labels.toml and config.toml (unknown keys, wrong types, duplicate labels)."
 
@@ -22,5 +23,9 @@ def run(args: argparse.Namespace) -> int:
     engine = config.engine.name
     if engine not in available():
         print(f"warning: engine {engine!r} is not installed (available: {', '.join(available())})")
-    print(f"ok: labels ({counts}); engine {engine}")
+        print(f"ok: labels ({counts}); engine {engine}")
+        return 0
+    main, fallback = engines_for(config, labels)
+    prepare(main, fallback)  # a missing key, binary, login or model file: exit 2
+    print(f"ok: labels ({counts}); engine {engine} ({main.strategy}), ready")
     return 0

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from issue_assistant.commands.common import add_config_arguments
-from issue_assistant.config import Config, LabelsConfig, load_both
+from issue_assistant.config import STRATEGIES, Config, LabelsConfig, load_both
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.report import (
     checkout_root,
@@ -31,7 +31,7 @@ from issue_assistant.evaluate.selection import (
     shard,
 )
 from issue_assistant.learn.store import bucket_cutoffs
-from issue_assistant.pipeline import open_index
+from issue_assistant.pipeline import engines_for, open_index, prepare
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.snapshot import read_snapshot
 
@@ -64,6 +64,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", metavar="NAME", help="engine (default: [engine] name)")
     parser.add_argument("--model", metavar="M", help="model for the engine")
     parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        help="zero-shot, rag or agent (default: [engine] strategy, else the engine's own)",
+    )
+    parser.add_argument(
         "--report",
         metavar="PATH",
         help="the report (default: ../OWNER-REPO-accuracy.md beside the checkout; must be "
@@ -88,12 +93,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the index is kept (default: [index] cache_dir of config.toml)",
     )
     add_config_arguments(parser)
-
-
-def _with_model(config: Config, model: str | None) -> Config:
-    if not model:
-        return config
-    return config.model_copy(update={"engine": config.engine.model_copy(update={"model": model})})
 
 
 def _tracker(
@@ -144,9 +143,10 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         ensure_outside(Path(args.report), root)
     labels, config = load_both(args.labels, args.config, root)
-    config = _with_model(config, args.model)
+    config = config.with_engine(model=args.model, strategy=args.strategy)
     if not 1 <= args.issues <= MAX_ISSUES:
         raise UserError(f"--issues must be between 1 and {MAX_ISSUES}, not {args.issues}")
+    prepare(*engines_for(config, labels, args.engine))  # before the first issue: exit 2 here
     tracker, source, examined = _tracker(args, labels, config)
     full_name = tracker.repository.full_name
     shard_text = f"{shard_of[0]}/{shard_of[1]}" if shard_of else None
@@ -172,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
         repository=full_name,
         engine=evaluator.engine.name,
         model=evaluator.engine.model,
+        strategy=evaluator.engine.strategy,
         day=datetime.now(UTC).date(),
         source=source,
         requested=args.issues,

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from issue_assistant.config import GROUPS
+from issue_assistant.config import GROUPS, SimilarConfig
 from issue_assistant.decision import Decision, Duplicate
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.index import IssueIndex
@@ -48,6 +48,8 @@ class SimilarEngine(Engine):
     """Retrieval over the repository's past issues; free, offline, and the fallback."""
 
     name = "similar"
+    Options = SimilarConfig
+
     # Where label models come from: the artifact beside the index (analyze, the Action), or
     # evaluate's time buckets (set by the evaluator).
     label_source: object = StoreSource()
@@ -62,7 +64,7 @@ class SimilarEngine(Engine):
         )
 
     def decide(self, context: Context) -> Decision:
-        cfg = self.config.similar
+        cfg: SimilarConfig = self.options  # type: ignore[assignment]
         neighbors = context.search_like(limit=max(cfg.neighbors * 3, 30))
         decision: dict = {"areas": [], "topics": []}
         confidence: dict[str, float] = {}

@@ -34,6 +34,7 @@ class RunHeader(BaseModel):
     repository: str
     engine: str
     model: str = ""
+    strategy: str = ""
     day: date
     source: str = ""
     requested: int
@@ -45,7 +46,7 @@ class RunHeader(BaseModel):
     shard: str | None = None
 
     def same_run(self, other: RunHeader) -> bool:
-        keys = ("repository", "engine", "model", "requested", "shard")
+        keys = ("repository", "engine", "model", "strategy", "requested", "shard")
         return all(getattr(self, k) == getattr(other, k) for k in keys)
 
 

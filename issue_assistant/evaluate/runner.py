@@ -12,10 +12,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime
 from typing import IO, Protocol
 
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config import Config, LabelsConfig, Strategy
 from issue_assistant.decision import Decision
 from issue_assistant.engines import Engine
-from issue_assistant.errors import EngineError
+from issue_assistant.engines.failures import kind_of
+from issue_assistant.errors import EngineError, UserError
 from issue_assistant.evaluate.gold import gold_for, is_sure_original
 from issue_assistant.evaluate.results import IssueResult
 from issue_assistant.index import IssueIndex
@@ -40,6 +41,7 @@ class Evaluator:
         config: Config,
         engine_name: str | None = None,
         cutoffs: list[datetime] | None = None,
+        strategy: Strategy | None = None,
     ) -> None:
         self.tracker = tracker
         # The `similar` engine's label models: one per cutoff, fit only on issues created before
@@ -49,6 +51,7 @@ class Evaluator:
         self.labels = labels
         self.config = config
         self.engine_name = engine_name
+        self.strategy = strategy
         self.bot_login = config.approval.bot_login
         self._local = threading.local()
         self.engine, _ = self.engines()  # fail early on an unknown engine
@@ -56,7 +59,7 @@ class Evaluator:
     def engines(self) -> tuple[Engine, Engine | None]:
         pair = getattr(self._local, "engines", None)
         if pair is None:
-            pair = engines_for(self.config, self.labels, self.engine_name)
+            pair = engines_for(self.config, self.labels, self.engine_name, self.strategy)
             for engine in pair:
                 if engine is not None and hasattr(engine, "label_source"):
                     engine.label_source = self.label_source  # type: ignore[attr-defined]
@@ -85,7 +88,10 @@ class Evaluator:
             )
             decision, error = analysis.decision, analysis.error
         except EngineError as exc:
-            decision, error, answered = self._empty(engine, start), f"{engine.name}: {exc}", False
+            decision, answered = self._empty(engine, start, kind_of(exc)), False
+            error = f"{engine.name} ({kind_of(exc)}): {exc}"
+        except UserError:
+            raise  # a setup failure fails every issue: stop the run
         except Exception as exc:  # noqa: BLE001 - a long run goes on; the failure is counted
             log.warning("#%d: %s failed: %r", issue.number, engine.name, exc)
             decision, answered = self._empty(engine, start), False
@@ -107,9 +113,11 @@ class Evaluator:
         )
 
     @staticmethod
-    def _empty(engine: Engine, start: float) -> Decision:
-        d = Decision(engine=engine.name, model=engine.model)
-        usage = d.usage.model_copy(update={"latency_s": time.perf_counter() - start})
+    def _empty(engine: Engine, start: float, failure: str = "unknown") -> Decision:
+        d = Decision(engine=engine.name, model=engine.model, strategy=engine.strategy)
+        usage = d.usage.model_copy(
+            update={"latency_s": time.perf_counter() - start, "failure": failure}
+        )
         return d.model_copy(update={"usage": usage})
 
 
