@@ -36,7 +36,7 @@ _registry: dict[str, type[Engine]] = {}
 
 
 class EngineOptions(BaseModel):
-    """An engine's own settings, `[engines.NAME]` in config.toml: strict, unknown keys are errors."""
+    """An engine's settings, `[engines.NAME]` in config.toml: strict, unknown keys are errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -84,7 +84,7 @@ class Engine(ABC):
     def model(self) -> str:
         return self.config.engine.model
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 - most engines need nothing
         """Check, once before any issue, that the engine can run: a UserError naming the fix."""
 
     @abstractmethod
