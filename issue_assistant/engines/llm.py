@@ -52,9 +52,8 @@ class Run:
         update = {}
         for key, value in counts.items():
             old = getattr(self.usage, key)
-            update[key] = (
-                old + value if isinstance(value, int | float) and key != "cost_known" else value
-            )
+            summed = isinstance(value, int | float) and not isinstance(value, bool)
+            update[key] = old + value if summed else value
         self.usage = self.usage.model_copy(update=update)
 
     def spent(self) -> bool:
