@@ -98,8 +98,16 @@ def run_engine(engine: Engine, context: Context) -> Decision:
     deadline = Deadline(engine.config.engine.timeout_seconds)
     engine.deadline = deadline
 
+    def timed() -> Decision:
+        start = time.perf_counter()
+        decision = engine.decide(context)
+        if decision.usage.latency_s:
+            return decision
+        usage = decision.usage.model_copy(update={"latency_s": time.perf_counter() - start})
+        return decision.model_copy(update={"usage": usage})
+
     def once() -> Decision:
-        return bounded(lambda: engine.decide(context), deadline.remaining(), engine.name)
+        return bounded(timed, deadline.remaining(), engine.name)
 
     attempts = 1 if engine.retries_itself else 3
     decision, retries = with_retries(once, remaining=deadline.remaining, attempts=attempts)
@@ -147,7 +155,7 @@ def decide(
         )
         decision = decision.model_copy(update={"usage": usage, "fallback_from": engine.name})
         error = f"{engine.name} ({kind}): {exc}"
-    if not decision.usage.latency_s or decision.fallback_from:
+    if decision.fallback_from:
         usage = decision.usage.model_copy(update={"latency_s": time.perf_counter() - start})
         decision = decision.model_copy(update={"usage": usage})
     if not decision.candidates:

@@ -161,7 +161,7 @@ def test_failed_engine_falls_back_or_fails_cleanly(capsys, cache, fake_engine, t
         capsys, "--issue", "7016", "--engine", "fake", "--json", "--cache-dir", cache
     )
     assert code == 0 and json.loads(out)["engine"] == "similar"
-    assert "fake: model crashed" in err
+    assert "fake (unknown): model crashed" in err
     no_fallback = tmp_path / "config.toml"
     no_fallback.write_text('[engine]\nfallback = ""\n')
     fake_engine.enqueue(RuntimeError("model crashed"))

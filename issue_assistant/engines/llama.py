@@ -125,9 +125,7 @@ class LlamaEngine(LLMEngine):
     def _chat(self, run: Run, messages: list[dict[str, str]], schema: dict, max_tokens: int):
         o = self.options
         llm, lock = load_model(self._model_path(), o.n_ctx, o.threads, o.chat_format)  # type: ignore[attr-defined]
-        from llama_cpp import StoppingCriteriaList
-
-        out_of_time = StoppingCriteriaList([lambda _ids, _logits: run.deadline.remaining() <= 0])
+        # A completion is bounded by max_tokens; the pipeline stops waiting at the limit.
         with lock:
             try:
                 reply = llm.create_chat_completion(
@@ -135,7 +133,6 @@ class LlamaEngine(LLMEngine):
                     response_format={"type": "json_object", "schema": schema},
                     temperature=0.0,
                     max_tokens=max_tokens,
-                    stopping_criteria=out_of_time,
                 )
             except (RuntimeError, ValueError) as exc:
                 raise EngineFailure(f"llama.cpp: {exc}", "unknown") from exc
