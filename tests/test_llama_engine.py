@@ -28,7 +28,11 @@ def model_path() -> str:
 
 def config(model: str, **llama: int) -> Config:
     return Config.model_validate(
-        {"engine": {"name": "llama", "model": model}, "engines": {"llama": llama}}
+        # A generous time limit: the shared test machine can be many times slower than usual.
+        {
+            "engine": {"name": "llama", "model": model, "timeout_seconds": 1800},
+            "engines": {"llama": llama},
+        }
     )
 
 

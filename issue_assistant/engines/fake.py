@@ -55,7 +55,10 @@ class FakeEngine(Engine):
 
 @register
 class FakeLLM(LLMEngine):
-    """The LLM path with a scripted model: each call pops one reply (10 tokens in, 5 out)."""
+    """The LLM path with a scripted model: each call pops one reply (10 tokens in, 5 out).
+
+    A reply is a dict, JSON text, an exception to raise, or a callable of the context.
+    """
 
     name = "fake-llm"
     default_strategy = "rag"
@@ -72,7 +75,7 @@ class FakeLLM(LLMEngine):
         reply = self.replies.pop(0) if self.replies else EngineFailure("no reply", "unknown")
         if isinstance(reply, Exception):
             raise reply
-        return reply
+        return reply(run.context) if callable(reply) else reply
 
     def complete(self, run: Run, system: str, user: str) -> Any:
         return self._next(run, "answer", user)
