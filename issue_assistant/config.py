@@ -161,7 +161,8 @@ def _migrate(data: Any) -> tuple[Any, list[str]]:
         if name in data:
             if name in engines:
                 raise ValueError(f"[{name}] and [engines.{name}] both given; keep [engines.{name}]")
-            engines[name] = data.pop(name)
+            table = data.pop(name)
+            engines[name] = table.model_dump() if isinstance(table, BaseModel) else table
             moved.append(name)
     data["engines"] = engines
     return data, moved

@@ -101,6 +101,18 @@ def test_last_turn_forces_submit(api, hf_snapshot, hf_index, hf_labels):
     assert d.usage.forced_submit and d.type == "bug"
 
 
+def test_spent_budget_forces_the_answer(api, hf_snapshot, hf_index, hf_labels):
+    """Limit class: at the budget the next turn must submit what was gathered."""
+    config = Config.model_validate({"engine": {"budget_usd": 0.001}})
+    api.enqueue(
+        tool_use("search_issues", {"query": "x"}, tokens=(1000, 100)),
+        tool_use("submit_triage", ANSWER),
+    )
+    d = run(hf_snapshot, hf_index, hf_labels, config).decision
+    assert api.requests[1]["tool_choice"] == {"type": "tool", "name": "submit_triage"}
+    assert d.usage.forced_submit and d.type == "bug" and d.usage.cost_usd > 0.001
+
+
 def test_submit_before_any_search_is_refused(api, hf_snapshot, hf_index, hf_labels):
     api.enqueue(
         tool_use("submit_triage", ANSWER, id="early"),

@@ -133,6 +133,15 @@ def run(engine_name, hf_snapshot, hf_index, hf_labels, cfg=None, strategy=None, 
     )
 
 
+def test_strategy_flag_reaches_the_decision(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    args = ["analyze", "--snapshot", str(HF), "--issue", "7016", "--json", "--engine", "fake"]
+    labels = ["--labels", str(ROOT / "bench" / "hf-datasets.labels.toml")]
+    assert main([*args, *labels, "--strategy", "zero-shot"]) == 0
+    decision = json.loads(capsys.readouterr().out)
+    assert decision["strategy"] == "zero-shot" and decision["engine"] == "fake"
+
+
 def test_zero_shot_shows_no_candidates(hf_snapshot, hf_index, hf_labels):
     FakeLLM.replies.extend([ANSWER, ANSWER])
     rag = run("fake-llm", hf_snapshot, hf_index, hf_labels).decision
