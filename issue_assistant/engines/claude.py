@@ -4,7 +4,8 @@ Tools: Read, Grep, Glob and the one shell command `issue-assistant search` (agen
 `--permission-mode dontAsk` refuses anything not pre-allowed, `--strict-mcp-config` loads no MCP
 server. The prompt goes on stdin, since `--allowedTools A B "prompt"` takes the prompt for a tool.
 Output: one JSON object (`result`, `subtype`, `is_error`, `total_cost_usd`, `usage`, `num_turns`,
-`session_id`); `subtype` `error_max_turns` is the turn limit, answered by resuming the session.
+`session_id`); `subtype` `error_max_turns` (or the budget's) is a limit, answered by resuming the
+session for a final answer. `--max-budget-usd` is `[engine] budget_usd`.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class ClaudeEngine(CommandEngine):
         argv += [
             "--max-turns",
             str(turns),
+            "--max-budget-usd",
+            f"{self.config.engine.budget_usd:g}",
             "--tools",
             tools,
             "--allowedTools",
@@ -86,8 +89,8 @@ class ClaudeEngine(CommandEngine):
         )
         session = data.get("session_id")
         subtype = data.get("subtype")
-        if subtype == "error_max_turns":
-            raise failure(f"claude stopped at the turn limit ({usage.turns})", "limit", session)
+        if str(subtype).startswith("error_max"):  # error_max_turns, error_max_budget_usd
+            raise failure(f"claude stopped at a limit ({subtype})", "limit", session)
         if data.get("is_error") or subtype != "success":
             text = str(data.get("result") or subtype or "error")
             raise failure(f"claude: {text[:300]}", from_text(text), session)
