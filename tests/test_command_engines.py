@@ -374,3 +374,18 @@ def test_prepare_names_the_fix(name, cli, monkeypatch, hf_labels, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UserError, match="npm install -g"):
         engine.prepare()
+
+
+def test_evaluate_runs_a_command_line_engine(cli, tmp_path, monkeypatch):
+    from tests.test_evaluate_engines import evaluate
+
+    root = tmp_path / "checkout"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("CI", raising=False)
+    cli.steps(claude_result(ANSWER))
+    text, results = evaluate(tmp_path / "cache", root, "claude", "--engine", "claude")
+    assert {r.decision.engine for r in results.values()} == {"claude"}
+    assert len(cli.calls()) == len(results) == 6
+    assert "| Strategy | `agent` |" in text and "| Failures by class | none |" in text
+    assert "| Dollars per issue (mean / most) | $0.0123 / $0.0123 |" in text

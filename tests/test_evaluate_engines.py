@@ -39,7 +39,8 @@ def evaluate(cache: Path, checkout: Path, name: str, *argv: str) -> tuple[str, d
     command.add_arguments(parser)
     report = checkout.parent / f"{name}.md"
     base = ["--snapshot", str(HF), "--labels", str(LABELS), "--cache-dir", str(cache)]
-    args = [*base, "--engine", "fake-llm", "--issues", str(N), "--report", str(report), *argv]
+    engine = [] if "--engine" in argv else ["--engine", "fake-llm"]
+    args = [*base, *engine, "--issues", str(N), "--report", str(report), *argv]
     assert command.run(parser.parse_args(args)) == 0
     _, results, _ = read_results(report.with_suffix(".jsonl"))
     return report.read_text(), results

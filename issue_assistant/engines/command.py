@@ -163,6 +163,7 @@ def run_command(
         proc.wait()
         raise EngineFailure(f"{Path(argv[0]).name} ran past {timeout:.0f} s", "transient") from None
     finally:
+        _kill(proc)  # whatever it left running in its group goes too
         for r in readers:
             r.join(5)
     if over.is_set():
