@@ -129,7 +129,9 @@ SOURCES = {
         "    def __init__(self, cache_dir=None):\n"
         "        self.cache_dir = cache_dir or '~'\n"
     ),
-    "src/tinyparse/lexer.py": '"""Split text into tokens."""\n\n\ndef lex(text):\n    return text.split()\n',
+    "src/tinyparse/lexer.py": (
+        '"""Split text into tokens."""\n\n\ndef lex(text):\n    return text.split()\n'
+    ),
     "docs/cache.md": "# The cache\n\nParsed trees are kept in `cache_dir`.\n",
     "README.md": "# tinyparse\n\nA tiny parser with a cache.\n",
     "node_modules/leftpad/index.js": "module.exports = function leftpad() { cache_dir }\n",
