@@ -16,6 +16,7 @@ from issue_assistant.decision import Decision, validate
 from issue_assistant.engines import Engine, create
 from issue_assistant.errors import EngineError
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.code import code_index_for
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
@@ -62,6 +63,9 @@ def build_context(
         project=config.project.description,
         as_of=as_of,
         candidates=max(config.duplicates.candidates, config.similar.neighbors),
+        settings=config.context,
+        code=code_index_for(config, view.repository.full_name),
+        likely=config.code.likely_files,
     )
 
 
@@ -131,5 +135,5 @@ def analyze(
         created_at=moment,
         evidence=evidence,
         labels_before=list(issue.labels),
-    )
+    ).model_copy(update=context.plan_notes())
     return Analysis(issue, context, decision, plan, render_comment(plan), error)

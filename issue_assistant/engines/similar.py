@@ -23,6 +23,7 @@ from issue_assistant.learn.calibration import proposals
 from issue_assistant.learn.model import SINGLE, LabelModel
 from issue_assistant.learn.store import StoreSource
 from issue_assistant.tracker.models import Issue
+from issue_assistant.versions import version_note
 
 if TYPE_CHECKING:
     from issue_assistant.context import Candidate, Context
@@ -41,6 +42,16 @@ def text_similarity(index: IssueIndex, a: Issue, b: Issue) -> float:
     title = cosine(index.vector(a.title, "title"), index.vector(b.title, "title"))
     body = cosine(index.vector(prose(a.body)), index.vector(prose(b.body)))
     return 0.5 * title + 0.5 * body
+
+
+def version_questions(context: Context, asks: list) -> list[str]:
+    """ "The latest release is X" when an ask requires the version and the reporter named an
+    older one (only with the release list of the moment)."""
+    if not any(ask.requires == "version" and ask.present_in(context.issue.text) for ask in asks):
+        return []
+    project = context.repository.rpartition("/")[2]
+    note = version_note(context.issue.text, project, context.releases)
+    return [note] if note else []
 
 
 @register
@@ -187,7 +198,8 @@ class SimilarEngine(Engine):
         if spec is None:
             return []
         text = context.issue.text
-        return [ask.question for ask in spec.ask if not ask.present_in(text)]
+        questions = [ask.question for ask in spec.ask if not ask.present_in(text)]
+        return questions + version_questions(context, spec.ask)
 
     @staticmethod
     def _summary(
