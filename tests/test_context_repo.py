@@ -205,3 +205,24 @@ def test_no_release_note_when_current_or_unknown_or_not_named(tmp_path) -> None:
     got = run(with_issue(silent), 9, config_for(None), tmp_path / "d")
     assert "Which version of tinyparse do you use?" in got.decision.questions
     assert not any("latest release" in q for q in got.decision.questions)
+
+
+def test_an_area_whose_paths_hold_the_likely_files_gains_weight(tmp_path, checkout) -> None:
+    # nothing earlier is about the lexer, so the neighbours' votes name no area; the likely
+    # file is the lexer, which `area: parser` owns (`src/tinyparse/lex*`)
+    lexer = Issue(
+        number=9,
+        title="lex splits text wrongly",
+        body="The lex function in the lexer splits my text at the wrong places.",
+        user=User(login="zed"),
+        created_at=day(35),
+        events=[],
+        comments=[],
+    )
+    snap = with_issue(lexer)
+    off = run(snap, 9, config_for(checkout, area_boost=0), tmp_path / "off")
+    on = run(snap, 9, config_for(checkout, area_boost=1.0), tmp_path / "on")
+    assert on.context.likely_files[0].path == "src/tinyparse/lexer.py"
+    assert "area: parser" not in off.decision.areas
+    assert on.decision.areas == ["area: parser"]
+    assert on.decision.confidence["area: parser"] >= 0.4
