@@ -101,7 +101,8 @@ class Context:
             self.see_also = answering[:2]
         self.code = code
         if code is not None and likely > 0:
-            self.likely_files = code.likely_files(self.issue.text, likely)
+            project = self.repository.rpartition("/")[2]
+            self.likely_files = code.likely_files(self.issue.text, likely, project)
 
     def search_discussions(self, text: str, limit: int = 5) -> list[DiscussionHit]:
         """Read-only tool: discussions of the moment most like `text` ([] when unknown)."""
@@ -116,7 +117,8 @@ class Context:
 
     def likely(self, text: str, limit: int = 5) -> list[LikelyFile]:
         """Read-only tool: the checkout's files most likely concerned by `text`."""
-        return [] if self.code is None else self.code.likely_files(text, limit)
+        project = self.repository.rpartition("/")[2]
+        return [] if self.code is None else self.code.likely_files(text, limit, project)
 
     def plan_notes(self) -> dict:
         """The comment's "see also" discussions and likely files, as `Plan` fields."""

@@ -117,3 +117,10 @@ def test_checkout_setting(tmp_path: Path, git_checkout: Path, monkeypatch) -> No
         checkout_for(str(tmp_path / "missing"), "octo/tinyparse")
     config = Config.model_validate({"code": {"checkout": str(git_checkout), "likely_files": 0}})
     assert code_index_for(config, "octo/tinyparse") is None
+
+
+def test_the_project_name_is_not_searched_for(git_checkout: Path) -> None:
+    index = CodeIndex(git_checkout)
+    text = "Where do I set the cache directory? I'm on tinyparse 1.1.0."
+    named = [f.path for f in index.likely_files(text, 2, project="tinyparse")]
+    assert set(named) == {"src/tinyparse/cache.py", "docs/cache.md"}

@@ -255,18 +255,21 @@ class CodeIndex:
         others = [f for f in out.values() if f.reason != "stack frame"]
         return frames[::-1] + others
 
-    def query_words(self, text: str, limit: int = 64) -> list[str]:
+    def query_words(self, text: str, limit: int = 64, ignore: frozenset[str] = frozenset()):
+        """The words of `text` to search for: identifier parts, less stop words and `ignore`."""
         seen: dict[str, None] = {}
         for w in words(text):
-            if len(w) > 2 and w not in _STOP and not w.isdigit():
+            if len(w) > 2 and w not in _STOP and w not in ignore and not w.isdigit():
                 seen.setdefault(w, None)
             if len(seen) >= limit:
                 break
         return list(seen)
 
-    def search(self, text: str, limit: int = 5) -> list[LikelyFile]:
+    def search(
+        self, text: str, limit: int = 5, ignore: frozenset[str] = frozenset()
+    ) -> list[LikelyFile]:
         """BM25 over paths (x2), identifiers (x1.5) and docs/comments for the words of `text`."""
-        terms = self.query_words(text)
+        terms = self.query_words(text, ignore=ignore)
         if not terms or not self.files:
             return []
         q = self.index.parse_query(
@@ -294,12 +297,17 @@ class CodeIndex:
             mention = mention or n
         return mention
 
-    def likely_files(self, text: str, limit: int = 5) -> list[LikelyFile]:
-        """The files most likely concerned by an issue's text, best first."""
+    def likely_files(self, text: str, limit: int = 5, project: str = "") -> list[LikelyFile]:
+        """The files most likely concerned by an issue's text, best first.
+
+        The words of `project` (the repository's name) are not searched for: nearly every
+        report names the project, and its name says nothing about where the problem is.
+        """
         named = self.named_files(text)
         seen = {f.path for f in named}
         ranked = list(named)
-        for hit in self.search(text, limit=limit + len(named)):
+        ignore = frozenset(words(project))
+        for hit in self.search(text, limit=limit + len(named), ignore=ignore):
             if hit.path not in seen:
                 ranked.append(hit)
                 seen.add(hit.path)
