@@ -120,6 +120,15 @@ class Context:
         project = self.repository.rpartition("/")[2]
         return [] if self.code is None else self.code.likely_files(text, limit, project)
 
+    def known_files(self) -> list[str]:
+        """The context files about the repository that hold something known at the moment."""
+        known = [
+            ("releases.md", self.releases is not None),
+            ("discussions.md", self.discussion_index is not None),
+            ("files.md", self.code is not None),
+        ]
+        return [name for name, present in known if present]
+
     def plan_notes(self) -> dict:
         """The comment's "see also" discussions and likely files, as `Plan` fields."""
         from urllib.parse import quote

@@ -226,3 +226,15 @@ def test_an_area_whose_paths_hold_the_likely_files_gains_weight(tmp_path, checko
     assert "area: parser" not in off.decision.areas
     assert on.decision.areas == ["area: parser"]
     assert on.decision.confidence["area: parser"] >= 0.4
+
+
+def test_llm_prompts_carry_the_repository_files_only_when_known(tmp_path, checkout) -> None:
+    from issue_assistant.engines.prompt import prompts
+
+    known = run(data.snapshot(), 5, config_for(checkout), tmp_path / "a").context
+    _, user = prompts(known)
+    assert "# Releases" in user and "# Similar discussions" in user and "# Likely files" in user
+    assert "## v1.2.0" in user and "src/tinyparse/cache.py" in user
+    plain = Snapshot(data.repository(()), data.ISSUES)
+    _, user = prompts(run(plain, 5, config_for(None), tmp_path / "b").context)
+    assert "# Releases" not in user and "# Likely files" not in user

@@ -17,10 +17,13 @@ ANSWER_FIELDS = ("type", "areas", "topics", "priority", "duplicate", "questions"
 
 
 def prompts(context: Context) -> tuple[str, str]:
-    """(system, user): the task, project and labels; then the issue and similar issues."""
+    """(system, user): the task, project and labels; then the issue and similar issues, and the
+    releases, discussions and likely files where they are known."""
     files = context.files()
     system = "\n\n".join([files["instructions.md"], files["project.md"], files["labels.md"]])
-    return system, "\n\n".join([files["issue.md"], files["similar.md"]])
+    user = [files["issue.md"], files["similar.md"]]
+    user += [files[name] for name in context.known_files()]
+    return system, "\n\n".join(user)
 
 
 def parse_answer(data: Any) -> Decision:
