@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 import tantivy
@@ -75,12 +77,29 @@ _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,5}
 _STOP = frozenset({"the", "and", "for", "with", "this", "that", "not", "self", "none", "true"})
 
 
-def split_identifier(name: str) -> list[str]:
-    """`parseTokens` -> parse, tokens; `cache_dir` -> cache, dir (lower case, 2+ letters)."""
+@lru_cache(maxsize=65536)
+def _split(name: str) -> tuple[str, ...]:
     parts: list[str] = []
     for piece in name.split("_"):
         parts += [p.lower() for p in _CAMEL.findall(piece)]
-    return [p for p in parts if len(p) > 1]
+    return tuple(p for p in parts if len(p) > 1)
+
+
+def ident_text(text: str, repeat: int = 4) -> str:
+    """A file's identifiers for the index: each distinct one split (and whole), repeated by how
+    often it occurs up to `repeat`, so term frequency still counts (fast on large files)."""
+    out: list[str] = []
+    for ident, n in Counter(_IDENT.findall(text)).items():
+        parts = _split(ident)
+        if len(parts) > 1:
+            parts = (*parts, ident.lower().replace("_", ""))
+        out += list(parts) * min(n, repeat)
+    return " ".join(out)
+
+
+def split_identifier(name: str) -> list[str]:
+    """`parseTokens` -> parse, tokens; `cache_dir` -> cache, dir (lower case, 2+ letters)."""
+    return list(_split(name))
 
 
 def words(text: str, limit: int = 4000) -> list[str]:
@@ -88,7 +107,7 @@ def words(text: str, limit: int = 4000) -> list[str]:
     out: list[str] = []
     for m in _IDENT.finditer(text):
         ident = m.group(0)
-        parts = split_identifier(ident)
+        parts = list(_split(ident))
         out += parts
         if len(parts) > 1:
             out.append(ident.lower().replace("_", ""))
@@ -209,7 +228,7 @@ class CodeIndex:
             doc.add_text("path", rel)
             doc.add_text("path_words", " ".join(path_words(rel)))
             is_doc = PurePosixPath(rel).suffix.lower() in DOC_SUFFIXES
-            doc.add_text("idents", " ".join(words(text[: MAX_TEXT * 5])[: MAX_TEXT // 4]))
+            doc.add_text("idents", ident_text(text[: MAX_TEXT * 10]))
             doc.add_text("docs", text[:MAX_TEXT] if is_doc else comments(text))
             writer.add_document(doc)
         writer.commit()
