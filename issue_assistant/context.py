@@ -14,7 +14,12 @@ from issue_assistant.config import ContextConfig, LabelsConfig
 from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.code import CodeIndex, LikelyFile
-from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex
+from issue_assistant.index.discussions import (
+    DiscussionHit,
+    DiscussionIndex,
+    answering,
+    as_seen,
+)
 from issue_assistant.render import render
 from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
 from issue_assistant.tracker.models import Issue, Release
@@ -56,6 +61,7 @@ class Context:
     see_also: list[DiscussionHit] = field(default_factory=list)
     code: CodeIndex | None = None
     likely_files: list[LikelyFile] = field(default_factory=list)
+    _visible: dict = field(default_factory=dict, repr=False)
 
     def _candidates(self, hits: list) -> list[Candidate]:
         out: list[Candidate] = []
@@ -90,15 +96,14 @@ class Context:
     def add_repository_context(self, code: CodeIndex | None = None, likely: int = 5) -> None:
         """Releases and discussions of the moment, and the likely files when `code` is given."""
         self.releases = releases_of(self.tracker)
-        known = discussions_of(self.tracker)
-        if known is not None:
-            self.discussion_index = DiscussionIndex(known)
+        visible = discussions_of(self.tracker)
+        if visible is not None:
+            everything = discussions_of(getattr(self.tracker, "source", self.tracker)) or visible
+            self.discussion_index = DiscussionIndex.shared(everything)
+            self._visible = {d.number: d for d in visible}
             self.discussions = self.search_discussions(self.issue.text, self.settings.discussions)
-            threshold = self.settings.see_also_threshold
-            answering = self.discussion_index.answering(
-                self.issue.title, self.issue.body, threshold
-            )
-            self.see_also = answering[:2]
+            hits = self.search_discussions(self.issue.text, 10)
+            self.see_also = answering(hits, self.settings.see_also_threshold)[:2]
         self.code = code
         if code is not None and likely > 0:
             project = self.repository.rpartition("/")[2]
@@ -109,7 +114,8 @@ class Context:
         if self.discussion_index is None or limit <= 0:
             return []
         title, _, body = text.partition("\n")
-        return self.discussion_index.search(title, limit=limit, body=body)
+        hits = self.discussion_index.search(title, limit=limit, body=body, before=self.as_of)
+        return as_seen(hits, self._visible)[:limit]
 
     def list_releases(self, limit: int = 10) -> list[Release] | None:
         """Read-only tool: releases published before the moment, newest first (None: unknown)."""

@@ -238,3 +238,28 @@ def test_llm_prompts_carry_the_repository_files_only_when_known(tmp_path, checko
     plain = Snapshot(data.repository(()), data.ISSUES)
     _, user = prompts(run(plain, 5, config_for(None), tmp_path / "b").context)
     assert "# Releases" not in user and "# Likely files" not in user
+
+
+def test_one_discussion_index_serves_every_moment_without_later_ones(tmp_path) -> None:
+    snap = data.snapshot()
+    early = Issue(
+        number=9,
+        title="Parser crash on an empty token stream",
+        body="crash on empty token stream",
+        user=User(login="zed"),
+        created_at=day(4.5),
+        events=[],
+        comments=[],
+    )
+    snap = Snapshot(
+        snap.repository,
+        [*snap.all_issues(), early],
+        releases=data.RELEASES,
+        discussions=data.DISCUSSIONS,
+    )
+    first = run(snap, 9, config_for(None), tmp_path / "a").context
+    assert 52 not in [h.number for h in first.discussions]  # created on day 5, after
+    assert "Discussion 52" not in first.files()["discussions.md"]
+    later = run(snap, 5, config_for(None), tmp_path / "b").context
+    assert later.discussion_index is first.discussion_index  # built once
+    assert 52 in [h.number for h in later.search_discussions("parser crash empty token", 5)]

@@ -158,10 +158,11 @@ def list_files(root: Path) -> list[str]:
         paths = [p for p in out.stdout.decode("utf-8", "replace").split("\0") if p]
     else:
         paths = []
-        for f in sorted(root.rglob("*")):
-            rel = f.relative_to(root).as_posix()
-            if f.is_file() and not any(part in SKIP_DIRS for part in Path(rel).parts[:-1]):
-                paths.append(rel)
+        for here, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+            rel = Path(here).relative_to(root).as_posix()
+            prefix = "" if rel == "." else rel + "/"
+            paths += [prefix + n for n in names]
     return sorted(p for p in paths if not _skipped(p))
 
 

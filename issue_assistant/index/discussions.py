@@ -6,10 +6,12 @@ answered one that clearly matches the new issue is named in the comment as "see 
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 import tantivy
 
@@ -32,13 +34,18 @@ class DiscussionHit:
 def _schema() -> tantivy.Schema:
     b = tantivy.SchemaBuilder()
     b.add_integer_field("number", stored=True, indexed=True)
+    b.add_date_field("created_at", stored=False, indexed=True, fast=True)
     b.add_text_field("title", stored=False, tokenizer_name="en_stem")
     b.add_text_field("body", stored=False, tokenizer_name="en_stem")
     return b.build()
 
 
 class DiscussionIndex:
-    """The discussions of one moment (an as-of view's), searched by BM25 and scored by cosine."""
+    """Discussions searched by BM25 (with an optional creation-time filter), scored by cosine.
+
+    Only titles and bodies are indexed, never answers, so one index serves every moment: an
+    answer given later cannot steer the search. `shared` keeps one per list of discussions.
+    """
 
     def __init__(self, discussions: Iterable[Discussion]) -> None:
         self.discussions = {d.number: d for d in discussions}
@@ -49,8 +56,9 @@ class DiscussionIndex:
             for d in self.discussions.values():
                 doc = tantivy.Document()
                 doc.add_integer("number", d.number)
+                doc.add_date("created_at", d.created_at)
                 doc.add_text("title", d.title)
-                doc.add_text("body", _text(d))
+                doc.add_text("body", d.body)
                 writer.add_document(doc)
             writer.commit()
             writer.wait_merging_threads()
@@ -75,17 +83,44 @@ class DiscussionIndex:
     def similarity(self, title: str, body: str | None, d: Discussion) -> float:
         """In [0, 1]: the mean of the title-to-title and text-to-text TF-IDF cosines."""
         t = cosine(self.vector(title, "title"), self.vector(d.title, "title"))
-        b = cosine(self.vector(f"{title}\n{body or ''}"), self.vector(f"{d.title}\n{_text(d)}"))
+        b = cosine(self.vector(f"{title}\n{body or ''}"), self.vector(f"{d.title}\n{d.body}"))
         return 0.5 * t + 0.5 * b
 
-    def search(self, text: str, limit: int = 5, body: str | None = None) -> list[DiscussionHit]:
-        """The discussions most like `text` (a title, with `body`), best first."""
+    @classmethod
+    def shared(cls, discussions: list[Discussion]) -> DiscussionIndex:
+        """The index of `discussions`, built once per process for the same list."""
+        key = hashlib.sha1(
+            repr([(d.number, d.created_at, d.title, d.body) for d in discussions]).encode()
+        ).hexdigest()
+        if key not in _SHARED:
+            _SHARED.clear()  # one repository at a time
+            _SHARED[key] = cls(discussions)
+        return _SHARED[key]
+
+    def search(
+        self,
+        text: str,
+        limit: int = 5,
+        body: str | None = None,
+        before: datetime | None = None,
+    ) -> list[DiscussionHit]:
+        """The discussions most like `text` (a title, with `body`), best first; with `before`,
+        only those created before it."""
         if not self.discussions:
             return []
         words = issue_query(text, body)
         if not words:
             return []
         q = self.index.parse_query(words, ["title", "body"], field_boosts={"title": 2.0})
+        if before is not None:
+            rng = tantivy.Query.range_query(
+                self.schema,
+                "created_at",
+                tantivy.FieldType.Date,
+                upper_bound=before,
+                include_upper=False,
+            )
+            q = tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Must, rng)])
         out: list[DiscussionHit] = []
         for score, address in self._searcher.search(q, limit=limit).hits:
             number = self._searcher.doc(address).to_dict()["number"][0]
@@ -93,12 +128,16 @@ class DiscussionIndex:
             out.append(DiscussionHit(d, float(score), self.similarity(text, body, d)))
         return out
 
-    def answering(self, title: str, body: str | None, threshold: float) -> list[DiscussionHit]:
-        """Answered discussions at least `threshold` similar: candidates for "see also"."""
-        hits = self.search(title, limit=10, body=body)
-        keep = [h for h in hits if h.discussion.answered and h.similarity >= threshold]
-        return sorted(keep, key=lambda h: -h.similarity)
+
+_SHARED: dict[str, DiscussionIndex] = {}
 
 
-def _text(d: Discussion) -> str:
-    return f"{d.body}\n{d.answer or ''}"
+def as_seen(hits: list[DiscussionHit], visible: dict[int, Discussion]) -> list[DiscussionHit]:
+    """`hits` with each discussion as the view shows it (dropped when the view has none)."""
+    return [replace(h, discussion=visible[h.number]) for h in hits if h.number in visible]
+
+
+def answering(hits: list[DiscussionHit], threshold: float) -> list[DiscussionHit]:
+    """Answered discussions at least `threshold` similar, most similar first: "see also"."""
+    keep = [h for h in hits if h.discussion.answered and h.similarity >= threshold]
+    return sorted(keep, key=lambda h: -h.similarity)

@@ -123,6 +123,11 @@ class AsOfView:
     def repository(self) -> Repository:
         return self._tracker.repository
 
+    @property
+    def source(self) -> Tracker:
+        """The tracker this view rewinds (for indexes built once over all of it)."""
+        return self._tracker
+
     def get_issue(self, number: int) -> Issue:
         issue = self._tracker.get_issue(number)
         if issue.created_at > self.moment:
