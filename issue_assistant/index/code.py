@@ -133,23 +133,32 @@ def _skipped(path: str) -> bool:
     return p.name in SKIP_NAMES or p.name.endswith(SKIP_SUFFIXES)
 
 
+def _git(root: Path) -> list[str]:
+    """git for `root`, trusted even when another user owns it (the Action's container runs as
+    root over the runner's checkout, which git otherwise refuses as "dubious ownership")."""
+    return ["git", "-c", f"safe.directory={Path(root).resolve()}"]
+
+
 def git_head(root: Path) -> str | None:
     """The checked-out commit, or None outside a git checkout."""
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=20
+            [*_git(root), "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=20
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    sha = out.stdout.strip()
-    return sha if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", sha) else None
+    sha = out.stdout.strip() if out.returncode == 0 else ""
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if not sha and workspace and Path(workspace).resolve() == Path(root).resolve():
+        sha = os.environ.get("GITHUB_SHA", "")  # the commit actions/checkout checked out
+    return sha if re.fullmatch(r"[0-9a-f]{40}", sha) else None
 
 
 def list_files(root: Path) -> list[str]:
     """Candidate paths (POSIX, relative to `root`): `git ls-files`, else a walk."""
     try:
         out = subprocess.run(
-            ["git", "ls-files", "-z"], cwd=root, capture_output=True, timeout=60, check=False
+            [*_git(root), "ls-files", "-z"], cwd=root, capture_output=True, timeout=60, check=False
         )
         listed = out.returncode == 0 and (root / ".git").exists()
     except (OSError, subprocess.TimeoutExpired):
@@ -349,7 +358,7 @@ def origin_names(root: Path, full_name: str) -> bool:
     """Whether the checkout at `root` is a clone of `full_name` (its `origin` remote says so)."""
     try:
         out = subprocess.run(
-            ["git", "config", "--get", "remote.origin.url"],
+            [*_git(root), "config", "--get", "remote.origin.url"],
             cwd=root,
             capture_output=True,
             text=True,
