@@ -11,7 +11,8 @@ from issue_assistant.tracker.fetch import fetch_snapshot, partial_path
 
 HELP = (
     "Fetch a repository's issues and pull requests, with their label, close and duplicate "
-    "events and comments, into a snapshot file (token from GITHUB_TOKEN; resumable)."
+    "events and comments, and its releases and discussions, into a snapshot file (token from "
+    "GITHUB_TOKEN; resumable)."
 )
 
 
