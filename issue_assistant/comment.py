@@ -26,6 +26,27 @@ class Evidence(BaseModel):
     score: float = 0.0
 
 
+class FileLink(BaseModel):
+    """A likely file: its path in the checkout, a line, and a link at the checked-out commit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    line: int | None = None
+    url: str | None = None
+    reason: str = ""
+
+
+class SeeAlso(BaseModel):
+    """An answered discussion that clearly matches the issue (never a duplicate)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    title: str
+    similarity: float = 0.0
+
+
 class Outcome(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -48,6 +69,8 @@ class Plan(Proposal):
     history: list[Outcome] = Field(default_factory=list)
     # The issue's labels when the comment was written: a group changed since then is a human's.
     labels_before: list[str] = Field(default_factory=list)
+    likely_files: list[FileLink] = Field(default_factory=list)
+    see_also: list[SeeAlso] = Field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
@@ -77,7 +100,11 @@ class Plan(Proposal):
 
 
 def encode_plan(plan: Plan) -> str:
-    data = json.dumps(plan.model_dump(mode="json"), ensure_ascii=True, sort_keys=True)
+    fields = plan.model_dump(mode="json")
+    for key in ("likely_files", "see_also"):  # optional: absent when empty
+        if not fields.get(key):
+            fields.pop(key, None)
+    data = json.dumps(fields, ensure_ascii=True, sort_keys=True)
     # `<` and `>` escaped so no text inside can close the HTML comment.
     return data.replace("<", "\\u003c").replace(">", "\\u003e")
 

@@ -25,6 +25,7 @@ from issue_assistant.errors import UserError
 from issue_assistant.tomllines import line_of
 
 GROUPS = ("type", "area", "topic", "priority")
+_VERSION_LIKE = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*\b")
 Group = Literal["type", "area", "topic", "priority"]
 Strategy = Literal["zero-shot", "rag", "agent"]
 STRATEGIES: tuple[Strategy, ...] = ("zero-shot", "rag", "agent")
@@ -38,12 +39,41 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def check_glob(glob: str) -> None:
+    """A ValueError unless `glob` is a relative POSIX glob (`*`, `**`, `?`, `[...]`)."""
+    if not glob or glob.startswith("/") or "\\" in glob or ".." in glob.split("/"):
+        raise ValueError(f"bad path glob {glob!r}: use a relative path like 'src/index/**'")
+    if glob.count("[") != glob.count("]"):
+        raise ValueError(f"bad path glob {glob!r}: unbalanced brackets")
+    if any("**" in part and part != "**" for part in glob.split("/")):
+        raise ValueError(f"bad path glob {glob!r}: '**' must be a whole path segment")
+
+
+def glob_match(glob: str, path: str) -> bool:
+    """`path` matches `glob`, where `**` spans folders and `*` stays within one."""
+    import fnmatch
+
+    def match(gp: list[str], pp: list[str]) -> bool:
+        if not gp:
+            return not pp
+        if gp[0] == "**":
+            return any(match(gp[1:], pp[i:]) for i in range(len(pp) + 1))
+        return bool(pp) and fnmatch.fnmatchcase(pp[0], gp[0]) and match(gp[1:], pp[1:])
+
+    return match(glob.rstrip("/").split("/"), path.split("/"))
+
+
 class Ask(_Strict):
-    """A piece of information a report of this type must contain."""
+    """A piece of information a report of this type must contain.
+
+    `requires = "version"` marks the version the reporter runs: the `similar` engine then adds
+    the latest release when the named version is older (only when releases are known).
+    """
 
     what: str = Field(min_length=1)
     question: str = Field(min_length=1)
     detect: list[str] = Field(default_factory=list)
+    requires: Literal["version"] | None = None
 
     @field_validator("detect")
     @classmethod
@@ -56,6 +86,8 @@ class Ask(_Strict):
         return patterns
 
     def present_in(self, text: str) -> bool:
+        if self.requires == "version" and _VERSION_LIKE.search(text):
+            return True
         return any(re.search(p, text, re.IGNORECASE | re.MULTILINE) for p in self.detect)
 
 
@@ -63,6 +95,19 @@ class Label(_Strict):
     name: str = Field(min_length=1)
     description: str = ""
     propose: bool = True
+    # Areas only: globs of the checkout's files that belong to the area ("src/index/**").
+    paths: list[str] = Field(default_factory=list)
+
+    @field_validator("paths")
+    @classmethod
+    def _globs(cls, globs: list[str]) -> list[str]:
+        for glob in globs:
+            check_glob(glob)
+        return globs
+
+    def owns(self, path: str) -> bool:
+        """Whether one of `paths` matches the file `path` (POSIX, relative to the checkout)."""
+        return any(glob_match(glob, path) for glob in self.paths)
 
 
 class TypeLabel(Label):
@@ -168,6 +213,26 @@ def _migrate(data: Any) -> tuple[Any, list[str]]:
     return data, moved
 
 
+class ContextConfig(_Strict):
+    """What the context shows beside similar issues: releases and discussions."""
+
+    releases: int = Field(default=5, ge=0, le=50)
+    discussions: int = Field(default=5, ge=0, le=50)
+    see_also_threshold: float = Field(default=0.45, ge=0, le=1)
+
+
+class CodeConfig(_Strict):
+    """The code index over the checkout, and the likely files in the comment."""
+
+    # "auto": the Action's workspace (or the current directory) when it is a clone of the
+    # repository; "": no code index; else the checkout's path.
+    checkout: str = "auto"
+    likely_files: int = Field(default=5, ge=0, le=20)
+    max_file_kb: int = Field(default=256, ge=1, le=10_000)
+    max_files: int = Field(default=20_000, ge=1)
+    area_boost: float = Field(default=0.3, ge=0, le=1)
+
+
 class Config(_Strict):
     engine: EngineConfig = EngineConfig()
     project: ProjectConfig = ProjectConfig()
@@ -199,6 +264,9 @@ class Config(_Strict):
         if not update:
             return self
         return self.model_copy(update={"engine": self.engine.model_copy(update=update)})
+
+    context: ContextConfig = ContextConfig()
+    code: CodeConfig = CodeConfig()
 
 
 def _parse(path: Path) -> tuple[str, dict]:
@@ -245,6 +313,12 @@ def load_labels(path: str | Path) -> LabelsConfig:
                     where=f"{p}:{line}" if line else str(p),
                 )
             seen[lab.name] = group
+            if lab.paths and group != "area":
+                line = line_of(text, (group, i, "paths"))
+                raise UserError(
+                    f"{group}.{i}.paths: only area labels may name paths",
+                    where=f"{p}:{line}" if line else str(p),
+                )
     if labels.needs_info and labels.needs_info in seen:
         raise UserError(
             f"needs_info: {labels.needs_info!r} is also a {seen[labels.needs_info]} label",

@@ -21,6 +21,7 @@ from issue_assistant.engines.base import Deadline
 from issue_assistant.engines.failures import EngineFailure, kind_of, with_retries
 from issue_assistant.errors import EngineError, UserError
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.code import code_index_for
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
@@ -67,6 +68,9 @@ def build_context(
         project=config.project.description,
         as_of=as_of,
         candidates=max(config.duplicates.candidates, config.similar.neighbors),
+        settings=config.context,
+        code=code_index_for(config, view.repository.full_name),
+        likely=config.code.likely_files,
     )
 
 
@@ -219,6 +223,6 @@ def analyze(
         created_at=moment,
         evidence=evidence,
         labels_before=list(issue.labels),
-    )
+    ).model_copy(update=context.plan_notes())
     comment = render_comment(plan, fallback_from=decision.fallback_from)
     return Analysis(issue, context, decision, plan, comment, error)

@@ -47,7 +47,18 @@ def test_context_directory_is_complete_and_deterministic(capsys, cache, tmp_path
     for d in (a, b):
         analyze(capsys, "--issue", "7016", "--cache-dir", cache, "--context-dir", str(d))
     names = sorted(p.name for p in a.iterdir())
-    assert names == ["instructions.md", "issue.md", "labels.md", "project.md", "similar.md"]
+    assert names == [
+        "discussions.md",
+        "files.md",
+        "instructions.md",
+        "issue.md",
+        "labels.md",
+        "project.md",
+        "releases.md",
+        "similar.md",
+    ]
+    assert "Not known" in (a / "releases.md").read_text()  # hf-datasets has no release lines
+    assert "No checkout" in (a / "files.md").read_text()  # this checkout is not datasets'
     for name in names:
         assert (a / name).read_text() == (b / name).read_text()
     issue_md = (a / "issue.md").read_text()

@@ -9,6 +9,7 @@ import sys
 from datetime import timedelta
 
 from issue_assistant.commands.common import (
+    add_checkout_argument,
     add_config_arguments,
     add_snapshot_argument,
     get_issue,
@@ -53,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--apply", action="store_true", help="live only: post the comment (default: dry run)"
     )
     add_config_arguments(parser)
+    add_checkout_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

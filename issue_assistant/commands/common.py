@@ -36,8 +36,26 @@ def add_snapshot_argument(parser: argparse.ArgumentParser, required: bool = True
     )
 
 
+def add_checkout_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--checkout",
+        metavar="DIR",
+        help="the repository's checkout to find likely files in (default: [code] checkout); "
+        "'' for none",
+    )
+
+
+def with_checkout(args: argparse.Namespace, config: Config) -> Config:
+    """`config` with `--checkout` as `[code] checkout` when it was given."""
+    checkout = getattr(args, "checkout", None)
+    if checkout is None:
+        return config
+    return config.model_copy(update={"code": config.code.model_copy(update={"checkout": checkout})})
+
+
 def load_configs(args: argparse.Namespace) -> tuple[LabelsConfig, Config]:
-    return load_both(args.labels, args.config)
+    labels, config = load_both(args.labels, args.config)
+    return labels, with_checkout(args, config)
 
 
 def load_config_only(args: argparse.Namespace) -> Config:

@@ -11,7 +11,11 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from issue_assistant.commands.common import add_config_arguments
+from issue_assistant.commands.common import (
+    add_checkout_argument,
+    add_config_arguments,
+    with_checkout,
+)
 from issue_assistant.config import STRATEGIES, Config, LabelsConfig, load_both
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.report import (
@@ -93,6 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the index is kept (default: [index] cache_dir of config.toml)",
     )
     add_config_arguments(parser)
+    add_checkout_argument(parser)
 
 
 def _tracker(
@@ -143,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         ensure_outside(Path(args.report), root)
     labels, config = load_both(args.labels, args.config, root)
+    config = with_checkout(args, config)
     config = config.with_engine(model=args.model, strategy=args.strategy)
     if not 1 <= args.issues <= MAX_ISSUES:
         raise UserError(f"--issues must be between 1 and {MAX_ISSUES}, not {args.issues}")

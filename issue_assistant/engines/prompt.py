@@ -22,14 +22,16 @@ ANSWER_FIELDS = ("type", "areas", "topics", "priority", "duplicate", "questions"
 def prompts(context: Context, strategy: Strategy = "rag") -> tuple[str, str]:
     """(system, user): the task, project and labels; then the issue, and per strategy more.
 
-    zero-shot: the issue alone; rag: and the similar earlier issues; agent: and the hint to
-    look with the read-only tools (the similar issues are shown too, as a starting point).
+    zero-shot: the issue alone; rag: and the similar earlier issues, and the releases,
+    discussions and likely files where they are known; agent: the same, and the hint to look
+    with the read-only tools (what is shown is a starting point).
     """
     files = context.files()
     system = "\n\n".join([files["instructions.md"], files["project.md"], files["labels.md"]])
     parts = [files["issue.md"]]
     if strategy != "zero-shot":
         parts.append(files["similar.md"])
+        parts += [files[name] for name in context.known_files()]
     parts.append(render("strategy.md.j2", strategy=strategy).strip())
     return system, "\n\n".join(p for p in parts if p)
 

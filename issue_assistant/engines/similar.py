@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from issue_assistant.config import GROUPS, SimilarConfig
+from issue_assistant.config import GROUPS, LabelsConfig, SimilarConfig
 from issue_assistant.decision import Decision, Duplicate
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.index import IssueIndex
@@ -23,6 +23,7 @@ from issue_assistant.learn.calibration import proposals
 from issue_assistant.learn.model import SINGLE, LabelModel
 from issue_assistant.learn.store import StoreSource
 from issue_assistant.tracker.models import Issue
+from issue_assistant.versions import version_note
 
 if TYPE_CHECKING:
     from issue_assistant.context import Candidate, Context
@@ -41,6 +42,36 @@ def text_similarity(index: IssueIndex, a: Issue, b: Issue) -> float:
     title = cosine(index.vector(a.title, "title"), index.vector(b.title, "title"))
     body = cosine(index.vector(prose(a.body)), index.vector(prose(b.body)))
     return 0.5 * title + 0.5 * body
+
+
+def version_questions(context: Context, asks: list) -> list[str]:
+    """ "The latest release is X" when an ask requires the version and the reporter named an
+    older one (only with the release list of the moment)."""
+    if not any(ask.requires == "version" and ask.present_in(context.issue.text) for ask in asks):
+        return []
+    project = context.repository.rpartition("/")[2]
+    note = version_note(context.issue.text, project, context.releases)
+    return [note] if note else []
+
+
+def boost_areas(
+    votes: list[tuple[str, float]], context: Context, labels: LabelsConfig, weight: float
+) -> list[tuple[str, float]]:
+    """Area votes plus `weight` times the rank-weighted share of the likely files whose path an
+    area's `paths` match (the first file counts most), best first, within the group's limit."""
+    files = context.likely_files
+    ranks = [1 / (i + 1) for i in range(len(files))]
+    total = sum(ranks) or 1.0
+    scores = dict(votes)
+    allowed = set(labels.proposable("area"))
+    for area in labels.area:
+        if not area.paths or area.name not in allowed:
+            continue
+        share = sum(r for f, r in zip(files, ranks, strict=True) if area.owns(f.path)) / total
+        if share:
+            scores[area.name] = min(1.0, scores.get(area.name, 0.0) + weight * share)
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ranked[: labels.limit("area")]
 
 
 @register
@@ -91,6 +122,15 @@ class SimilarEngine(Engine):
             else:
                 modes[group] = "vote"
                 chosen = self._vote(group, neighbors, cfg.neighbors, cfg.min_confidence)
+            if (
+                modes[group] == "vote"
+                and group == "area"
+                and context.likely_files
+                and self.config.code.area_boost > 0
+            ):
+                votes = self._vote(group, neighbors, cfg.neighbors, 0.0)
+                chosen = boost_areas(votes, context, self.labels, self.config.code.area_boost)
+                chosen = [(n, c) for n, c in chosen if c >= cfg.min_confidence]
             for name, conf in chosen:
                 confidence[name] = round(conf, 3)
             names = [n for n, _ in chosen]
@@ -189,7 +229,8 @@ class SimilarEngine(Engine):
         if spec is None:
             return []
         text = context.issue.text
-        return [ask.question for ask in spec.ask if not ask.present_in(text)]
+        questions = [ask.question for ask in spec.ask if not ask.present_in(text)]
+        return questions + version_questions(context, spec.ask)
 
     @staticmethod
     def _summary(

@@ -17,6 +17,7 @@ from issue_assistant.decision import Decision
 from issue_assistant.engines import Engine
 from issue_assistant.engines.failures import kind_of
 from issue_assistant.errors import EngineError, UserError
+from issue_assistant.evaluate.files import fixed_files, path_areas
 from issue_assistant.evaluate.gold import gold_for, is_sure_original
 from issue_assistant.evaluate.results import IssueResult
 from issue_assistant.index import IssueIndex
@@ -74,6 +75,7 @@ class Evaluator:
         gold = gold_for(self.tracker, issue, view.moment, self.labels, self.bot_login)
         engine, fallback = self.engines()
         answered, error = True, None
+        likely: list[str] = []
         start = time.perf_counter()
         try:
             analysis = analyze(
@@ -87,6 +89,7 @@ class Evaluator:
                 as_of=view.moment,
             )
             decision, error = analysis.decision, analysis.error
+            likely = [f.path for f in analysis.context.likely_files]
         except EngineError as exc:
             decision, answered = self._empty(engine, start, kind_of(exc)), False
             error = f"{engine.name} ({kind_of(exc)}): {exc}"
@@ -110,6 +113,9 @@ class Evaluator:
             proposed_sure=proposed_sure,
             error=error,
             answered=answered,
+            likely_files=likely,
+            fixed_files=fixed_files(issue),
+            path_areas=path_areas(self.labels, likely),
         )
 
     @staticmethod

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from issue_assistant.tracker.base import Tracker
-from issue_assistant.tracker.models import Issue, Repository
+from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
+from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 
 ONE_MINUTE = timedelta(minutes=1)
 
@@ -79,6 +79,26 @@ def rewind(issue: Issue, moment: datetime) -> Issue:
             if issue.comments is None
             else [c for c in issue.comments if c.created_at <= moment],
             "duplicate_of": duplicate_at(issue, moment),
+            "fixed_by": issue.fixed_by if closed_at is not None else None,
+        }
+    )
+
+
+def rewind_discussion(discussion: Discussion, moment: datetime) -> Discussion:
+    """A discussion as it was at `moment`: an answer or close made later is not there yet.
+
+    When it was locked (or closed, without `closed_at`) is unknown, so the view does not show it.
+    """
+    answered = discussion.answer_chosen_at is not None and discussion.answer_chosen_at <= moment
+    closed = discussion.closed and discussion.closed_at is not None
+    closed = closed and discussion.closed_at <= moment  # type: ignore[operator]
+    return discussion.model_copy(
+        update={
+            "answer_chosen_at": discussion.answer_chosen_at if answered else None,
+            "answer": discussion.answer if answered else None,
+            "closed": closed,
+            "closed_at": discussion.closed_at if closed else None,
+            "locked": False,
         }
     )
 
@@ -103,6 +123,11 @@ class AsOfView:
     def repository(self) -> Repository:
         return self._tracker.repository
 
+    @property
+    def source(self) -> Tracker:
+        """The tracker this view rewinds (for indexes built once over all of it)."""
+        return self._tracker
+
     def get_issue(self, number: int) -> Issue:
         issue = self._tracker.get_issue(number)
         if issue.created_at > self.moment:
@@ -113,6 +138,20 @@ class AsOfView:
         for issue in self._tracker.all_issues():
             if issue.created_at <= self.moment and issue.number != self.hide:
                 yield rewind(issue, self.moment)
+
+    def releases(self) -> list[Release] | None:
+        """Releases published before the moment, newest first (None when unknown)."""
+        known = releases_of(self._tracker)
+        if known is None:
+            return None
+        return [r for r in known if r.published_at < self.moment]
+
+    def discussions(self) -> list[Discussion] | None:
+        """Discussions created before the moment, as they were then (None when unknown)."""
+        known = discussions_of(self._tracker)
+        if known is None:
+            return None
+        return [rewind_discussion(d, self.moment) for d in known if d.created_at < self.moment]
 
     def target(self) -> Issue:
         """The hidden issue itself, as it was at the moment.

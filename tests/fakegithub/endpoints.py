@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from tests.fakegithub.context import ContextEndpoints
 from tests.fakegithub.render import RenderedState
 from tests.fakegithub.state import REACTIONS, iso
 
@@ -31,7 +32,7 @@ class ApiError(Exception):
         super().__init__(status, message)
 
 
-class Endpoints(RenderedState):
+class Endpoints(ContextEndpoints, RenderedState):
     """The REST endpoints over the state; `ROUTES` maps (method, path regex) to a method name.
 
     `{repo}` in a pattern stands for the repository's full name.
@@ -55,6 +56,9 @@ class Endpoints(RenderedState):
         ("DELETE", r"/repos/{repo}/issues/(\d+)/labels/([^/]+)", "_remove_label"),
         ("GET", r"/repos/{repo}/issues/(\d+)/timeline", "_timeline"),
         ("GET", r"/repos/{repo}/collaborators/([^/]+)/permission", "_permission"),
+        ("GET", r"/repos/{repo}/releases", "_list_releases"),
+        ("GET", r"/repos/{repo}/pulls/(\d+)/files", "_list_pull_files"),
+        ("POST", r"/graphql", "_graphql"),
     )
 
     def _page(
