@@ -10,7 +10,6 @@ from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
-
 # Bounds on what a model may write (also in `answer_schema`, as maxLength and maxItems).
 SUMMARY_MAX = 600
 QUESTION_MAX = 300
@@ -33,9 +32,7 @@ def shorten(text: str, limit: int) -> str:
 
 def bounded(limit: int) -> Any:
     """A string type that is cut to `limit` characters (a model's overlong text is not an error)."""
-    return Annotated[
-        str, BeforeValidator(lambda v: shorten(v, limit) if isinstance(v, str) else v)
-    ]
+    return Annotated[str, BeforeValidator(lambda v: shorten(v, limit) if isinstance(v, str) else v)]
 
 
 def _questions(value: Any) -> Any:
@@ -167,9 +164,9 @@ def validate(
     if duplicate is not None:
         duplicate = _valid_duplicate(duplicate, tracker, issue)
     # The bounds again: a decision made with model_copy or model_construct skipped the types'.
-    questions = [
-        shorten(q.strip(), QUESTION_MAX) for q in decision.questions if q and q.strip()
-    ][:QUESTIONS_MAX]
+    questions = [shorten(q.strip(), QUESTION_MAX) for q in decision.questions if q and q.strip()][
+        :QUESTIONS_MAX
+    ]
     dropped = [shorten(name, NAME_MAX) for name in dropped[:50]]
     return decision.model_copy(
         update={

@@ -11,9 +11,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from issue_assistant.sanitize import clean, code_span, sanitize
 
-def safe_text(
-    text: str | None, repository: str, limit: int = 2000, *, table: bool = False
-) -> str:
+
+def safe_text(text: str | None, repository: str, limit: int = 2000, *, table: bool = False) -> str:
     """Untrusted text made safe for one line of a comment on `repository` (`sanitize.sanitize`).
 
     No mention, no raw HTML, no link or image outside `https://github.com/OWNER/REPO/`; at most

@@ -17,7 +17,7 @@ from urllib.parse import quote, unquote
 HOSTS = ("github.com", "www.github.com")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 # After decoding, a path, query or fragment holding these is refused outright.
-_BAD = re.compile(r"[\x00-\x20\x7f-\x9f]")
+_BAD = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DECODE_ROUNDS = 3
 # Characters left unencoded in what we emit: none that Markdown reads inside a link destination
 # (parentheses, `<>`, a backslash, `;` that would end an entity) nor `@`.

@@ -22,7 +22,7 @@ TEMPLATE_HTML = re.compile(
     re.DOTALL,
 )
 MENTION = re.compile(r"@[A-Za-z0-9]")  # a mention (GitHub's \W before it is ASCII) or an e-mail
-BARE_URL = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.-]*://|\bwww\.|\b(?:mailto|xmpp):)")
+BARE_URL = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.-]*://|\bwww\.|\b(?:mailto|xmpp):[^\s@]*@[a-z0-9])")
 REPO_REF = re.compile(r"([\w.-]+/[\w.-]+)#\d")
 
 
@@ -60,12 +60,18 @@ def problems(text: str, repository: str, allowed_mentions: tuple[str, ...] = ())
     for ch in set(text):
         if ch not in "\n\u200b" and unicodedata.category(ch) in ("Cc", "Cf", "Cs"):
             found.append(f"invisible character U+{ord(ch):04X}")
+    in_link = 0
     for t in _inline(MD.parse(text)):
+        if t.type == "link_close":
+            in_link -= 1
         if t.type in ("html_block", "html_inline"):
             if not TEMPLATE_HTML.match(t.content.strip()):
                 found.append(f"raw HTML: {t.content[:80]!r}")
         elif t.type == "link_open":
-            if t.markup != "linkify":  # linkify's are judged as text: GitHub links what BARE_URL finds
+            in_link += 1
+            if (
+                t.markup != "linkify"
+            ):  # linkify's are judged as text: GitHub links what BARE_URL finds
                 check_url(str(t.attrGet("href")), "link")
         elif t.type == "image":
             check_url(str(t.attrGet("src")), "image")
@@ -74,8 +80,10 @@ def problems(text: str, repository: str, allowed_mentions: tuple[str, ...] = ())
             for name in allowed_mentions:
                 content = re.sub(rf"(?<![\w@]){re.escape(name)}(?![\w-])", "", content)
             if m := MENTION.search(content):
-                found.append(f"mention or e-mail: {content[max(0, m.start() - 20) : m.end() + 20]!r}")
-            if m := BARE_URL.search(content):
+                found.append(
+                    f"mention or e-mail: {content[max(0, m.start() - 20) : m.end() + 20]!r}"
+                )
+            if (m := BARE_URL.search(content)) and not in_link:
                 found.append(f"bare URL: {content[m.start() : m.end() + 30]!r}")
             for m in REPO_REF.finditer(content):
                 if m.group(1).lower() != repository.lower():
