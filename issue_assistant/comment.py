@@ -106,11 +106,12 @@ def encode_plan(plan: Plan) -> str:
 
 def extract_plan(body: str | None) -> Plan | None:
     """The plan in a comment body, or None when there is none or it does not validate."""
-    match = _PLAN.search(body or "")
-    if not match:
+    # The last one: ours ends the comment (text above it is sanitized, but never trust order).
+    matches = _PLAN.findall(body or "")
+    if not matches:
         return None
     try:
-        return Plan.model_validate_json(match.group(1))
+        return Plan.model_validate_json(matches[-1])
     except ValidationError:
         return None
 

@@ -1,7 +1,8 @@
 """Untrusted text made safe to show on GitHub: one sanitizer for comments, summaries and logs.
 
-The text is cleaned of control, zero-width and bidi characters, flattened to one line, cut to a
-window a little over the output limit (so the time is linear in the input), and parsed as
+The text is cut to a prefix, cleaned of control, zero-width and bidi characters, flattened to one
+line, cut to a window a little over the output limit (so the time depends on the limit, not on
+the input's length), and parsed as
 Markdown with markdown-it-py (CommonMark, GFM strikethrough, autolinks and linkify for bare URLs
 and e-mail addresses, as GitHub links them). Walking the tokens, text is kept with every character
 Markdown could read escaped; code spans and emphasis are kept; a link or image is kept only when
@@ -41,9 +42,9 @@ _INVISIBLE = re.compile(
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
 )
 # Escaped everywhere: what starts code, emphasis, links, HTML, entities, table cells, math.
-_ESCAPE = re.compile(r"[\\`*_\[\]<&|~$]")
-# Escaped at the start of a line: headings, quotes, list items, thematic breaks, setext lines.
-_LINE_START = re.compile(r"^(?:[#>+=-]|\d{1,9}(?=[.)]))")
+_ESCAPE = re.compile(r"[\\`*_\[\]&|~$]")
+# Escaped at the start of a line: headings, quotes, list items, breaks, setext lines, commands.
+_LINE_START = re.compile(r"^(?:[#>+=/-]|\d{1,9}(?=[.)]))")
 _OTHER_SPACE = re.compile(r"[^\S ]")
 # What linkify left as text but GitHub could still link (`www.host.example`, an odd scheme).
 _URL_LEFT = re.compile(r"(?i)(?<![a-z0-9+.-])(?:[a-z][a-z0-9+.-]*://|www\.[a-z0-9-])[^\s<]*")
@@ -124,6 +125,8 @@ class _Out:
         piece = self.defang(_OTHER_SPACE.sub(" ", _INVISIBLE.sub("", literal)))
         if not self.ctx.plain:
             piece = _ESCAPE.sub(r"\\\g<0>", piece)
+            # `<` as an entity: no `<!--` in the raw text either, so no forged marker or plan.
+            piece = piece.replace("<", "&lt;")
             if self.size == 0:
                 piece = _LINE_START.sub(_escape_start, piece, count=1)
         room = self._room()
@@ -295,12 +298,13 @@ def sanitize(
     `table`: the text goes in a table cell (`|` escaped in code spans too). `plain`: for a log,
     no Markdown escaping, but mentions, links and control characters are handled the same.
     """
-    flat = clean(text)
+    # Cut before cleaning too (a generous prefix): the time then depends on the limit only.
+    flat = clean((text or "")[: 8 * limit + 4096])
     if not flat:
         return ""
     ctx = _Context(repository, issue, table, plain)
     out = _Out(ctx, limit, _defanger(repository))
-    tokens = parser().parseInline(flat[: 2 * limit + 64])
+    tokens = parser().parseInline(flat[: limit + 256])
     _walk((tokens[0].children or []) if tokens else [], out)
     return out.result()
 
@@ -327,7 +331,7 @@ def sanitize_json(value: Any, repository: str, *, raw_keys: frozenset[str] = RAW
 class LogSanitizer(logging.Filter):
     """A logging filter: each record's message goes through the sanitizer (plain mode)."""
 
-    def __init__(self, repository: str = "", limit: int = 4000) -> None:
+    def __init__(self, repository: str = "", limit: int = 2000) -> None:
         super().__init__()
         self.repository = repository
         self.limit = limit

@@ -65,7 +65,7 @@ def test_hostile_text_cannot_close_the_marker_or_mention_or_link():
     visible = body.split("<!-- issue-assistant:plan")[0]
     assert "evil.example" not in visible
     assert problems(body, "o/r") == []
-    assert "\\<img" in visible and "@\u200beveryone" in visible  # shown as text, inert
+    assert "&lt;img" in visible and "@\u200beveryone" in visible  # shown as text, inert
     ok = plan(summary="see https://github.com/o/r/issues/3").summary
     assert "https://github.com/o/r/issues/3" in render_comment(plan(summary=ok))
 
