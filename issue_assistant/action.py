@@ -23,11 +23,14 @@ from issue_assistant.config import Config, LabelsConfig, load_both
 from issue_assistant.errors import EngineError, GitHubError, UserError
 from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason
 from issue_assistant.render import render
+from issue_assistant.sanitize import RAW_KEYS, LogSanitizer, sanitize_json
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue
 
 log = logging.getLogger("issue_assistant")
 RETRY_LOG = logging.getLogger("github.GithubRetry")  # says when a rate limit is waited out
+# In apply's output only the reasons (error messages among them) are free text.
+APPLY_RAW = RAW_KEYS | {"actor", "changes", "writes", "comment_url"}
 
 
 class ActionsFormatter(logging.Formatter):
@@ -125,12 +128,19 @@ def run_analyze(
             now=now,
         )
     outputs = {
-        "decision": json.dumps(result.decision or {}, indent=2, sort_keys=True),
+        "decision": json.dumps(
+            sanitize_json(result.decision or {}, full_name), indent=2, sort_keys=True
+        ),
         "comment-url": result.comment_url or "",
         "skipped": "true" if result.skipped else "false",
     }
     summary = render(
-        "summary.md.j2", command="analyze", writes=writes, result=result, done=result.done
+        "summary.md.j2",
+        command="analyze",
+        writes=writes,
+        result=result,
+        done=result.done,
+        repository=full_name,
     )
     return Outcome(outputs, summary)
 
@@ -166,13 +176,25 @@ def run_apply(
         approver = Approver(tracker, labels, config, writes=writes, now=now)  # type: ignore[arg-type]
         results = approver.run(numbers)
     decided = [r for r in results if r.status in ("approved", "dismissed")]
+    full_name = env.get("GITHUB_REPOSITORY", "")
     outputs = {
-        "decision": json.dumps([r.to_json() for r in results], indent=2, sort_keys=True),
+        "decision": json.dumps(
+            sanitize_json([r.to_json() for r in results], full_name, raw_keys=APPLY_RAW),
+            indent=2,
+            sort_keys=True,
+        ),
         "comment-url": next((r.comment_url or "" for r in decided), ""),
         "skipped": "false" if decided else "true",
     }
     done = [w for r in results for w in r.writes]
-    summary = render("summary.md.j2", command="apply", writes=writes, results=results, done=done)
+    summary = render(
+        "summary.md.j2",
+        command="apply",
+        writes=writes,
+        results=results,
+        done=done,
+        repository=full_name,
+    )
     failed = any(r.status == "failed" for r in results)
     return Outcome(outputs, summary, 1 if failed else 0)
 
@@ -236,6 +258,7 @@ def main(env: Mapping[str, str] | None = None, *, tracker: WritableTracker | Non
     if key := get_input(env, "anthropic-api-key"):
         os.environ["ANTHROPIC_API_KEY"] = key  # where the engine's client looks for it
     handler = setup_logging(env.get("GITHUB_ACTIONS") == "true")
+    handler.addFilter(LogSanitizer(env.get("GITHUB_REPOSITORY", "")))
     try:
         return run(env, tracker=tracker)
     except UserError as exc:

@@ -9,10 +9,31 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from issue_assistant.decision import Decision, Proposal
+from issue_assistant.decision import (
+    QUESTION_MAX,
+    REASON_MAX,
+    SUMMARY_MAX,
+    Decision,
+    Proposal,
+    bounded,
+)
+from issue_assistant.errors import EngineError
 from issue_assistant.render import render, safe_text
 
 MARKER = "<!-- issue-assistant -->"
+# GitHub refuses a comment longer than this; we stay a margin under it.
+GITHUB_LIMIT = 65_536
+COMMENT_MAX = GITHUB_LIMIT - 1_024
+# The most characters each part of the comment shows (sanitized, so escapes included).
+LIMITS = {
+    "summary": 2 * SUMMARY_MAX,
+    "question": 2 * QUESTION_MAX,
+    "reason": 2 * REASON_MAX + 100,
+    "title": 180,
+    "labels": 200,
+    "changes": 1_000,
+    "model": 100,
+}
 _PLAN = re.compile(r"<!-- issue-assistant:plan (\{.*?\}) -->", re.DOTALL)
 
 
@@ -20,9 +41,9 @@ class Evidence(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     number: int
-    title: str
-    state: str
-    labels: list[str] = Field(default_factory=list)
+    title: bounded(256)
+    state: bounded(20)
+    labels: list[bounded(100)] = Field(default_factory=list, max_length=30)
     score: float = 0.0
 
 
@@ -88,15 +109,16 @@ class Plan(Proposal):
         evidence: list[Evidence] = (),  # type: ignore[assignment]
         labels_before: list[str] = (),  # type: ignore[assignment]
     ) -> Plan:
-        return cls(
+        plan = cls(
             **decision.model_dump(include=set(Proposal.model_fields)),
             repository=repository,
             issue=issue,
             reporter=reporter,
-            evidence=list(evidence),
+            evidence=[e.model_copy(update={"labels": e.labels[:30]}) for e in evidence],
             created_at=created_at,
             labels_before=labels_before,
         )
+        return fit(plan)
 
 
 def encode_plan(plan: Plan) -> str:
@@ -111,11 +133,12 @@ def encode_plan(plan: Plan) -> str:
 
 def extract_plan(body: str | None) -> Plan | None:
     """The plan in a comment body, or None when there is none or it does not validate."""
-    match = _PLAN.search(body or "")
-    if not match:
+    # The last one: ours ends the comment (text above it is sanitized, but never trust order).
+    matches = _PLAN.findall(body or "")
+    if not matches:
         return None
     try:
-        return Plan.model_validate_json(match.group(1))
+        return Plan.model_validate_json(matches[-1])
     except ValidationError:
         return None
 
@@ -124,26 +147,62 @@ def is_assistant_comment(body: str | None) -> bool:
     return MARKER in (body or "")
 
 
-def render_comment(plan: Plan, fallback_from: str | None = None) -> str:
-    """The comment text for a plan in its current status (pending, approved or dismissed).
-
-    `fallback_from`: the engine that failed, when the fallback engine made the plan.
-    """
-    repo = plan.repository
-
-    def safe(text: str | None) -> str:
-        return safe_text(text, repo)
+def _render(plan: Plan, fallback_from: str | None = None) -> str:
+    def safe(text: str | None, limit: int, table: bool = False) -> str:
+        return safe_text(text, plan.repository, limit, table=table)
 
     return render(
         "comment.md.j2",
         plan=plan,
         safe=safe,
+        limits=LIMITS,
         marker=MARKER,
         plan_json=encode_plan(plan),
         fallback_from=fallback_from,
     )
 
 
+def _smaller(plan: Plan) -> Plan | None:
+    """The plan with the next optional part dropped: evidence, summary, then the last question."""
+    if plan.evidence:
+        return plan.model_copy(update={"evidence": []})
+    if plan.summary:
+        return plan.model_copy(update={"summary": ""})
+    if plan.questions and plan.status == "pending":
+        return plan.model_copy(update={"questions": plan.questions[:-1]})
+    return None
+
+
+def fit(plan: Plan) -> Plan:
+    """`plan` with optional parts dropped until its comment stays under GitHub's limit.
+
+    Each field is bounded, so this only acts on pathological input (thousands of labels, say);
+    a plan that cannot fit is an EngineError: nothing is posted.
+    """
+    while len(_render(plan)) > COMMENT_MAX:
+        smaller = _smaller(plan)
+        if smaller is None:
+            raise EngineError(
+                f"the comment for #{plan.issue} would exceed GitHub's {GITHUB_LIMIT} characters"
+            )
+        plan = smaller
+    return plan
+
+
+def render_comment(plan: Plan, fallback_from: str | None = None) -> str:
+    """The comment text for a plan in its current status (pending, approved or dismissed).
+
+    Never over GitHub's limit: an oversized plan is shown (and kept) without its optional parts.
+    `fallback_from`: the engine that failed, when the fallback engine made the plan.
+    """
+    text = _render(plan, fallback_from)
+    return text if len(text) <= COMMENT_MAX else _render(fit(plan), fallback_from)
+
+
 def render_questions(plan: Plan) -> str:
     """The follow-up addressed to the reporter once a maintainer approved the questions."""
-    return render("questions.md.j2", plan=plan, safe=lambda t: safe_text(t, plan.repository))
+
+    def safe(text: str | None, limit: int) -> str:
+        return safe_text(text, plan.repository, limit)
+
+    return render("questions.md.j2", plan=plan, safe=safe, limits=LIMITS)

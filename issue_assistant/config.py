@@ -1,7 +1,9 @@
 """The two configuration files, parsed into typed objects in one place.
 
 `labels.toml` holds the label groups; `config.toml` the engine, project and feature sections.
-Unknown keys, wrong types, duplicate labels and labels in two groups are errors naming file:line.
+Unknown keys, wrong types (strict: `"2"` is not a number, `"no"` not a boolean), infinite or NaN
+numbers, invalid label names, unknown roles or engines, duplicate labels and labels in two groups
+are errors naming file:line and key.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ import logging
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -35,8 +38,48 @@ MOVED = ("similar", "llama")
 log = logging.getLogger(__name__)
 
 
+ROLES = ("triage", "write", "maintain", "admin")
+Role = Literal["triage", "write", "maintain", "admin"]
+LABEL_MAX = 50  # GitHub's limit on a label name
+# A GitHub login (a bot's ends in `[bot]`): letters, digits, hyphens (underscores on Enterprise).
+_LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,38}(?:\[bot\])?")
+
+
+def _label_name(name: str) -> str:
+    """A name GitHub accepts as a label and the API can filter by (no comma)."""
+    if not name.strip():
+        raise ValueError("a label name cannot be blank")
+    if len(name) > LABEL_MAX:
+        raise ValueError(f"a label name has at most {LABEL_MAX} characters, not {len(name)}")
+    if "," in name:
+        raise ValueError("a label name cannot hold a comma")
+    if name != name.strip() or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise ValueError("a label name cannot start or end with spaces or hold control characters")
+    return name
+
+
+def _login(login: str) -> str:
+    if not _LOGIN.fullmatch(login):
+        raise ValueError(f"{login!r} is not a GitHub login (like github-actions[bot])")
+    return login
+
+
+def _engine_name(name: str | None) -> str | None:
+    """An engine name that `engines.create` knows (built-in, registered or an entry point)."""
+    from issue_assistant.engines.base import available
+
+    if name and name not in available():
+        raise ValueError(f"unknown engine {name!r} (available: {', '.join(available())})")
+    return name
+
+
+LabelName = Annotated[str, AfterValidator(_label_name)]
+Login = Annotated[str, AfterValidator(_login)]
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Strict: TOML has types, so a string where a number or boolean belongs is a mistake.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 def check_glob(glob: str) -> None:
@@ -92,7 +135,7 @@ class Ask(_Strict):
 
 
 class Label(_Strict):
-    name: str = Field(min_length=1)
+    name: LabelName
     description: str = ""
     propose: bool = True
     # Areas only: globs of the checkout's files that belong to the area ("src/index/**").
@@ -115,7 +158,7 @@ class TypeLabel(Label):
 
 
 class LabelsConfig(_Strict):
-    needs_info: str | None = None
+    needs_info: LabelName | None = None
     max_areas: int = Field(default=3, ge=0)
     max_topics: int = Field(default=3, ge=0)
     type: list[TypeLabel] = Field(default_factory=list)
@@ -146,12 +189,12 @@ class LabelsConfig(_Strict):
 
 
 class EngineConfig(_Strict):
-    name: str = "similar"
+    name: Annotated[str, AfterValidator(_engine_name)] = "similar"
     model: str = ""
     max_turns: int = Field(default=8, ge=1)
     budget_usd: float = Field(default=0.50, ge=0)
     timeout_seconds: float = Field(default=300, gt=0)
-    fallback: str | None = "similar"
+    fallback: Annotated[str | None, AfterValidator(_engine_name)] = "similar"
     # zero-shot (issue + labels), rag (+ similar issues), agent (+ read-only tools); empty: the
     # engine's own default (rag for llama, agent for API and command-line engines).
     strategy: Strategy | None = None
@@ -184,11 +227,11 @@ class LabelModelConfig(_Strict):
 
 
 class ApprovalConfig(_Strict):
-    pending_label: str = "assistant: pending"
-    opt_out_label: str = "assistant: skip"
-    bot_login: str = "github-actions[bot]"
+    pending_label: LabelName = "assistant: pending"
+    opt_out_label: LabelName = "assistant: skip"
+    bot_login: Login = "github-actions[bot]"
     writes: Literal["off", "dry-run", "live"] | None = None
-    roles: list[str] = Field(default_factory=lambda: ["triage", "write", "maintain", "admin"])
+    roles: list[Role] = Field(default_factory=lambda: list(ROLES))
 
 
 class IndexConfig(_Strict):

@@ -1,4 +1,4 @@
-"""`config check`: validate labels.toml and config.toml."""
+"""`config check`: validate labels.toml and config.toml, and load the engines they name."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ import argparse
 from issue_assistant.commands.common import add_config_arguments, load_configs
 from issue_assistant.config import GROUPS
 from issue_assistant.engines import available
-from issue_assistant.pipeline import engines_for, prepare
+from issue_assistant.errors import UserError
 
-HELP = "Check labels.toml and config.toml (unknown keys, wrong types, duplicate labels)."
+HELP = (
+    "Check labels.toml and config.toml (unknown keys, wrong types, invalid names, duplicate "
+    "labels) and load the engine and its fallback, as analyze would."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,14 +21,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from issue_assistant.pipeline import engines_for, prepare
+
     labels, config = load_configs(args)
     counts = ", ".join(f"{len(labels.group(g))} {g}" for g in GROUPS)  # type: ignore[arg-type]
     engine = config.engine.name
     if engine not in available():
-        print(f"warning: engine {engine!r} is not installed (available: {', '.join(available())})")
-        print(f"ok: labels ({counts}); engine {engine}")
-        return 0
-    main, fallback = engines_for(config, labels)
+        raise UserError(f"engine {engine!r} is not installed (available: {', '.join(available())})")
+    try:
+        main, fallback = engines_for(config, labels)
+    except UserError:
+        raise
+    except Exception as exc:  # a plugin that fails to import, say
+        names = " or ".join(repr(n) for n in (engine, config.engine.fallback) if n)
+        raise UserError(f"engine {names} cannot be loaded: {exc}") from None
     prepare(main, fallback)  # a missing key, binary, login or model file: exit 2
-    print(f"ok: labels ({counts}); engine {engine} ({main.strategy}), ready")
+    also = f", fallback {config.engine.fallback}" if config.engine.fallback else ""
+    print(f"ok: labels ({counts}); engine {engine} ({main.strategy}{also}), ready")
     return 0

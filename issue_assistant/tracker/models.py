@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 MAINTAINER_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+
+
+def _utf8(value: Any) -> Any:
+    """Text that UTF-8 can hold: a lone surrogate (JSON's `\\ud800`) becomes U+FFFD."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return value
+
+
+Text = Annotated[str, BeforeValidator(_utf8)]
 
 
 class User(BaseModel):
@@ -35,7 +48,7 @@ class Event(BaseModel):
 class Comment(BaseModel):
     user: User
     created_at: datetime
-    body: str = ""
+    body: Text = ""
     author_association: str | None = None
     id: int | None = None
     url: str | None = None
@@ -58,8 +71,8 @@ class Issue(BaseModel):
     """An issue or pull request. `events`/`comments`: None when unknown, [] when there were none."""
 
     number: int
-    title: str
-    body: str | None = ""
+    title: Text
+    body: Text | None = ""
     user: User
     author_association: str | None = None
     created_at: datetime
