@@ -160,6 +160,9 @@ def test_timeout_is_enforced_for_any_engine(fake_engine, hf_snapshot, hf_index, 
         time.sleep(5)
         return Decision(type="bug")
 
+    # The fallback's label model is fit once per index and moment (the Action's `index` step
+    # does it ahead): fit it first, so that the time limit meets only the slow engine.
+    run("similar", hf_snapshot, hf_index, hf_labels)
     fake_engine.enqueue(slow)
     cfg = Config.model_validate({"engine": {"timeout_seconds": 1}})
     start = time.monotonic()
