@@ -248,8 +248,11 @@ def test_maintainer_thumbs_up_applies_on_schedule(gh, tmp_path, fake_engine):
     plan = extract_plan(assistant_comment(gh).body)
     assert plan.status == "approved" and plan.history[-1].actor == "maria"
     assert "Approved by `maria`" in assistant_comment(gh).body
-    writes = [(m, p.rsplit("/", 2)[-2:]) for m, p, _ in gh.writes]
+    writes = [(m, p.rsplit("/", 2)[-2:]) for m, p, _ in gh.issue_writes]
     assert [m for m, _ in writes] == ["POST", "POST", "PATCH", "PATCH", "DELETE"]
+    # the run held the comment's claim (👀) while it wrote, and withdrew it
+    assert [m for m, _, _ in gh.claims] == ["POST", "DELETE"]
+    assert not [r for r in gh.reactions if r.user == BOT]
     assert writes[-1][1] == ["labels", PENDING]
     out = outputs(tmp_path)
     assert out["skipped"] == "false"
@@ -276,7 +279,7 @@ def test_thumbs_down_dismisses(gh, tmp_path, fake_engine):
     gh.add_reaction(assistant_comment(gh).id, "maria", "-1")
     gh.clear_requests()
     assert apply(gh, tmp_path) == 0
-    assert [m for m, _, _ in gh.writes] == ["PATCH", "DELETE"]
+    assert [m for m, _, _ in gh.issue_writes] == ["PATCH", "DELETE"]
     assert gh.issues[3].labels == ["bug"] and gh.issues[3].state == "open"
     assert "Dismissed by `maria`" in assistant_comment(gh).body
 
@@ -349,7 +352,8 @@ def test_github_error_exits_1_with_nothing_half_applied(gh, tmp_path, fake_engin
     assert apply(gh, tmp_path) == 1
     errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("::error::")]
     assert len(errors) == 1 and f"{status} Nope" in errors[0]
-    assert [m for m, _, _ in gh.writes] == ["POST"]  # the refused labels; nothing after
+    assert [m for m, _, _ in gh.issue_writes] == ["POST"]  # the refused labels; nothing after
+    assert [m for m, _, _ in gh.claims] == ["POST", "DELETE"]  # the claim is withdrawn
     plan = extract_plan(assistant_comment(gh).body)
     assert plan.status == "pending" and PENDING in gh.issues[3].labels
     # the next run completes it
