@@ -166,6 +166,7 @@ class Approver:
         self.bot = config.approval.bot_login
         self.pending = config.approval.pending_label
         self.rule = VoteRule(tracker.permission, config.approval.roles, self.bot)
+        self._held: tuple[int, int] | None = None  # (comment id, claim id) while writing
 
     def may_decide(self, login: str) -> bool:
         return self.rule.may_decide(login)
@@ -212,6 +213,7 @@ class Approver:
         claim = self._claim(found.comment.id)
         if claim is None:
             return self._skip(issue, "another apply run is at work on it")
+        self._held = (found.comment.id, claim)
         try:
             # Looked at again under the claim: another run may have finished in the meantime.
             fresh = self.tracker.get_issue(issue.number)
@@ -220,10 +222,32 @@ class Approver:
                 return looked
             return self._decide(fresh, *looked)
         finally:
-            try:
-                self.tracker.release(found.comment.id, claim)
-            except GitHubError as exc:
-                log.warning("#%d: could not withdraw the claim (%s)", issue.number, exc)
+            if self._held is not None:
+                try:
+                    self._withdraw()
+                except GitHubError as exc:
+                    log.warning("#%d: could not withdraw the claim (%s)", issue.number, exc)
+                self._held = None
+
+    def _withdraw(self) -> None:
+        """Withdraw this run's claim (once: `_held` is cleared first)."""
+        if self._held is not None:
+            comment_id, claim_id = self._held
+            self._held = None
+            self.tracker.release(comment_id, claim_id)
+
+    def _leftover_claims(self, comment_id: int, writer: Writer) -> None:
+        """Withdraw claims a failed run left on a decided comment (not this run's own)."""
+        own = self._held[1] if self._held else None
+        for r in self.tracker.comment_reactions(comment_id):
+            mine = r.user.login.lower() == self.bot.lower()
+            if mine and r.content == "eyes" and r.id is not None and r.id != own:
+                writer._do(
+                    f"withdraw a claim left on the comment ({comment_id})",
+                    self.tracker.release,
+                    comment_id,
+                    r.id,
+                )
 
     def _claim(self, comment_id: int) -> int | None:
         """The id of this run's claim on the comment, or None when another run holds it."""
@@ -255,6 +279,8 @@ class Approver:
             result = self._skip(issue, f"already {found.plan.status}")
             if pending is not None:
                 writer = Writer(self.tracker, self.writes)
+                if found.comment.id is not None:
+                    self._leftover_claims(found.comment.id, writer)
                 writer.remove_label(n, pending)
                 result.writes = writer.done
             return result
@@ -303,17 +329,19 @@ class Approver:
         )
         log.info("#%d: %s by %s via %s", issue.number, action, vote.actor, vote.via)
         pending = find_label(issue.labels, self.pending)
-        if pending is not None:
-            try:
+        try:
+            if self.writes == "live":
+                self._withdraw()  # before the label: a sweep then still finds what is left
+            if pending is not None:
                 writer.remove_label(issue.number, pending)
-            except GitHubError as exc:
-                # The comment already says so: the plan is decided, only the label is left over.
-                result.status = "failed"
-                result.reason = (
-                    f"{action} by {vote.actor}, but the pending label is still there ({exc}); "
-                    "the next run removes it"
-                )
-                log.error("#%d: %s", issue.number, result.reason)
+        except GitHubError as exc:
+            # The comment already says so: the plan is decided, only the cleanup is left over.
+            result.status = "failed"
+            result.reason = (
+                f"{action} by {vote.actor}, but the cleanup failed ({exc}); "
+                "the next run removes the pending label"
+            )
+            log.error("#%d: %s", issue.number, result.reason)
         return result
 
     def dismiss(self, issue: Issue, found: Found, vote: Vote) -> ApplyResult:

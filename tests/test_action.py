@@ -495,6 +495,22 @@ def test_dockerfile_and_dockerignore():
     assert ignore[start : start + 4] == ["*", "!pyproject.toml", "!README.md", "!issue_assistant/"]
 
 
+def concurrency_group(expression: str, event_name: str, number: int | None) -> str:
+    """A workflow's `${{ ... }}` group evaluated for one event (`&&`, `||`, `==`, format)."""
+    inner = expression.strip()
+    assert inner.startswith("${{") and inner.endswith("}}")
+    code = inner[3:-2].replace("&&", " and ").replace("||", " or ").replace("\n", " ")
+    code = code.replace("github.event_name", "event_name")
+    code = code.replace("github.event.issue.number", "number")
+    code = code.replace("format(", "fmt(")
+    names = {
+        "event_name": event_name,
+        "number": number,
+        "fmt": lambda text, *args: text.format(*args),
+    }
+    return str(eval(code, {"__builtins__": {}}, names))  # noqa: S307 - our own file
+
+
 def test_example_workflow():
     import yaml
 
@@ -503,7 +519,24 @@ def test_example_workflow():
     assert on["issues"] == {"types": ["opened"]} and on["issue_comment"] == {"types": ["created"]}
     assert on["schedule"] == [{"cron": "*/15 * * * *"}] and "workflow_dispatch" in on
     assert flow["permissions"] == {"issues": "write", "contents": "read"}
-    assert "github.event.issue.number" in flow["concurrency"]["group"]
+    assert "concurrency" not in flow  # on the job: a skipped job takes no place in the queue
+    job = flow["jobs"]["triage"]
+    assert job["concurrency"]["cancel-in-progress"] is False
+    group = job["concurrency"]["group"]
+    groups = {
+        (name, number): concurrency_group(group, name, number)
+        for name, number in [
+            ("issues", 5),
+            ("issues", 6),
+            ("issue_comment", 5),
+            ("issue_comment", 6),
+            ("schedule", None),
+            ("workflow_dispatch", None),
+        ]
+    }
+    # one group for every apply run (issue 8 item 2), one per issue for analyze
+    assert {v for (name, _), v in groups.items() if name != "issues"} == {"issue-assistant-apply"}
+    assert groups[("issues", 5)] == "issue-assistant-analyze-5" != groups[("issues", 6)]
     steps = flow["jobs"]["triage"]["steps"]
     cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
     assert cache["with"]["path"] == ".cache/issue-assistant"

@@ -346,6 +346,7 @@ class GitHubTracker:
                 user=to_user(d.get("user")) or GHOST,
                 content=d["content"],
                 created_at=d.get("created_at"),
+                id=d.get("id"),
             )
             for d in self._list(path)
         ]

@@ -103,7 +103,10 @@ class MemoryTracker:
         return comment
 
     def react(self, comment_id: int, login: str, content: str = "+1") -> Reaction:
-        reaction = Reaction(user=User(login=login), content=content, created_at=self.tick())
+        at = self.tick()
+        reaction = Reaction(
+            user=User(login=login), content=content, created_at=at, id=next(self._ids)
+        )
         self.reactions.setdefault(comment_id, []).append(reaction)
         return reaction
 
@@ -169,7 +172,11 @@ class MemoryTracker:
     def comment_reactions(self, comment_id: int) -> list[Reaction]:
         self.reads.append(("comment_reactions", comment_id))
         self._check("comment_reactions")
-        return list(self.reactions.get(comment_id, []))
+        reactions = list(self.reactions.get(comment_id, []))
+        if held := self._held.get(comment_id):
+            bot = User(login=self.login, type="Bot")
+            reactions.append(Reaction(id=held[0], user=bot, content="eyes", created_at=held[1]))
+        return reactions
 
     def permission(self, login: str) -> str:
         self.reads.append(("permission", login))

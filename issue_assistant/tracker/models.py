@@ -94,6 +94,7 @@ class Reaction(BaseModel):
     user: User
     content: str
     created_at: datetime | None = None
+    id: int | None = None
 
 
 class Claim(BaseModel):
