@@ -19,7 +19,7 @@ from issue_assistant.comment import Plan
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.errors import UserError
 from issue_assistant.index import IssueIndex
-from issue_assistant.labelnames import find_label, has_label
+from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue, Repository
@@ -136,6 +136,18 @@ def has_votes(
     return rule.first_vote(found.comment, reactions, comments, now) is not None
 
 
+def _same_proposal(old: Plan, new: Plan, pending: str) -> bool:
+    """Whether a re-run proposes what the comment already shows (its time and the assistant's
+    own pending label aside)."""
+
+    def shown(plan: Plan) -> dict[str, Any]:
+        data = plan.model_dump(exclude={"created_at"})
+        data["labels_before"] = [n for n in plan.labels_before if key(n) != key(pending)]
+        return data
+
+    return shown(old) == shown(new)
+
+
 def _changed_since(
     tracker: WritableTracker, found: Found, config: Config, now: datetime
 ) -> str | None:
@@ -215,7 +227,9 @@ def analyze_live(
             return result
         result.action = "edited" if mode == "live" else "would edit"
         result.comment_url = found.comment.url
-        if found.comment.body != result.comment:
+        if _same_proposal(found.plan, plan, config.approval.pending_label):
+            result.action = "unchanged"
+        elif found.comment.body != result.comment:
             assert found.comment.id is not None
             writer.edit_comment(found.comment.id, result.comment, "the assistant's comment")
     else:
