@@ -99,19 +99,17 @@ EVENTS = {
 }
 
 
-def _record(record_property, stderr: str, writes: int) -> None:
-    record_property(
-        "reliability",
-        json.dumps(
-            {
-                "category": "input",
-                "cases": 1,
-                "wrong_writes": writes,
-                "doubled_writes": 0,
-                "tracebacks": int("Traceback" in stderr),
-            }
-        ),
-    )
+def _record(record_property, stderr: str, writes: int, kind: str, where: str) -> None:
+    data = {
+        "category": "input",
+        "cases": 1,
+        "wrong_writes": writes,
+        "doubled_writes": 0,
+        "tracebacks": int("Traceback" in stderr),
+        "kind": kind,
+        "where": where,
+    }
+    record_property("reliability", json.dumps(data))
 
 
 def _one_error_line(stderr: str) -> str:
@@ -130,7 +128,7 @@ def test_malformed_webhook_payload(case, gh, tmp_path, capsys, record_property):
     gh.clear_requests()
     status = action.main(env, tracker=make_tracker(gh))
     stderr = capsys.readouterr().err
-    _record(record_property, stderr, len(gh.writes))
+    _record(record_property, stderr, len(gh.writes), case, f"{command} ({event_name} payload)")
     line = _one_error_line(stderr)
     assert status == 2
     assert str(path) in line and "::error::" in line
@@ -144,7 +142,9 @@ def test_a_payload_that_is_not_utf8(gh, tmp_path, capsys, record_property):  # n
     env = environment(tmp_path, "analyze", "issues", path)
     status = action.main(env, tracker=make_tracker(gh))
     stderr = capsys.readouterr().err
-    _record(record_property, stderr, len(gh.writes))
+    _record(
+        record_property, stderr, len(gh.writes), "payload not UTF-8", "analyze (issues payload)"
+    )
     assert status == 2 and str(path) in _one_error_line(stderr) and gh.writes == []
 
 
@@ -195,7 +195,8 @@ def test_malformed_command_line(case, tmp_path, capsys, record_property):
     before = sorted(p.name for p in tmp_path.iterdir())
     status = cli.main(argv)
     captured = capsys.readouterr()
-    _record(record_property, captured.err, 0)
+    written = len(set(tmp_path.iterdir())) - len(before)
+    _record(record_property, captured.err, written, case, "the analyze command line")
     line = _one_error_line(captured.err)
     assert status == 2 and line.startswith("issue-assistant: error:")
     assert captured.out == ""

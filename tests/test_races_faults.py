@@ -85,13 +85,17 @@ def state_of(gh: FakeGitHub, number: int = 3) -> State:
     )
 
 
-def record(record_property, category: str, wrong: int, doubled: int, tracebacks: int) -> None:
+def record(
+    record_property, category: str, wrong: int, doubled: int, tracebacks: int, **what: str
+) -> None:
+    """The reliability contract (common brief), plus what was tried (`kind`, `where`)."""
     data = {
         "category": category,
         "cases": 1,
         "wrong_writes": wrong,
         "doubled_writes": doubled,
         "tracebacks": tracebacks,
+        **what,
     }
     record_property("reliability", json.dumps(data))
 
@@ -215,7 +219,7 @@ def _reference(tmp_path: Path, capsys, run, name: str) -> State:
     return _REFERENCES[name]
 
 
-def _three_runs(gh, run, fault_args, record_property, expected: State) -> None:
+def _three_runs(gh, run, fault_args, record_property, expected: State, **what: str) -> None:
     before = state_of(gh)
     gh.clear_requests()
     gh.fail_next(*fault_args[0], **fault_args[1])
@@ -229,7 +233,7 @@ def _three_runs(gh, run, fault_args, record_property, expected: State) -> None:
     tracebacks = sum("Traceback" in e for e in (err1, err2, err3))
     wrong = final.wrong(expected) + after_first.partial_of(expected, before)
     doubled = final.doubled() + after_first.doubled()
-    record(record_property, "fault", wrong, doubled, tracebacks)
+    record(record_property, "fault", wrong, doubled, tracebacks, **what)
     assert tracebacks == 0, err1 + err2 + err3
     # 2: the issue itself answered 404/410 ("no such issue")
     assert first in (0, 1, 2) and second == 0 and third == 0, err1 + err2
@@ -253,7 +257,8 @@ def test_apply_under_a_fault(gh, tmp_path, capsys, record_property, variant, tar
     expected = _reference(tmp_path, capsys, reference, f"apply-{variant}")
     seed_vote(gh, variant)
     method, path = APPLY_TARGETS[target]
-    _three_runs(gh, run, ((method, path), FAULTS[fault]), record_property, expected)
+    what = {"kind": fault, "where": f"apply: {target}"}
+    _three_runs(gh, run, ((method, path), FAULTS[fault]), record_property, expected, **what)
 
 
 @pytest.mark.parametrize(("variant", "target", "fault"), _cases(ANALYZE_TARGETS, ["new"]))
@@ -266,7 +271,8 @@ def test_analyze_under_a_fault(
 
     expected = _reference(tmp_path, capsys, run, "analyze")
     method, path = ANALYZE_TARGETS[target]
-    _three_runs(gh, run, ((method, path), FAULTS[fault]), record_property, expected)
+    what = {"kind": fault, "where": f"analyze: {target}"}
+    _three_runs(gh, run, ((method, path), FAULTS[fault]), record_property, expected, **what)
 
 
 # ---- races -------------------------------------------------------------------------------------
@@ -309,7 +315,8 @@ def test_two_apply_runs_at_once_write_once(gh, tmp_path, capsys, record_property
         t.join(30)
     posts = [w for w in gh.issue_writes if w[0] == "POST" and w[1].endswith("/comments")]
     final = state_of(gh)
-    record(record_property, "race", final.wrong(expected), final.doubled(), len(errors))
+    what = {"kind": "two apply runs at once", "where": f"apply: {variant}"}
+    record(record_property, "race", final.wrong(expected), final.doubled(), len(errors), **what)
     assert not errors
     assert sorted(r.status for r in results) == ["approved", "skipped"]
     assert len(posts) == 1  # the questions, or "Duplicate of #1": once
@@ -341,7 +348,8 @@ def test_a_vote_during_reanalysis_is_for_the_text_the_maintainer_saw(
     wrong += int("p1" in labels) + int("p2" not in labels)
     gh.clear_requests()
     run_apply(gh, tmp_path, capsys)
-    record(record_property, "race", wrong + len(gh.writes), state_of(gh).doubled(), 0)
+    what = {"kind": "vote while the engine runs", "where": "analyze then apply"}
+    record(record_property, "race", wrong + len(gh.writes), state_of(gh).doubled(), 0, **what)
     assert plan.status == "approved" and plan.priority == "p2"
     assert wrong == 0 and gh.writes == []
 
@@ -370,6 +378,7 @@ def test_a_vote_just_before_the_edit_does_not_approve_the_new_text(
     wrong += int(plan.status != "approved" or "p1" not in {n for n in gh.issues[3].labels})
     gh.clear_requests()
     run_apply(gh, tmp_path, capsys)
-    record(record_property, "race", wrong + len(gh.writes), state_of(gh).doubled(), 0)
+    what = {"kind": "vote between the last look and the edit", "where": "analyze then apply"}
+    record(record_property, "race", wrong + len(gh.writes), state_of(gh).doubled(), 0, **what)
     assert status == 0 and wrong == 0 and gh.writes == []
     assert plan.history[-1].actor == "Codertocat"
