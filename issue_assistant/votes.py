@@ -5,7 +5,9 @@ on its own line (outside code, quotes and lists) in a later comment. It counts o
 
 - its author's role on the repository is in `approval.roles` (and it is not the bot itself);
 - it was given on the text now in the comment: once the comment was edited (a re-analysis),
-  a vote from before (or at) the edit approved an older proposal and does not count.
+  a vote from before the edit (GitHub's `updated_at`, in seconds) was for an older proposal and
+  does not count. One from the same second counts: `analyze` looks for votes right before it
+  edits, and a reaction that moved `updated_at` itself must not void itself.
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ class VoteRule:
         """The earliest vote that counts; the others are logged and ignored."""
         edited = shown_since(comment)
         for vote in self.candidates(comment, reactions, comments, now):
-            if edited is not None and vote.at <= edited:
+            if edited is not None and vote.at < edited:
                 log.info(
                     "ignored %s by %s: given before the proposal was last changed (%s)",
                     vote.via,

@@ -119,3 +119,26 @@ def test_bot_reactions_and_claims_are_never_votes():
     [result] = approver(t).run()
     assert result.status == "waiting"
     assert PENDING in t.issues[2].labels
+
+
+def test_the_edit_time_decides_to_the_second():
+    from datetime import UTC, datetime, timedelta
+
+    from issue_assistant.tracker.models import Comment, Reaction, User
+    from issue_assistant.votes import VoteRule
+
+    posted = datetime(2026, 1, 1, tzinfo=UTC)
+    edited = posted + timedelta(minutes=5)
+    comment = Comment(id=1, user=User(login=BOT), created_at=posted, updated_at=edited)
+    rule = VoteRule(lambda login: "maintain", ["maintain"], BOT)
+
+    def vote_at(moment):
+        reaction = Reaction(user=User(login="maria"), content="+1", created_at=moment)
+        return rule.first_vote(comment, [reaction], [], edited)
+
+    assert vote_at(edited - timedelta(seconds=1)) is None  # given on the earlier text
+    assert vote_at(edited) is not None  # the same second: counts
+    assert vote_at(edited + timedelta(seconds=1)).actor == "maria"
+    unedited = comment.model_copy(update={"updated_at": posted})
+    reaction = Reaction(user=User(login="maria"), content="+1", created_at=posted)
+    assert rule.first_vote(unedited, [reaction], [], posted) is not None
