@@ -153,7 +153,8 @@ def to_issue(data: dict[str, Any]) -> Issue:
     )
 
 
-def to_comment(data: dict[str, Any]) -> Comment:
+def to_comment(data: dict[str, Any], *, edited: bool = True) -> Comment:
+    """A comment; `edited=False` leaves out `updated_at` (snapshots do not keep it)."""
     return Comment(
         id=data.get("id"),
         user=to_user(data.get("user")) or GHOST,
@@ -161,7 +162,7 @@ def to_comment(data: dict[str, Any]) -> Comment:
         body=data.get("body") or "",
         author_association=data.get("author_association"),
         url=data.get("html_url"),
-        updated_at=data.get("updated_at"),
+        updated_at=data.get("updated_at") if edited else None,
     )
 
 
@@ -181,7 +182,7 @@ def split_timeline(items: list[dict[str, Any]]) -> tuple[list[Event], list[Comme
     events = [
         to_event(i) for i in items if i.get("event") in HISTORY_EVENTS and i.get("created_at")
     ]
-    comments = [to_comment(i) for i in items if i.get("event") == "commented"]
+    comments = [to_comment(i, edited=False) for i in items if i.get("event") == "commented"]
     return events, comments
 
 
