@@ -25,7 +25,7 @@ from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason
 from issue_assistant.render import render
 from issue_assistant.sanitize import RAW_KEYS, LogSanitizer, sanitize_json
 from issue_assistant.tracker.base import WritableTracker
-from issue_assistant.tracker.models import Issue
+from issue_assistant.webhook import CommentPayload, IssuesPayload, parse_payload
 
 log = logging.getLogger("issue_assistant")
 RETRY_LOG = logging.getLogger("github.GithubRetry")  # says when a rate limit is waited out
@@ -74,7 +74,8 @@ class Outcome:
     status: int = 0
 
 
-def load_event(env: Mapping[str, str]) -> dict[str, Any]:
+def load_event(env: Mapping[str, str]) -> Any:
+    """The event payload as JSON (checked against the fields used by `run_analyze`/`run_apply`)."""
     path = env.get("GITHUB_EVENT_PATH")
     if not path:
         return {}
@@ -84,18 +85,9 @@ def load_event(env: Mapping[str, str]) -> dict[str, Any]:
         raise UserError(f"cannot read the event ({exc})", where=path) from None
 
 
-def _payload_skip(payload: dict[str, Any], config: Config) -> str | None:
-    """The skip checks on the event's own copy of the issue (no API call needed)."""
-    user = payload.get("user") or {}
-    issue = Issue(
-        number=payload.get("number", 0),
-        title=payload.get("title") or "",
-        user={"login": user.get("login", ""), "type": user.get("type", "User")},
-        created_at=payload.get("created_at") or datetime.now(UTC),
-        labels=[lab.get("name", "") for lab in payload.get("labels") or []],
-        is_pull_request=bool(payload.get("pull_request")),
-    )
-    return skip_reason(issue, config)
+def _where(env: Mapping[str, str]) -> str:
+    name = env.get("GITHUB_EVENT_NAME") or "event"
+    return f"{env.get('GITHUB_EVENT_PATH') or 'the event'} ({name} payload)"
 
 
 def run_analyze(
@@ -108,18 +100,18 @@ def run_analyze(
     now: datetime | None,
 ) -> Outcome:
     full_name = env.get("GITHUB_REPOSITORY", "")
-    payload = event.get("issue") or {}
-    number = payload.get("number")
-    if not number:
+    payload = parse_payload(IssuesPayload, event, _where(env)).issue
+    if payload is None:
         result = LiveResult(full_name, 0, writes, skipped="no issue in the event")  # type: ignore[arg-type]
         log.info("skipped: no issue in the event")
-    elif reason := _payload_skip(payload, config):
+    elif reason := skip_reason(payload.to_issue(now or datetime.now(UTC)), config):
+        number = payload.number
         result = LiveResult(full_name, number, writes, skipped=reason)  # type: ignore[arg-type]
         log.info("%s#%d: skipped: %s", full_name, number, reason)
     else:
         result = analyze_live(
             full_name,
-            int(number),
+            payload.number,
             labels=labels,
             config=config,
             engine_name=get_input(env, "engine") or None,
@@ -157,17 +149,18 @@ def run_apply(
     numbers: list[int] | None = None
     reason = None
     if env.get("GITHUB_EVENT_NAME") == "issue_comment":
-        comment = event.get("comment") or {}
-        issue = event.get("issue") or {}
-        login = (comment.get("user") or {}).get("login", "")
-        if not slash_command(comment.get("body")):
+        payload = parse_payload(CommentPayload, event, _where(env))
+        login = payload.comment.user.login if payload.comment.user else ""
+        if not slash_command(payload.comment.body):
             reason = "the comment is not an /assistant command"
         elif login.lower() == config.approval.bot_login.lower():
             reason = "the comment is the assistant's own"
-        elif issue.get("pull_request"):
+        elif payload.issue.pull_request is not None:
             reason = "a pull request"
         else:
-            numbers = [int(issue["number"])]
+            numbers = [payload.issue.number]
+    elif not isinstance(event, dict):
+        raise UserError("the event payload must be a JSON object", where=_where(env))
     results: list[ApplyResult] = []
     if reason:
         log.info("skipped: %s", reason)

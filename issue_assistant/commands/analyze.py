@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from datetime import timedelta
+from pathlib import Path
 
 from issue_assistant.commands.common import (
     add_checkout_argument,
@@ -27,6 +29,27 @@ HELP = (
     "--snapshot FILE --issue N, or live on OWNER/REPO#N)."
 )
 _LIVE = re.compile(r"^([\w.-]+/[\w.-]+)#(\d+)$")
+MAX_MINUTES = 60 * 24 * 366 * 30  # thirty years after the issue was opened
+
+
+def check_minutes(value: float) -> float:
+    """`--minutes`: a finite number of minutes, from 0 (the moment it was opened) to 30 years."""
+    if not math.isfinite(value) or not 0 <= value <= MAX_MINUTES:
+        raise UserError(
+            f"--minutes must be a number from 0 to {MAX_MINUTES} (minutes after the issue "
+            f"was opened), not {value!r}"
+        )
+    return value
+
+
+def check_directory(path: str) -> None:
+    """`--context-dir`: a directory, or a path where one can be made."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UserError("--context-dir must be a directory, and this is a file", where=path)
+    parent = next((q for q in p.absolute().parents if q.exists()), None)
+    if not p.exists() and parent is not None and not parent.is_dir():
+        raise UserError(f"--context-dir cannot be made under the file {parent}", where=path)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,13 +104,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.snapshot or args.issue is None:
         raise UserError("give OWNER/REPO#N, or --snapshot FILE and --issue N")
+    minutes = check_minutes(args.minutes)
+    if args.context_dir:
+        check_directory(args.context_dir)
     engine, fallback = engines_for(config, labels, args.engine)
     prepare(engine, fallback)
     snapshot, index = snapshot_and_index(args, config)
     original = get_issue(snapshot, args.issue)
     if original.is_pull_request:
         raise UserError(f"#{args.issue} is a pull request, not an issue", where=str(snapshot.path))
-    view = AsOfView.for_issue(snapshot, args.issue, after=timedelta(minutes=args.minutes))
+    view = AsOfView.for_issue(snapshot, args.issue, after=timedelta(minutes=minutes))
     issue = view.target()
     result = analyze(
         view,

@@ -52,6 +52,7 @@ class Comment(BaseModel):
     author_association: str | None = None
     id: int | None = None
     url: str | None = None
+    updated_at: datetime | None = None  # set by an edit (GitHub's `updated_at`)
 
 
 class LabelInfo(BaseModel):
@@ -116,6 +117,15 @@ class Reaction(BaseModel):
 
     user: User
     content: str
+    created_at: datetime | None = None
+    id: int | None = None
+
+
+class Claim(BaseModel):
+    """The bot's 👀 on a comment, held by one `apply` run while it writes (`new`: made now)."""
+
+    id: int
+    new: bool
     created_at: datetime | None = None
 
 

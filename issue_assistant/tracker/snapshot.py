@@ -117,6 +117,10 @@ def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
                     # any other kind is from a newer writer: ignored, so the format can grow
                 except ValidationError as exc:
                     raise UserError(_first_error(exc), where=where) from None
+    except UnicodeDecodeError as exc:
+        read = len(issues) + (repository is not None)
+        message = f"not UTF-8 text ({exc.reason}), after {read} good record(s)"
+        raise UserError(message, where=str(p)) from None
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise UserError(f"cannot read snapshot ({exc})", where=str(p)) from None
     if repository is None:
