@@ -36,6 +36,8 @@ class Context:
     tracker: Tracker
     index: IssueIndex
     candidates: list[Candidate] = field(default_factory=list)
+    # The repository's files as of the moment, for the file tools (None: no file tools).
+    checkout: Path | None = None
 
     def _candidates(self, hits: list) -> list[Candidate]:
         out: list[Candidate] = []

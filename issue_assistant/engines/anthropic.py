@@ -1,7 +1,8 @@
 """The `anthropic` engine: Claude through the Messages API, with read-only tools.
 
-Tools: `search_issues` and `get_issue` (earlier issues as they were at the moment) and
-`submit_triage`, whose input schema is the answer schema. The last allowed turn, or a spent
+Tools: the read-only set of `issue_assistant.tools` (issues as they were at the moment; the
+checkout's files when the context has one) and `submit_triage`, whose input schema is the answer
+schema. A bad tool call is answered with the error, never raised. The last allowed turn, or a spent
 budget, forces `submit_triage`. Retries are the SDK's own; any API error is an EngineError.
 """
 
@@ -15,7 +16,7 @@ from issue_assistant.decision import Decision, Usage, answer_schema
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.engines.prompt import parse_answer, prompts
 from issue_assistant.errors import EngineError, UserError
-from issue_assistant.render import excerpt
+from issue_assistant.tools import Toolbox
 
 if TYPE_CHECKING:
     from issue_assistant.context import Context
@@ -39,63 +40,14 @@ def price(model: str, tokens_in: int, tokens_out: int) -> float:
     return 0.0
 
 
-def tools(context: Context) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": "search_issues",
-            "description": "Search the repository's earlier issues (as they were when the new "
-            "issue was opened). Returns number, title, state, labels and an excerpt.",
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "words to look for"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 20},
-                },
-                "required": ["query"],
-            },
-        },
-        {
-            "name": "get_issue",
-            "description": "Read one earlier issue in full, as it was when the new one was opened.",
-            "input_schema": {
-                "type": "object",
-                "properties": {"number": {"type": "integer"}},
-                "required": ["number"],
-            },
-        },
-        {
-            "name": SUBMIT,
-            "description": "Submit the triage decision. Call it exactly once, at the end.",
-            "input_schema": answer_schema(context.labels),
-        },
-    ]
-
-
-def run_tool(context: Context, name: str, args: dict[str, Any]) -> str:
-    """A read-only tool's answer as text (errors are answers too, never exceptions)."""
-    if name == "search_issues":
-        limit = max(1, min(int(args.get("limit") or 8), 20))
-        found = context.search(str(args.get("query", "")), limit=limit)
-        if not found:
-            return "No matching earlier issues."
-        return "\n".join(
-            f"#{c.issue.number} [{c.issue.state}] {excerpt(c.issue.title, 120)} "
-            f"(labels: {', '.join(c.issue.labels) or 'none'}): {excerpt(c.issue.body, 200)}"
-            for c in found
-        )
-    if name == "get_issue":
-        try:
-            number = int(args.get("number"))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return "error: number must be an integer"
-        issue = context.get_issue(number)
-        if issue is None:
-            return f"error: no earlier issue #{number}"
-        return (
-            f"#{issue.number} [{issue.state}] {issue.title}\nlabels: "
-            f"{', '.join(issue.labels) or 'none'}\n\n{excerpt(issue.body, 3000)}"
-        )
-    return f"error: unknown tool {name}"
+def tools(context: Context, box: Toolbox) -> list[dict[str, Any]]:
+    """The read-only tools (from `issue_assistant.tools`) and the forced submit tool."""
+    submit = {
+        "name": SUBMIT,
+        "description": "Submit the triage decision. Call it exactly once, at the end.",
+        "input_schema": answer_schema(context.labels),
+    }
+    return [*box.anthropic_specs(), submit]
 
 
 @register
@@ -130,7 +82,8 @@ class AnthropicEngine(Engine):
         client = self.client()
         cfg = self.config.engine
         system, user = prompts(context)
-        offered = tools(context)
+        box = Toolbox.for_source(context, context.checkout)
+        offered = tools(context, box)
         messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
         usage = Usage()
         start = time.perf_counter()
@@ -177,13 +130,15 @@ class AnthropicEngine(Engine):
                     return decision.model_copy(
                         update={"engine": self.name, "model": self.model, "usage": usage}
                     )
-                results.append(self._result(call.id, run_tool(context, call.name, call.input)))
+                answer = box.call(call.name, call.input)
+                results.append(self._result(call.id, answer.text, answer.is_error))
             messages.append({"role": "user", "content": results})
         raise EngineError(f"no answer within {cfg.max_turns} turns")
 
     @staticmethod
-    def _result(tool_use_id: str, text: str) -> dict[str, Any]:
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    def _result(tool_use_id: str, text: str, is_error: bool = False) -> dict[str, Any]:
+        result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+        return {**result, "is_error": True} if is_error else result
 
 
 def _blocks(content: list[Any]) -> list[dict[str, Any]]:
