@@ -140,6 +140,9 @@ class Toolbox:
             )
         if arguments is None:
             arguments = {}
+        if not isinstance(arguments, dict):
+            kind = type(arguments).__name__
+            return self._error(name, f"invalid arguments: they must be a JSON object, not {kind}")
         try:
             args = found.input.model_validate(arguments)
         except ValidationError as exc:
