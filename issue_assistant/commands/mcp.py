@@ -85,17 +85,17 @@ def _tracker(args: argparse.Namespace, labels: LabelsConfig, bot_login: str) -> 
 def toolbox(args: argparse.Namespace) -> Toolbox:
     """The tools on the source the arguments name (everything loaded before serving)."""
     from issue_assistant.pipeline import open_index
-    from issue_assistant.tools import Toolbox
+    from issue_assistant.tools import Checkout, Toolbox
     from issue_assistant.tools.view import RepoView
 
+    checkout = Checkout(args.checkout) if args.checkout else None  # fail before any reading
     labels_path = find_file("labels.toml", args.labels)
     labels = load_labels(labels_path) if labels_path else LabelsConfig()
     config = load_config(find_file("config.toml", args.config))
-    checkout = Path(args.checkout) if args.checkout else None
     tracker = _tracker(args, labels, config.approval.bot_login)
     cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
     index = open_index(tracker, Path(cache))
-    return Toolbox.for_source(RepoView.build(tracker, index, labels, args.as_of), checkout)
+    return Toolbox(RepoView.build(tracker, index, labels, args.as_of), checkout)
 
 
 def server(box: Toolbox):  # noqa: ANN201
