@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from issue_assistant.config import Config
@@ -185,35 +185,41 @@ def _arguments():
     return st.dictionaries(keys, _json(), max_size=4) | _json()
 
 
-generated = {"cases": 0, "tracebacks": 0}
+def _tree(root) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(name=st.sampled_from([*TOOLS, "nope", ""]), arguments=_arguments())
-def test_any_json_gets_an_answer(files, name, arguments):
-    generated["cases"] += 1
-    try:
-        result = files.call(name, arguments)
-    except Exception:
-        generated["tracebacks"] += 1
-        raise
-    assert isinstance(result.text, str) and result.text
-    assert SECRET not in result.text
+def test_any_json_gets_an_answer(files, checkout, record_property):
+    """Generated tool names and JSON arguments: every call gets a text answer, none raises, and
+    nothing in (or beside) the checkout changes."""
+    counts = {"cases": 0, "tracebacks": 0}
+    before = _tree(checkout.parent)
 
+    @settings(max_examples=300, deadline=None)
+    @given(name=st.sampled_from([*TOOLS, "nope", ""]), arguments=_arguments())
+    def check(name: str, arguments: object) -> None:
+        counts["cases"] += 1
+        try:
+            result = files.call(name, arguments)
+        except Exception:
+            counts["tracebacks"] += 1
+            raise
+        assert isinstance(result.text, str) and result.text
+        assert SECRET not in result.text
 
-def test_generated_cases_recorded(record_property):
-    assert generated["cases"] >= 300 and generated["tracebacks"] == 0
+    check()
+    after = _tree(checkout.parent)
+    changed = sum(before.get(p) != after.get(p) for p in set(before) | set(after))
+    assert counts["cases"] >= 300 and counts["tracebacks"] == 0 and changed == 0
     record_property(
         "reliability",
         json.dumps(
             {
                 "category": "generated",
-                "cases": generated["cases"],
-                "wrong_writes": 0,
+                "cases": counts["cases"],
+                "wrong_writes": changed,
                 "doubled_writes": 0,
-                "tracebacks": generated["tracebacks"],
+                "tracebacks": counts["tracebacks"],
             }
         ),
     )
