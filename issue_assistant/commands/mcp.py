@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from issue_assistant import __version__
-from issue_assistant.commands.search import moment
-from issue_assistant.config import LabelsConfig, find_file, load_config, load_labels
 from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:
+    from issue_assistant.config import LabelsConfig
     from issue_assistant.tools import Toolbox
     from issue_assistant.tracker.base import Tracker
 
@@ -31,6 +30,8 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from issue_assistant.commands.search import moment
+
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--snapshot", metavar="FILE", help="a snapshot file to serve, offline")
     source.add_argument(
@@ -84,6 +85,7 @@ def _tracker(args: argparse.Namespace, labels: LabelsConfig, bot_login: str) -> 
 
 def toolbox(args: argparse.Namespace) -> Toolbox:
     """The tools on the source the arguments name (everything loaded before serving)."""
+    from issue_assistant.config import LabelsConfig, find_file, load_config, load_labels
     from issue_assistant.pipeline import open_index
     from issue_assistant.tools import Checkout, Toolbox
     from issue_assistant.tools.view import RepoView
