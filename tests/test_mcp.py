@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -136,3 +138,41 @@ def test_live_server_reads_github_and_writes_nothing(tmp_path):
         session(args, tmp_path, env)(script)
         assert server.writes == []
         assert f"/repos/python-poetry/poetry/issues/{commented.number}/timeline" in server.paths()
+
+
+def test_arguments_that_are_not_an_object_get_a_protocol_error(tmp_path):
+    """What the SDK's client cannot send: the server answers invalid params and goes on."""
+    command = [sys.executable, "-m", "issue_assistant", "mcp", "--snapshot", str(POETRY)]
+    command += ["--labels", str(LABELS), "--cache-dir", str(tmp_path / "cache")]
+    proc = subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+    def ask(id: int, method: str, params: dict) -> dict:
+        proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+        init = ask(1, "initialize", {**hello, "clientInfo": {"name": "raw", "version": "1"}})
+        assert init["result"]["serverInfo"]["name"] == "issue-assistant"
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        proc.stdin.write("\n")
+        for id, arguments in [(2, "drop duplicates"), (3, ["x", 3]), (4, 7)]:
+            answer = ask(id, "tools/call", {"name": "search_issues", "arguments": arguments})
+            assert answer["id"] == id and answer["error"]["code"] == -32602
+        labels = ask(5, "tools/call", {"name": "list_labels"})
+        assert not labels["result"]["isError"]
+        assert "kind/bug" in labels["result"]["content"][0]["text"]
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0

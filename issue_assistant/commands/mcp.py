@@ -133,8 +133,11 @@ def server(box: Toolbox):  # noqa: ANN201
         version=__version__,
         instructions=f"Read-only tools over {box.source.repository}"
         + (f" as of {box.source.as_of.isoformat()}" if box.source.as_of else "")
-        + ": its issues, labels"
-        + (" and checked-out files." if box.checkout else "."),
+        + (
+            ": its issues, labels and checked-out files."
+            if box.checkout
+            else ": its issues and labels."
+        ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
