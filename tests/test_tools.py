@@ -97,6 +97,26 @@ def test_file_tools_only_with_a_checkout(context):
     assert bad and text.startswith("error: unknown tool 'read_file'")
 
 
+def test_a_tool_can_be_offered_only_where_its_source_allows(context, monkeypatch):
+    from issue_assistant.tools.base import tool
+    from issue_assistant.tools.issues import NoInput
+
+    monkeypatch.setattr("issue_assistant.tools.base.TOOLS", dict(TOOLS))
+
+    @tool("count_similar", NoInput, when=lambda box: bool(box.source.candidates))
+    def count_similar(box: Toolbox, args: NoInput) -> str:
+        """How many similar issues the context holds."""
+        return f"{len(box.source.candidates)} similar issues"
+
+    assert context.candidates
+    box = Toolbox(context)
+    assert box.names()[-1] == "count_similar"
+    assert box.call("count_similar", {}).text == f"{len(context.candidates)} similar issues"
+    without = type(context)(**{**vars(context), "candidates": []})
+    assert "count_similar" not in Toolbox(without).names()
+    assert Toolbox(without).call("count_similar", {}).text.startswith("error: unknown tool")
+
+
 # ---- issues as of the moment -----------------------------------------------------------------
 
 

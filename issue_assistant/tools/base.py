@@ -65,6 +65,12 @@ class Tool:
     input: type[ToolInput]
     run: Callable[[Toolbox, Any], str]
     needs_checkout: bool = False
+    when: Callable[[Toolbox], bool] | None = None  # offered only where this holds
+
+    def available(self, box: Toolbox) -> bool:
+        if self.needs_checkout and box.checkout is None:
+            return False
+        return self.when is None or bool(self.when(box))
 
     def schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments (for the Messages API and MCP)."""
@@ -81,13 +87,21 @@ TOOLS: dict[str, Tool] = {}
 
 
 def tool(
-    name: str, input: type[ToolInput], *, needs_checkout: bool = False
+    name: str,
+    input: type[ToolInput],
+    *,
+    needs_checkout: bool = False,
+    when: Callable[[Toolbox], bool] | None = None,
 ) -> Callable[[Callable[[Toolbox, Any], str]], Callable[[Toolbox, Any], str]]:
-    """Register a read-only tool; its description is the function's docstring."""
+    """Register a read-only tool; its description is the function's docstring.
+
+    `needs_checkout`: offered only with a checkout; `when(box)`: offered only where it holds
+    (e.g. only when the source knows its releases).
+    """
 
     def register(fn: Callable[[Toolbox, Any], str]) -> Callable[[Toolbox, Any], str]:
         doc = " ".join((fn.__doc__ or name).split())
-        TOOLS[name] = Tool(name, doc, input, fn, needs_checkout)
+        TOOLS[name] = Tool(name, doc, input, fn, needs_checkout, when)
         return fn
 
     return register
@@ -118,7 +132,7 @@ class Toolbox:
         return cls(source, Checkout(root) if root is not None else None)
 
     def tools(self) -> list[Tool]:
-        available = [t for t in TOOLS.values() if self.checkout is not None or not t.needs_checkout]
+        available = [t for t in TOOLS.values() if t.available(self)]
         return sorted(available, key=lambda t: t.needs_checkout)  # issues first, then files
 
     def names(self) -> list[str]:
