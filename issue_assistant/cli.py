@@ -10,7 +10,17 @@ from importlib import import_module
 from issue_assistant import __version__
 from issue_assistant.errors import EngineError, GitHubError, UserError
 
-COMMANDS = ["analyze", "apply", "evaluate", "calibrate", "snapshot", "index", "search", "config"]
+COMMANDS = [
+    "analyze",
+    "apply",
+    "evaluate",
+    "calibrate",
+    "snapshot",
+    "index",
+    "search",
+    "config",
+    "mcp",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

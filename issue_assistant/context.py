@@ -62,6 +62,8 @@ class Context:
     code: CodeIndex | None = None
     likely_files: list[LikelyFile] = field(default_factory=list)
     _visible: dict = field(default_factory=dict, repr=False)
+    # The repository's files as of the moment, for the file tools (None: no file tools).
+    checkout: Path | None = None
 
     def _candidates(self, hits: list) -> list[Candidate]:
         out: list[Candidate] = []

@@ -1,7 +1,8 @@
 """The `anthropic` engine: Claude through the Messages API, with read-only tools.
 
-Tools come from one seam, `toolbox(context)` (the read-only tools beside `submit_triage`, whose
-input schema is the answer schema). The stable prefix (tools, instructions, project, labels) is
+Tools come from one seam, `toolbox(context)`: the read-only tools of `issue_assistant.tools`
+beside `submit_triage`, whose input schema is the answer schema; a bad tool call is answered
+with the error, never raised. The stable prefix (tools, instructions, project, labels) is
 marked for prompt caching. In the `agent` strategy the model must search at least once before
 it may submit; the last allowed turn, a spent budget or little time left forces `submit_triage`.
 Retries of transient HTTP failures are the SDK's own; errors are classified by their type.
@@ -13,12 +14,12 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from issue_assistant import tools
 from issue_assistant.decision import answer_schema
 from issue_assistant.engines.base import register
 from issue_assistant.engines.failures import EngineFailure, from_status
 from issue_assistant.engines.llm import LLMEngine, LLMOptions, Run
 from issue_assistant.errors import UserError
-from issue_assistant.render import excerpt
 
 if TYPE_CHECKING:
     from issue_assistant.context import Context
@@ -26,13 +27,13 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "claude-sonnet-4-6"
 SUBMIT = "submit_triage"
 SEARCH = "search_issues"
-MIN_SEARCH_LIMIT = 3
 
 
 @dataclass
 class ToolResult:
     text: str
     issues: list[int] = field(default_factory=list)
+    is_error: bool = False
 
 
 class Toolbox(Protocol):
@@ -43,70 +44,25 @@ class Toolbox(Protocol):
     def call(self, name: str, args: dict[str, Any]) -> ToolResult: ...
 
 
-class IssueTools:
-    """`search_issues` and `get_issue`: earlier issues as they were at the moment."""
+class SharedTools:
+    """The read-only tools of `issue_assistant.tools` (issues as of the moment; the checkout's
+    files when the context has one), with the earlier issues each call showed."""
 
     def __init__(self, context: Context) -> None:
-        self.context = context
+        self.box = tools.Toolbox.for_source(context, context.checkout)
 
     def specs(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "name": SEARCH,
-                "description": "Search the repository's earlier issues (as they were when the new "
-                "issue was opened). Returns number, title, state, labels and an excerpt.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "words to look for"},
-                        "limit": {"type": "integer", "minimum": MIN_SEARCH_LIMIT, "maximum": 20},
-                    },
-                    "required": ["query"],
-                },
-            },
-            {
-                "name": "get_issue",
-                "description": "Read one earlier issue in full, as it was when the new one was "
-                "opened.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": {"number": {"type": "integer"}},
-                    "required": ["number"],
-                },
-            },
-        ]
+        return self.box.anthropic_specs()
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
-        if name == SEARCH:
-            limit = max(MIN_SEARCH_LIMIT, min(int(args.get("limit") or 8), 20))
-            found = self.context.search(str(args.get("query", "")), limit=limit)
-            if not found:
-                return ToolResult("No matching earlier issues.")
-            text = "\n".join(
-                f"#{c.issue.number} [{c.issue.state}] {excerpt(c.issue.title, 120)} "
-                f"(labels: {', '.join(c.issue.labels) or 'none'}): {excerpt(c.issue.body, 200)}"
-                for c in found
-            )
-            return ToolResult(text, [c.issue.number for c in found])
-        if name == "get_issue":
-            try:
-                number = int(args.get("number"))  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                return ToolResult("error: number must be an integer")
-            issue = self.context.get_issue(number)
-            if issue is None:
-                return ToolResult(f"error: no earlier issue #{number}")
-            return ToolResult(
-                f"#{issue.number} [{issue.state}] {issue.title}\nlabels: "
-                f"{', '.join(issue.labels) or 'none'}\n\n{excerpt(issue.body, 3000)}",
-                [issue.number],
-            )
-        return ToolResult(f"error: unknown tool {name}")
+        before = set(self.box.shown)
+        answer = self.box.call(name, args)
+        return ToolResult(answer.text, sorted(self.box.shown - before), answer.is_error)
 
 
 def toolbox(context: Context) -> Toolbox:
-    """The seam: the read-only tools the engine offers (the shared tool module plugs in here)."""
-    return IssueTools(context)
+    """The seam: the read-only tools the engine offers."""
+    return SharedTools(context)
 
 
 class AnthropicOptions(LLMOptions):
@@ -232,7 +188,7 @@ class AnthropicEngine(LLMEngine):
                 if call.name == SEARCH:
                     run.searched += 1
                 run.allowed.update(found.issues)
-                results.append(_result(call.id, found.text))
+                results.append(_result(call.id, found.text, found.is_error))
             messages.append({"role": "user", "content": results})
 
     def reask(self, run: Run, error: str) -> Any:
@@ -250,8 +206,9 @@ class AnthropicEngine(LLMEngine):
         return "".join(b.text for b in reply.content if b.type == "text")
 
 
-def _result(tool_use_id: str, text: str) -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+def _result(tool_use_id: str, text: str, is_error: bool = False) -> dict[str, Any]:
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    return {**result, "is_error": True} if is_error else result
 
 
 def _blocks(content: list[Any]) -> list[dict[str, Any]]:

@@ -1,0 +1,163 @@
+"""`mcp`: serve the read-only tools over stdio with the MCP Python SDK (no tool writes).
+
+The tools are those of `issue_assistant.tools`, on a snapshot or on GitHub read once into memory
+(`--repo`, as `evaluate` reads it; an issue's comments and events are fetched when it is read),
+optionally as of a moment, and the checkout given by `--checkout` for the file tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from issue_assistant import __version__
+from issue_assistant.errors import UserError
+
+if TYPE_CHECKING:
+    from issue_assistant.config import LabelsConfig
+    from issue_assistant.tools import Toolbox
+    from issue_assistant.tracker.base import Tracker
+
+HELP = (
+    "Serve the read-only tools (issues as of a moment, labels, the checkout's files) to MCP "
+    "clients over stdio; nothing is ever written."
+)
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from issue_assistant.commands.search import moment
+
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--snapshot", metavar="FILE", help="a snapshot file to serve, offline")
+    source.add_argument(
+        "--repo", metavar="OWNER/REPO", help="read the repository on GitHub (GITHUB_TOKEN)"
+    )
+    parser.add_argument("--as-of", type=moment, metavar="T", help="only what existed before T")
+    parser.add_argument(
+        "--checkout", metavar="DIR", help="the repository's files for read_file, grep, list_files"
+    )
+    parser.add_argument("--cache-dir", metavar="DIR", help="where the index is kept")
+    parser.add_argument("--labels", metavar="FILE", help="labels.toml (default: ./labels.toml)")
+    parser.add_argument("--config", metavar="FILE", help="config.toml (default: ./config.toml)")
+
+
+class LiveIssues:
+    """GitHub's issues read once (as `evaluate` does); a read issue's history is fetched once."""
+
+    def __init__(self, gh: object, listed: Tracker) -> None:
+        self._gh = gh
+        self._listed = listed
+        self._full: dict[int, object] = {}
+
+    @property
+    def repository(self):  # noqa: ANN201
+        return self._listed.repository
+
+    def all_issues(self):  # noqa: ANN201
+        return self._listed.all_issues()
+
+    def get_issue(self, number: int):  # noqa: ANN201
+        issue = self._listed.get_issue(number)
+        if issue.events is None and number not in self._full:
+            events, comments = self._gh.history(number)  # type: ignore[attr-defined]
+            self._full[number] = issue.model_copy(update={"events": events, "comments": comments})
+        return self._full.get(number, issue)
+
+
+def _tracker(args: argparse.Namespace, labels: LabelsConfig, bot_login: str) -> Tracker:
+    from issue_assistant.tracker.snapshot import read_snapshot
+
+    if args.snapshot:
+        return read_snapshot(args.snapshot)
+    from issue_assistant.evaluate.live import read_live
+    from issue_assistant.tracker.github import GitHubTracker
+
+    token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or ""
+    gh = GitHubTracker(args.repo, token, os.environ.get("GITHUB_API_URL"))
+    listed, _ = read_live(gh, labels, bot_login, 0)
+    return LiveIssues(gh, listed)  # type: ignore[return-value]
+
+
+def toolbox(args: argparse.Namespace) -> Toolbox:
+    """The tools on the source the arguments name (everything loaded before serving)."""
+    from issue_assistant.config import LabelsConfig, find_file, load_config, load_labels
+    from issue_assistant.pipeline import open_index
+    from issue_assistant.tools import Checkout, Toolbox
+    from issue_assistant.tools.view import RepoView
+
+    checkout = Checkout(args.checkout) if args.checkout else None  # fail before any reading
+    labels_path = find_file("labels.toml", args.labels)
+    labels = load_labels(labels_path) if labels_path else LabelsConfig()
+    config = load_config(find_file("config.toml", args.config))
+    tracker = _tracker(args, labels, config.approval.bot_login)
+    cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
+    index = open_index(tracker, Path(cache))
+    return Toolbox(RepoView.build(tracker, index, labels, args.as_of), checkout)
+
+
+def server(box: Toolbox):  # noqa: ANN201
+    """An MCP server (low-level SDK) whose tools are exactly the toolbox's read-only tools."""
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    readonly = types.ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+
+    async def list_tools(ctx, params) -> types.ListToolsResult:  # noqa: ANN001
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t.name,
+                    description=t.description,
+                    input_schema=t.schema(),
+                    annotations=readonly,
+                )
+                for t in box.tools()
+            ]
+        )
+
+    async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:  # noqa: ANN001
+        result = box.call(params.name, params.arguments)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error
+        )
+
+    return Server(
+        "issue-assistant",
+        version=__version__,
+        instructions=f"Read-only tools over {box.source.repository}"
+        + (f" as of {box.source.as_of.isoformat()}" if box.source.as_of else "")
+        + (
+            ": its issues, labels and checked-out files."
+            if box.checkout
+            else ": its issues and labels."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import anyio
+        from mcp.server.stdio import stdio_server
+    except ImportError:
+        raise UserError(
+            "the mcp command needs the MCP SDK: pip install 'issue-assistant[mcp]'"
+        ) from None
+    box = toolbox(args)
+    log.info("mcp: serving %s on stdio", ", ".join(box.names()))
+    srv = server(box)
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await srv.run(read, write, srv.create_initialization_options())
+
+    anyio.run(serve)
+    return 0

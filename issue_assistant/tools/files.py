@@ -1,0 +1,281 @@
+"""Tools over the checkout, read-only and confined to it: read a file, grep, list files.
+
+`Checkout.resolve` accepts only relative paths without `..`, outside ignored folders, whose real
+path (symlinks resolved) stays inside the root. Files over `MAX_FILE_BYTES` and binaries are not
+read; listings, matches and read lines are capped; grep's regex runs with a time limit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+import pathspec
+import regex
+from pydantic import Field
+
+from issue_assistant.errors import UserError
+from issue_assistant.render import render
+from issue_assistant.tools.base import Toolbox, ToolFailure, ToolInput, tool
+
+IGNORED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "bower_components",
+        "vendor",
+        "vendored",
+        "third_party",
+        "third-party",
+        ".venv",
+        "venv",
+        "site-packages",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+        "dist",
+        "build",
+        "target",
+        ".next",
+        ".cache",
+    }
+)
+MAX_FILE_BYTES = 1_000_000
+MAX_READ_LINES = 400
+MAX_READ_CHARS = 24_000
+MAX_LINE_CHARS = 500
+MAX_LISTED = 300
+MAX_MATCHES = 50
+MAX_SCANNED_BYTES = 40_000_000
+GREP_SECONDS = 5.0
+LINE_TIMEOUT = 0.2
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+class Checkout:
+    """A checkout root the file tools are confined to."""
+
+    def __init__(self, root: str | Path) -> None:
+        try:
+            self.root = Path(root).resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise UserError("no such checkout directory", where=str(root)) from None
+        if not self.root.is_dir():
+            raise UserError("the checkout is not a directory", where=str(root))
+        gitignore = self.root / ".gitignore"
+        lines = gitignore.read_text("utf-8", "replace").splitlines() if gitignore.is_file() else []
+        self._ignore = pathspec.GitIgnoreSpec.from_lines(lines)
+
+    def is_ignored(self, rel: str, is_dir: bool = False) -> bool:
+        parts = rel.split("/")
+        folders = parts if is_dir else parts[:-1]
+        if any(p in IGNORED_DIRS or p.endswith(".egg-info") for p in folders):
+            return True
+        return self._ignore.match_file(rel + "/" if is_dir else rel)
+
+    def resolve(self, path: str) -> tuple[str, Path]:
+        """(the path relative to the root, the real file) or a ToolFailure saying why not."""
+        text = path.strip()
+        if not text or "\x00" in text:
+            raise ToolFailure("give a file path relative to the repository root")
+        if text.startswith(("/", "\\", "~")) or _DRIVE.match(text) or "\\" in text:
+            raise ToolFailure(
+                f"{path!r}: only paths relative to the repository root, with '/', are allowed"
+            )
+        parts = [p for p in PurePosixPath(text).parts if p != "."]
+        if ".." in parts:
+            raise ToolFailure(f"{path!r}: '..' is not allowed in a path")
+        rel = "/".join(parts)
+        if not rel:
+            raise ToolFailure("give a file path, not the root")
+        if self.is_ignored(rel):
+            raise ToolFailure(f"{rel}: the path is ignored (.git, vendored, build or .gitignore)")
+        try:
+            real = (self.root / rel).resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise ToolFailure(f"{rel}: no such file") from None
+        if not real.is_relative_to(self.root):
+            raise ToolFailure(f"{rel}: the path leads outside the checkout")
+        real_rel = real.relative_to(self.root).as_posix()
+        if real_rel != "." and self.is_ignored(real_rel):
+            raise ToolFailure(f"{rel}: the path leads into an ignored folder")
+        return rel, real
+
+    def walk(self) -> Iterator[tuple[str, Path]]:
+        """Every file not ignored, in path order; symlinked folders are not followed and
+        symlinked files only when they stay inside the root."""
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            base = Path(dirpath)
+            prefix = base.relative_to(self.root).as_posix()
+            prefix = "" if prefix == "." else prefix + "/"
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if not (base / d).is_symlink() and not self.is_ignored(prefix + d, is_dir=True)
+            )
+            for name in sorted(filenames):
+                rel = prefix + name
+                if self.is_ignored(rel):
+                    continue
+                full = base / name
+                if full.is_symlink():
+                    try:
+                        self.resolve(rel)
+                    except ToolFailure:
+                        continue
+                yield rel, full
+
+    def files(self, glob: str | None) -> Iterator[str]:
+        spec = _glob(glob)
+        for rel, _ in self.walk():
+            if spec is None or spec.match_file(rel):
+                yield rel
+
+    @staticmethod
+    def text(path: Path, rel: str) -> str:
+        """A file's text, or a ToolFailure when it is too large or binary."""
+        try:
+            with path.open("rb") as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise ToolFailure(f"{rel}: cannot be read ({exc.strerror or exc})") from None
+        if len(data) > MAX_FILE_BYTES:
+            raise ToolFailure(f"{rel}: larger than {MAX_FILE_BYTES // 1000} kB, not read")
+        if b"\x00" in data[:8192]:
+            raise ToolFailure(f"{rel}: a binary file, not read")
+        return data.decode("utf-8", "replace")
+
+
+def _glob(glob: str | None) -> pathspec.PathSpec | None:
+    if glob is None or glob.strip() in ("", "*", "**", "**/*"):
+        return None
+    text = glob.strip()
+    if text.startswith(("!", "#")) or "\\" in text or ".." in PurePosixPath(text).parts:
+        raise ToolFailure(f"{glob!r}: not a usable glob (e.g. '*.py', 'src/**/*.md')")
+    return pathspec.GitIgnoreSpec.from_lines([text])
+
+
+def _line(text: str) -> str:
+    text = text.rstrip("\r\n")
+    return text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 1] + "…"
+
+
+class ReadFileInput(ToolInput):
+    path: str = Field(max_length=1000, description="file path relative to the repository root")
+    start: int = Field(default=1, ge=1, description="first line (1-based)")
+    end: int | None = Field(
+        default=None, ge=1, description=f"last line, inclusive (at most {MAX_READ_LINES} lines)"
+    )
+
+
+class GrepInput(ToolInput):
+    pattern: str = Field(
+        min_length=1, max_length=300, description="regular expression ((?i) for any case)"
+    )
+    glob: str | None = Field(
+        default=None, max_length=200, description="only files matching, e.g. '*.py' or 'src/**'"
+    )
+
+
+class ListFilesInput(ToolInput):
+    glob: str | None = Field(
+        default=None, max_length=200, description="only files matching, e.g. '*.py' or 'docs/**'"
+    )
+
+
+@tool("read_file", ReadFileInput, needs_checkout=True)
+def read_file(box: Toolbox, args: ReadFileInput) -> str:
+    """Read lines of a file in the repository's checkout (path relative to its root), with line
+    numbers; at most 400 lines at a time."""
+    checkout = _checkout(box)
+    rel, real = checkout.resolve(args.path)
+    if real.is_dir():
+        raise ToolFailure(f"{rel}: a folder; use list_files with glob '{rel}/**'")
+    lines = checkout.text(real, rel).splitlines()
+    if args.end is not None and args.end < args.start:
+        raise ToolFailure(f"end ({args.end}) is before start ({args.start})")
+    if lines and args.start > len(lines):
+        raise ToolFailure(f"{rel} has only {len(lines)} lines")
+    last = min(args.end or len(lines), args.start + MAX_READ_LINES - 1, len(lines))
+    shown: list[tuple[int, str]] = []
+    size = 0
+    for number in range(args.start, last + 1):
+        text = _line(lines[number - 1])
+        size += len(text) + 8
+        if size > MAX_READ_CHARS and shown:
+            break
+        shown.append((number, text))
+    return render("tools/read_file.txt.j2", path=rel, lines=shown, total=len(lines))
+
+
+@tool("grep", GrepInput, needs_checkout=True)
+def grep(box: Toolbox, args: GrepInput) -> str:
+    """Search the checkout's text files for a regular expression (Python syntax), optionally only
+    in files matching a glob. Returns path:line: text, at most 50 matches."""
+    checkout = _checkout(box)
+    try:
+        compiled = regex.compile(args.pattern)
+    except (regex.error, OverflowError, RecursionError) as exc:
+        raise ToolFailure(f"not a valid regular expression: {exc}") from None
+    deadline = time.monotonic() + GREP_SECONDS
+    matches: list[tuple[str, int, str]] = []
+    files: set[str] = set()
+    scanned = 0
+    stopped = None
+    for rel in checkout.files(args.glob):
+        try:
+            text = checkout.text(checkout.root / rel, rel)
+        except ToolFailure:
+            continue
+        scanned += len(text)
+        for number, line in enumerate(text.splitlines(), 1):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                stopped = "time"
+                break
+            try:
+                found = compiled.search(line[:2000], timeout=min(LINE_TIMEOUT, left))
+            except TimeoutError:
+                raise ToolFailure(
+                    "the pattern takes too long on this text (nested repetition?); simplify it"
+                ) from None
+            if found:
+                matches.append((rel, number, _line(line.strip())))
+                files.add(rel)
+                if len(matches) >= MAX_MATCHES:
+                    stopped = "matches"
+                    break
+        if stopped or scanned > MAX_SCANNED_BYTES:
+            stopped = stopped or "size"
+            break
+    return render("tools/grep.txt.j2", matches=matches, files=len(files), stopped=stopped)
+
+
+@tool("list_files", ListFilesInput, needs_checkout=True)
+def list_files(box: Toolbox, args: ListFilesInput) -> str:
+    """List the checkout's files (ignored, vendored and build folders left out), optionally only
+    those matching a glob ('*.py' matches at any depth; 'src/*.py' only directly in src)."""
+    checkout = _checkout(box)
+    paths: list[str] = []
+    more = 0
+    for rel in checkout.files(args.glob):
+        if len(paths) < MAX_LISTED:
+            paths.append(rel)
+        else:
+            more += 1
+    return render("tools/list_files.txt.j2", paths=paths, more=more, glob=args.glob)
+
+
+def _checkout(box: Toolbox) -> Checkout:
+    if box.checkout is None:
+        raise ToolFailure("no checkout of the repository is available")
+    return box.checkout
