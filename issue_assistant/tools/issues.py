@@ -24,6 +24,7 @@ class SearchIssuesInput(ToolInput):
     limit: int = Field(
         default=SEARCH_DEFAULT,
         description=f"how many results, {SEARCH_MIN} to {SEARCH_MAX} (others are clamped)",
+        json_schema_extra={"minimum": SEARCH_MIN, "maximum": SEARCH_MAX},
     )
 
     @field_validator("limit")
