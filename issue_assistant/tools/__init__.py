@@ -4,7 +4,7 @@ Importing this package registers every tool (`tools.issues`, `tools.files`); add
 `@tool(name, InputModel)` function in a module imported here.
 """
 
-from issue_assistant.tools import files, issues  # noqa: F401  (registers the tools)
+from issue_assistant.tools import context, files, issues  # noqa: F401  (registers the tools)
 from issue_assistant.tools.base import TOOLS, Tool, Toolbox, ToolFailure, ToolInput, ToolResult
 from issue_assistant.tools.files import Checkout
 

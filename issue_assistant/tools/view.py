@@ -9,8 +9,8 @@ from issue_assistant.config import LabelsConfig
 from issue_assistant.context import Candidate
 from issue_assistant.index import IssueIndex
 from issue_assistant.tracker.asof import AsOfView
-from issue_assistant.tracker.base import Tracker
-from issue_assistant.tracker.models import Issue
+from issue_assistant.tracker.base import Tracker, releases_of
+from issue_assistant.tracker.models import Issue, Release
 
 
 @dataclass
@@ -50,3 +50,8 @@ class RepoView:
             return self.tracker.get_issue(number)
         except KeyError:
             return None
+
+    def list_releases(self, limit: int = 10) -> list[Release] | None:
+        """Releases published before `as_of`, newest first (None: the tracker does not know)."""
+        releases = releases_of(self.tracker)
+        return None if releases is None else releases[:limit]
