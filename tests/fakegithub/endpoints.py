@@ -252,3 +252,31 @@ class Endpoints(ContextEndpoints, RenderedState):
         if data is None:
             raise ApiError(404)
         return data
+
+    def _graphql(self, *, query: dict[str, str], body: Any) -> Any:
+        """GraphQL, only the issue timeline's (un)marked-as-duplicate events."""
+        text = str((body or {}).get("query", ""))
+        variables = (body or {}).get("variables") or {}
+        if "MarkedAsDuplicateEvent" not in text:
+            return {"errors": [{"type": "UNSUPPORTED", "message": "query not served by the fake"}]}
+        if f"{variables.get('owner')}/{variables.get('name')}" != self.full_name:
+            return {"data": {"repository": None}}
+        number = int(variables.get("number", 0))
+        if number not in self.issues:
+            return {"data": {"repository": {"issue": None}}}
+        nodes = []
+        for ev in self.events:
+            if ev.issue != number:
+                continue
+            if ev.event == "marked_as_duplicate":
+                canonical = (
+                    {"__typename": "Issue", "number": ev.canonical} if ev.canonical else None
+                )
+                node = {"__typename": "MarkedAsDuplicateEvent", "canonical": canonical}
+            elif ev.event == "unmarked_as_duplicate":
+                node = {"__typename": "UnmarkedAsDuplicateEvent"}
+            else:
+                continue
+            nodes.append({**node, "createdAt": iso(ev.created_at)})
+        timeline = {"timelineItems": {"nodes": nodes}}
+        return {"data": {"repository": {"issue": timeline}}}
