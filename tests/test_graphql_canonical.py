@@ -64,7 +64,11 @@ def test_snapshot_reads_the_original_from_graphql(fake_github: FakeGitHub, tmp_p
         3: None,
         4: None,
     }
-    asked = [r for r in fake_github.requests if r.path == "/graphql"]
+    asked = [
+        r
+        for r in fake_github.requests
+        if r.path == "/graphql" and "MarkedAsDuplicateEvent" in r.body["query"]
+    ]
     assert [r.method for r in asked] == ["POST"]  # only #2: #3 was unmarked, #4 never marked
     assert asked[0].body["variables"] == {"owner": "octo", "name": "repo", "number": 2}
     assert "MarkedAsDuplicateEvent" in asked[0].body["query"]

@@ -38,6 +38,8 @@ class Endpoints(ContextEndpoints, RenderedState):
     `{repo}` in a pattern stands for the repository's full name.
     """
 
+    GRAPHQL = (*ContextEndpoints.GRAPHQL, ("MarkedAsDuplicateEvent", "_graphql_duplicates"))
+
     ROUTES: tuple[tuple[str, str, str], ...] = (
         ("GET", r"/rate_limit", "_rate_limit"),
         ("GET", r"/repos/{repo}", "_get_repo"),
@@ -253,12 +255,8 @@ class Endpoints(ContextEndpoints, RenderedState):
             raise ApiError(404)
         return data
 
-    def _graphql(self, *, query: dict[str, str], body: Any) -> Any:
-        """GraphQL, only the issue timeline's (un)marked-as-duplicate events."""
-        text = str((body or {}).get("query", ""))
-        variables = (body or {}).get("variables") or {}
-        if "MarkedAsDuplicateEvent" not in text:
-            return {"errors": [{"type": "UNSUPPORTED", "message": "query not served by the fake"}]}
+    def _graphql_duplicates(self, variables: dict[str, Any]) -> Any:
+        """An issue timeline's (un)marked-as-duplicate events, with the canonical issue."""
         if f"{variables.get('owner')}/{variables.get('name')}" != self.full_name:
             return {"data": {"repository": None}}
         number = int(variables.get("number", 0))
