@@ -19,6 +19,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationError,
     field_validator,
     model_validator,
@@ -214,7 +215,8 @@ class SimilarConfig(_Strict):
 
 class DuplicatesConfig(_Strict):
     candidates: int = Field(default=8, ge=1, le=50)
-    threshold: float = Field(default=0.55, ge=0, le=1)
+    threshold: float = Field(default=0.9, ge=0, le=1)
+    margin: float = Field(default=0.05, ge=0, le=1)
     close: bool = False
     target_precision: float = Field(default=0.8, gt=0, le=1)
 
@@ -236,6 +238,7 @@ class ApprovalConfig(_Strict):
 
 class IndexConfig(_Strict):
     cache_dir: str = ".cache/issue-assistant"
+    embeddings: StrictBool = False
 
 
 def _migrate(data: Any) -> tuple[Any, list[str]]:

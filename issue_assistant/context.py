@@ -20,7 +20,9 @@ from issue_assistant.index.discussions import (
     answering,
     as_seen,
 )
+from issue_assistant.index.retrieval import Retriever
 from issue_assistant.render import render
+from issue_assistant.tracker.asof import rewind
 from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
 from issue_assistant.tracker.models import Issue, Release
 
@@ -38,10 +40,27 @@ CONTEXT_FILES = (
 
 @dataclass(frozen=True)
 class Candidate:
-    """An earlier issue shown to the engine, as it was at the moment, with its search score."""
+    """An earlier issue shown to the engine, as it was at the moment, with its search score.
+
+    From hybrid retrieval (`index.retrieval`): `bm25` and `dense` are what each retriever said
+    (dense is None without embeddings), `via` the duplicates that led to this original.
+    """
 
     issue: Issue
     score: float
+    bm25: float = 0.0
+    dense: float | None = None
+    via: tuple[int, ...] = ()
+
+
+def similar_candidates(
+    index: IssueIndex, issue: Issue, as_of: datetime, limit: int
+) -> list[Candidate]:
+    """The candidate originals of `issue` at `as_of`, best first."""
+    matches = Retriever(index).candidates(issue, as_of, limit)
+    return [
+        Candidate(m.issue, m.score, bm25=m.bm25, dense=m.dense, via=tuple(m.via)) for m in matches
+    ]
 
 
 @dataclass
@@ -66,12 +85,13 @@ class Context:
     checkout: Path | None = None
 
     def _candidates(self, hits: list) -> list[Candidate]:
+        """Search hits as they were at the moment, from the index's stored records."""
         out: list[Candidate] = []
         for hit in hits:
-            try:
-                out.append(Candidate(self.tracker.get_issue(hit.number), hit.score))
-            except KeyError:
+            stored = self.index.stored(hit.number)
+            if stored is None or stored.created_at > self.as_of:
                 continue
+            out.append(Candidate(rewind(stored, self.as_of), hit.score))
         return out
 
     def search(self, text: str, limit: int = 10) -> list[Candidate]:
@@ -80,7 +100,7 @@ class Context:
         return self._candidates(hits)
 
     def search_like(self, limit: int = 30) -> list[Candidate]:
-        """Earlier issues most like the new one, as they were at the moment."""
+        """Earlier issues most like the new one by BM25 (label neighbours), as at the moment."""
         hits = self.index.similar_to(self.issue, as_of=self.as_of, limit=limit)
         return self._candidates(hits)
 
@@ -185,8 +205,7 @@ class Context:
             tracker=tracker,
             index=index,
         )
-        hits = index.similar_to(issue, as_of=as_of, limit=candidates)
-        ctx.candidates = ctx._candidates(hits)
+        ctx.candidates = similar_candidates(index, issue, as_of, candidates)
         if settings is not None:
             ctx.settings = settings
         ctx.add_repository_context(code, likely)

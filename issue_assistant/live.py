@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from typing import Any
 
 from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
@@ -29,6 +30,11 @@ log = logging.getLogger(__name__)
 
 SYNC_FILE = "synced_at"
 SYNC_MARGIN = timedelta(minutes=10)
+CURSOR_FILE = "listing-cursor"
+LIST_CHUNK = 1000
+# Issues one run lists at most: 300 requests of 100, under a third of GITHUB_TOKEN's hourly 1,000.
+LIST_BUDGET = 30_000
+EMBED_BUDGET_S = 120.0
 
 
 @dataclass
@@ -89,28 +95,65 @@ def skip_reason(issue: Issue, config: Config) -> str | None:
     return None
 
 
-def refresh_index(tracker: WritableTracker, cache_dir: str, now: datetime) -> IssueIndex:
-    """The on-disk index brought up to date; only issues updated since the last run if possible."""
+def refresh_index(
+    tracker: WritableTracker, cache_dir: str, now: datetime, embeddings: bool = False
+) -> IssueIndex:
+    """The on-disk index brought up to date; only issues updated since the last run if possible.
+
+    With embeddings, vectors missing from the index are computed for at most
+    `EMBED_BUDGET_S` seconds per run (newest first), so a large repository's first build is
+    spread over runs."""
+    from issue_assistant.index.embeddings import load_embedder
+
     path = index_path(cache_dir, tracker.repository.full_name)
     index = IssueIndex(path)
+    if embeddings:
+        index.enable_embeddings(lambda: load_embedder(True))
     stamp = path / SYNC_FILE
+    cursor = path / CURSOR_FILE
     since: datetime | None = None
-    if len(index) and stamp.is_file():
-        try:
+    resuming = cursor.is_file()
+    try:
+        if resuming:
+            since = datetime.fromisoformat(cursor.read_text().strip())
+        elif len(index) and stamp.is_file():
             since = datetime.fromisoformat(stamp.read_text().strip())
-        except ValueError:
-            since = None
-    written = index.update(tracker.all_issues(since=since))
-    stamp.write_text((now - SYNC_MARGIN).isoformat())
+    except ValueError:
+        since = None
+    # Least recently updated first, in chunks: a listing cut short by the budget resumes from
+    # the last update time it committed (a large repository's first build spans runs).
+    listing = iter(tracker.all_issues(since=since, sort="updated"))
+    written = listed = 0
+    last: datetime | None = None
+    complete = True
+    while chunk := list(islice(listing, LIST_CHUNK)):
+        written += index.update(chunk)
+        listed += len(chunk)
+        newest = max(i.updated_at or i.created_at for i in chunk)
+        last = newest if last is None else max(last, newest)
+        if listed >= LIST_BUDGET:
+            complete = next(listing, None) is None
+            break
+    if complete:
+        stamp.write_text((now - SYNC_MARGIN).isoformat())
+        cursor.unlink(missing_ok=True)
+    elif last is not None:
+        cursor.write_text(last.isoformat())
+        log.info("index: listing stopped after %d issues; the next run goes on from there", listed)
     log.info("index: %d issues added or changed (%d in all)", written, len(index))
+    if embeddings and index.vectors is not None and len(index.vectors) < len(index):
+        embedded = index.embed(index.all_stored(), budget_s=EMBED_BUDGET_S)
+        log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
     return index
 
 
 class CachedReads:
-    """A read-only `Tracker` over another that fetches each issue once per run."""
+    """A read-only `Tracker` over another that fetches each issue once per run; issues the
+    index holds (refreshed at the start of the run) are read from it, not from GitHub."""
 
-    def __init__(self, tracker: WritableTracker) -> None:
+    def __init__(self, tracker: WritableTracker, index: IssueIndex | None = None) -> None:
         self._tracker = tracker
+        self._index = index
         self._issues: dict[int, Issue] = {}
 
     @property
@@ -119,7 +162,8 @@ class CachedReads:
 
     def get_issue(self, number: int) -> Issue:
         if number not in self._issues:
-            self._issues[number] = self._tracker.get_issue(number)
+            stored = self._index.stored(number) if self._index is not None else None
+            self._issues[number] = stored or self._tracker.get_issue(number)
         return self._issues[number]
 
     def all_issues(self) -> Iterator[Issue]:
@@ -199,9 +243,9 @@ def analyze_live(
         result.skipped = reason
         return result
 
-    index = refresh_index(tracker, config.index.cache_dir, now)
+    index = refresh_index(tracker, config.index.cache_dir, now, config.index.embeddings)
     engine, fallback = engines_for(config, labels, engine_name)
-    view = CachedReads(tracker)
+    view = CachedReads(tracker, index)
     view._issues[number] = issue
     analysis = analyze(
         view,

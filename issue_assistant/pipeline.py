@@ -42,13 +42,27 @@ def index_path(cache_dir: str | Path, full_name: str) -> Path:
     return Path(cache_dir) / "index" / re.sub(r"[^A-Za-z0-9_.-]", "__", full_name)
 
 
-def open_index(tracker: Tracker, cache_dir: str | Path) -> IssueIndex:
-    """The repository's index on disk, brought up to date with the tracker."""
+def open_index(tracker: Tracker, cache_dir: str | Path, *, embeddings: bool = False) -> IssueIndex:
+    """The repository's index on disk, brought up to date with the tracker (and its vectors,
+    with `embeddings`: slow the first time, about 0.1-0.3 s per issue on a small CPU)."""
+    from issue_assistant.index.embeddings import load_embedder
+
     index = IssueIndex(index_path(cache_dir, tracker.repository.full_name))
+    if embeddings:
+        index.enable_embeddings(lambda: load_embedder(True))
     written = index.update(tracker.all_issues())
     if written:
         log.info("index: %d issues added or changed (%d in all)", written, len(index))
+    if embeddings:
+        embedded = index.embed(tracker.all_issues(), progress=_embed_progress)
+        if embedded:
+            log.info("index: %d issue vectors computed", embedded)
     return index
+
+
+def _embed_progress(done: int, total: int) -> None:
+    if done % 200 == 0 or done == total:
+        log.info("embeddings: %d/%d issues", done, total)
 
 
 def build_context(

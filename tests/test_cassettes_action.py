@@ -67,9 +67,7 @@ def test_analyze_run_requests(gh, tmp_path, fake_engine, vcr):
         ("GET", f"{BASE}/issues/3/comments"),
         ("GET", BASE),
         ("GET", f"{BASE}/labels"),
-        ("GET", f"{BASE}/issues"),
-        ("GET", f"{BASE}/issues/1"),
-        ("GET", f"{BASE}/issues/2"),
+        ("GET", f"{BASE}/issues"),  # candidates come from the index, not one GET each
         ("POST", f"{BASE}/issues/3/comments"),
         ("POST", f"{BASE}/issues/3/labels"),
     ]

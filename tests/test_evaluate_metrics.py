@@ -161,3 +161,21 @@ def test_percentiles_and_cost():
     assert (c.tokens_in, c.tokens_out, c.cost_usd) == (15, 3, 0.5)
     assert (c.tool_calls, c.turns, c.forced_submits, c.dropped, c.failures) == (3, 3, 1, 1, 1)
     assert cost([result(1)]).cost_usd is None
+
+
+def test_unknown_originals_count_for_neither_and_recall_at_k():
+    from issue_assistant.evaluate.metrics import measure
+
+    flagged = Decision(duplicate=Duplicate(number=3, reason="same", confidence=0.9))
+    rows = [
+        result(10, Decision(candidates=[4, 7, 1]), duplicate_of=7, accept=[7]),
+        result(11, Decision(candidates=[9] * 5 + [2]), duplicate_of=2, accept=[2]),
+        result(12, flagged, duplicate_unknown=True),  # a button-closed duplicate, original unknown
+        result(13, Decision(), duplicate_unknown=True),
+        result(14, Decision()),
+    ]
+    m = measure(rows)
+    assert str(m.false_dup_rate) == "0.00 (0/1)"  # #12's proposal is not a false duplicate
+    assert m.dup_recall.den == 2  # and #12, #13 are not misses
+    assert (m.unknown_originals, m.unknown_flagged) == (2, 1)
+    assert [str(m.recall_at[k]) for k in (1, 5, 10)] == ["0.00 (0/2)", "0.50 (1/2)", "1.00 (2/2)"]

@@ -124,8 +124,16 @@ def test_round_trip_of_the_poetry_sample(fake_github: FakeGitHub, tmp_path: Path
     assert set(lookups.values()) == {1}  # each actor looked up once
     timelines = [p for p in fake_github.paths() if p.endswith("/timeline")]
     assert len(timelines) == 109
-    # repo, labels, list, timelines, roles, then releases and discussions (one page each)
-    assert len(fake_github.requests) == 2 + 2 + 109 + len(lookups) + 2
+    # GraphQL only for issues marked as duplicates that no "Duplicate of" comment resolved
+    graphql = [
+        r
+        for r in fake_github.requests
+        if r.path == "/graphql" and "MarkedAsDuplicateEvent" in r.body["query"]
+    ]
+    marked = [i for i in back.all_issues() if fetch.marked_duplicate(i.events or [])]
+    assert 0 < len(graphql) <= len(marked)
+    # repo, labels, list, timelines, roles, GraphQL originals, then releases and discussions
+    assert len(fake_github.requests) == 2 + 2 + 109 + len(lookups) + len(graphql) + 2
 
 
 def test_duplicates_and_maintainers_come_from_roles(

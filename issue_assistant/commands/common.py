@@ -9,8 +9,15 @@ from pathlib import Path
 from issue_assistant.config import Config, LabelsConfig, find_file, load_both, load_config
 from issue_assistant.errors import UserError
 from issue_assistant.index import IssueIndex
-from issue_assistant.pipeline import open_index
-from issue_assistant.tracker.snapshot import Snapshot, read_snapshot
+from issue_assistant.index.embeddings import load_embedder
+from issue_assistant.pipeline import index_path, open_index
+from issue_assistant.tracker.snapshot import (
+    IndexedSnapshot,
+    Snapshot,
+    file_stamp,
+    read_repository,
+    read_snapshot,
+)
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,10 +69,24 @@ def load_config_only(args: argparse.Namespace) -> Config:
     return load_config(find_file("config.toml", getattr(args, "config", None)))
 
 
-def snapshot_and_index(args: argparse.Namespace, config: Config) -> tuple[Snapshot, IssueIndex]:
-    snapshot = read_snapshot(args.snapshot)
+def snapshot_and_index(
+    args: argparse.Namespace, config: Config
+) -> tuple[Snapshot | IndexedSnapshot, IssueIndex]:
+    """The snapshot and its index, brought up to date; when the index was last updated from
+    this very file (same size and mtime) the snapshot is not parsed at all (a warm run)."""
     cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
-    return snapshot, open_index(snapshot, Path(cache))
+    path = Path(args.snapshot)
+    repository = read_repository(path)
+    stamp = file_stamp(path)
+    index = IssueIndex(index_path(Path(cache), repository.full_name))
+    if index.source == stamp and index.repository is not None:
+        if config.index.embeddings:
+            index.enable_embeddings(lambda: load_embedder(True))
+        return IndexedSnapshot(index.repository, index, path), index
+    snapshot = read_snapshot(path)
+    index = open_index(snapshot, Path(cache), embeddings=config.index.embeddings)
+    index.mark_source(stamp, snapshot.repository)
+    return snapshot, index
 
 
 def issue_number(value: str) -> int:
@@ -78,7 +99,7 @@ def issue_number(value: str) -> int:
     return n
 
 
-def get_issue(snapshot: Snapshot, number: int):  # noqa: ANN201
+def get_issue(snapshot: Snapshot | IndexedSnapshot, number: int):  # noqa: ANN201
     try:
         return snapshot.get_issue(number)
     except KeyError:

@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     selection = select(tracker, labels, config.approval.bot_login, args.issues, examined=examined)
     items = shard(selection.issues, *shard_of) if shard_of else list(enumerate(selection.issues))
     cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
-    index = open_index(tracker, Path(cache))
+    index = open_index(tracker, Path(cache), embeddings=config.index.embeddings)
     # Label models in time buckets over the whole selection (shards and resumed runs share them).
     cutoffs = bucket_cutoffs([i.created_at for i in selection.issues], BUCKET)
     evaluator = Evaluator(

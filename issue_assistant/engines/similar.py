@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from issue_assistant.config import GROUPS, LabelsConfig, SimilarConfig
 from issue_assistant.decision import Decision, Duplicate
 from issue_assistant.engines.base import Engine, register
-from issue_assistant.index import IssueIndex
+from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.store import cosine
 from issue_assistant.learn.calibration import proposals
 from issue_assistant.learn.model import SINGLE, LabelModel
@@ -190,18 +190,10 @@ class SimilarEngine(Engine):
         return ranked[: self.labels.limit(group)]  # type: ignore[arg-type]
 
     def duplicate_candidate(self, context: Context) -> tuple[float, Candidate] | None:
-        """The most likely original and its score in [0, 1] (what `calibrate` thresholds)."""
-        cfg = self.config.duplicates
-        issue = context.issue
-        best: tuple[float, Candidate] | None = None
-        for cand in context.candidates[: cfg.candidates]:
-            other = cand.issue
-            if other.is_pull_request:
-                continue
-            sim = text_similarity(context.index, issue, other)
-            if best is None or sim > best[0]:
-                best = (sim, cand)
-        return best
+        """The most likely original and its pairwise score in [0, 1] (`index.duplicates`;
+        what `calibrate` thresholds)."""
+        scored = duplicates.score_candidates(context, self.config.duplicates.candidates)
+        return (scored[0][1], scored[0][0]) if scored else None
 
     def duplicate_threshold(self, context: Context) -> float:
         """`calibrate`'s threshold when it was fit for this index, else `[duplicates] threshold`."""
@@ -211,18 +203,16 @@ class SimilarEngine(Engine):
         return found if found is not None else self.config.duplicates.threshold
 
     def _duplicate(self, context: Context) -> Duplicate | None:
-        best = self.duplicate_candidate(context)
-        if best is None or best[0] < self.duplicate_threshold(context):
+        """The pairwise duplicate score, thresholded; no proposal when a template's many
+        near-identical reports match about as well."""
+        cfg = self.config.duplicates
+        scored = duplicates.score_candidates(context, cfg.candidates)
+        chosen = duplicates.choose(scored, self.duplicate_threshold(context), cfg.margin)
+        if chosen is None:
             return None
-        sim, cand = best
-        state = cand.issue.state
-        reason = (
-            f"Its title and description closely match #{cand.issue.number} "
-            f"({state}), similarity {sim:.2f}."
-        )
-        return Duplicate(
-            number=cand.issue.number, reason=reason, confidence=round(min(sim, 1.0), 3)
-        )
+        cand, score = chosen
+        reason = duplicates.describe(cand, score)
+        return Duplicate(number=cand.issue.number, reason=reason, confidence=round(score, 3))
 
     def _questions(self, context: Context, type_name: str | None) -> list[str]:
         spec = self.labels.type_label(type_name)

@@ -34,6 +34,7 @@ class Gold(BaseModel):
     duplicate_of: int | None = None
     accept: list[int] = Field(default_factory=list)
     original_known: bool = False
+    duplicate_unknown: bool = False  # closed as a duplicate of an original nobody named
     sure: bool = False
     asked: bool | None = None
     question_counted: bool = False
@@ -181,6 +182,15 @@ def duplicate_gold(tracker: Tracker, issue: Issue) -> int | None:
         return n if n < issue.number else None  # numbers grow with time on GitHub
 
 
+def closed_as_duplicate(issue: Issue) -> bool:
+    """Closed (or marked) as a duplicate, whether or not the original is known."""
+    if issue.state != "closed":
+        return False
+    return issue.state_reason == "duplicate" or any(
+        e.event == "marked_as_duplicate" for e in issue.events or []
+    )
+
+
 def reference_type(
     issue: Issue, gold_type: str | None, present: list[str], labels: LabelsConfig
 ) -> str | None:
@@ -211,6 +221,7 @@ def gold_for(
         duplicate_of=dup,
         accept=accepted_originals(tracker, dup) if dup is not None else [],
         original_known=dup is not None and _known(tracker, dup),
+        duplicate_unknown=dup is None and closed_as_duplicate(issue),
         sure=dup is not None and is_sure_original(tracker, dup, moment, bot_login),
         asked=maintainer_asked(issue, tracker.repository, moment, labels.needs_info, bot_login),
         question_counted=bool(ref_label and ref_label.ask),

@@ -59,7 +59,11 @@ def read_live(
     window: int = WINDOW,
 ) -> tuple[Snapshot, int]:
     """The repository as a snapshot in memory, and how many closed issues were examined."""
-    from issue_assistant.tracker.fetch import duplicate_pattern, find_duplicate_of
+    from issue_assistant.tracker.fetch import (
+        duplicate_pattern,
+        find_duplicate_of,
+        marked_duplicate,
+    )
 
     repository = gh.repository
     log.info("listing the issues of %s", repository.full_name)
@@ -78,6 +82,8 @@ def read_live(
             if e.actor is not None and not e.actor.is_bot and e.event == "labeled":
                 role_of(e.actor.login)
         dup = find_duplicate_of(issue.number, events, comments, role_of, pattern)
+        if dup is None and marked_duplicate(events):
+            dup = gh.duplicate_canonical(issue.number)  # closed with the button: GraphQL
         full = issue.model_copy(
             update={"events": events, "comments": comments, "duplicate_of": dup}
         )

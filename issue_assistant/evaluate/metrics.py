@@ -62,6 +62,9 @@ class Measures:
     sure_precision: Ratio
     retrieval_ceiling: Ratio
     originals_missing: int
+    recall_at: dict[int, Ratio]
+    unknown_originals: int
+    unknown_flagged: int
     question_precision: Ratio
     question_recall: Ratio
     questions_unknown: int
@@ -126,7 +129,8 @@ def duplicate_measures(results: Sequence[IssueResult]) -> dict[str, Ratio]:
     triaged by a maintainer; a gold duplicate is sure when its original was.
     """
     dups = [r for r in results if r.gold.duplicate_of is not None]
-    others = [r for r in results if r.gold.duplicate_of is None]
+    # closed as duplicates of an unknown original: neither false duplicates nor misses
+    others = [r for r in results if r.gold.duplicate_of is None and not r.gold.duplicate_unknown]
     proposals = [r for r in results if _proposed(r) is not None]
     sure = [r for r in dups if r.gold.sure]
     sure_proposals = [r for r in proposals if r.proposed_sure]
@@ -138,6 +142,17 @@ def duplicate_measures(results: Sequence[IssueResult]) -> dict[str, Ratio]:
         "sure_recall": Ratio(sum(map(duplicate_right, sure)), len(sure)),
         "sure_precision": Ratio(sum(map(duplicate_right, sure_proposals)), len(sure_proposals)),
         "ceiling": Ratio(seen, len(dups)),
+    }
+
+
+def recall_at(results: Sequence[IssueResult], ks: tuple[int, ...] = (1, 5, 10)) -> dict[int, Ratio]:
+    """Over known duplicates: the true original among the first k candidates retrieved."""
+    dups = [r for r in results if r.gold.duplicate_of is not None]
+    return {
+        k: Ratio(
+            sum(1 for r in dups if set(r.gold.accept) & set(r.decision.candidates[:k])), len(dups)
+        )
+        for k in ks
     }
 
 
@@ -198,6 +213,11 @@ def measure(results: Sequence[IssueResult]) -> Measures:
         sure_recall=dup["sure_recall"],
         sure_precision=dup["sure_precision"],
         retrieval_ceiling=dup["ceiling"],
+        recall_at=recall_at(results),
+        unknown_originals=sum(1 for r in results if r.gold.duplicate_unknown),
+        unknown_flagged=sum(
+            1 for r in results if r.gold.duplicate_unknown and _proposed(r) is not None
+        ),
         originals_missing=sum(
             1 for r in results if r.gold.duplicate_of is not None and not r.gold.original_known
         ),

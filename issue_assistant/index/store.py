@@ -7,17 +7,22 @@ import json
 import math
 import shutil
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tantivy
 
 from issue_assistant.index.query import STOPWORDS, issue_query
-from issue_assistant.tracker.models import Issue
+from issue_assistant.tracker.models import Issue, Repository
 
-SCHEMA_VERSION = 1
+if TYPE_CHECKING:
+    from issue_assistant.index.embeddings import Embedder
+    from issue_assistant.index.vectors import VectorStore
+
+SCHEMA_VERSION = 2
 META = "issue-assistant-meta.json"
 
 
@@ -33,6 +38,8 @@ def _schema() -> tantivy.Schema:
     b.add_date_field("closed_at", stored=True, indexed=True, fast=True)
     b.add_boolean_field("is_pull_request", stored=True, indexed=True, fast=True)
     b.add_integer_field("duplicate_of", stored=True, indexed=True, fast=True)
+    # The whole record (events, comments, user...), so candidates need no tracker read.
+    b.add_bytes_field("record", stored=True)
     return b.build()
 
 
@@ -99,9 +106,50 @@ class IssueIndex:
                     child.unlink()
             meta = {"schema_version": SCHEMA_VERSION, "hashes": {}}
         self._hashes: dict[str, str] = meta["hashes"]
+        self.source: dict | None = meta.get("source")
+        self.repository: Repository | None = (
+            Repository.model_validate(meta["repository"]) if meta.get("repository") else None
+        )
         self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
         self._df: dict[tuple[str, str], int] = {}
         self._cached_searcher: tantivy.Searcher | None = None
+        self._docs: dict[int, dict] = {}
+        self.vectors: VectorStore | None = None
+        self._embedder: Embedder | None = None
+        self._embedder_loader: Callable[[], Embedder | None] | None = None
+
+    # ---- embeddings ------------------------------------------------------------------------
+
+    def enable_embeddings(self, loader: Callable[[], Embedder | None]) -> None:
+        """Keep vectors beside the index; the model is loaded (by `loader`) only when needed."""
+        from issue_assistant.index.embeddings import DIM, MODEL_ID
+        from issue_assistant.index.vectors import VectorStore
+
+        self.vectors = VectorStore(self.path / "vectors", MODEL_ID, DIM)
+        self._embedder_loader = loader
+
+    @property
+    def embedder(self) -> Embedder | None:
+        if self._embedder is None and self._embedder_loader is not None:
+            self._embedder = self._embedder_loader()
+            self._embedder_loader = None
+        return self._embedder
+
+    def embed(
+        self,
+        issues: Iterable[Issue],
+        *,
+        budget_s: float | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Compute the vectors `issues` lack (none without embeddings); returns how many."""
+        if self.vectors is None:
+            return 0
+        todo = self.vectors.missing(issues)
+        if not todo or self.embedder is None:
+            return 0
+        embedder = self.embedder
+        return self.vectors.update(todo, embedder.embed_one, budget_s=budget_s, progress=progress)
 
     def _read_meta(self) -> dict:
         try:
@@ -111,8 +159,44 @@ class IssueIndex:
 
     def _write_meta(self) -> None:
         tmp = self.path / (META + ".tmp")
-        tmp.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "hashes": self._hashes}))
+        meta = {"schema_version": SCHEMA_VERSION, "hashes": self._hashes, "source": self.source}
+        if self.repository is not None:
+            meta["repository"] = self.repository.model_dump(mode="json")
+        tmp.write_text(json.dumps(meta))
         tmp.replace(self.path / META)
+
+    def mark_source(self, source: dict | None, repository: Repository | None = None) -> None:
+        """Remember what the index was last brought up to date from (a snapshot's size and
+        mtime), so a warm run can skip reading the snapshot when it has not changed."""
+        self.source = source
+        if repository is not None:
+            self.repository = repository
+        self._write_meta()
+
+    def stored(self, number: int) -> Issue | None:
+        """Issue `number` as last indexed (its whole record), or None."""
+        if number in self._docs:
+            return self._issue(self._docs[number])
+        searcher = self._searcher()
+        q = tantivy.Query.term_query(self.schema, "number", number)
+        hits = searcher.search(q, limit=1).hits
+        if not hits:
+            return None
+        return self._issue(searcher.doc(hits[0][1]).to_dict())
+
+    @staticmethod
+    def _issue(d: dict) -> Issue:
+        record = json.loads(d["record"][0])
+        record["title"] = d["title"][0]
+        record["body"] = d.get("body", [""])[0]
+        return Issue.model_validate(record)
+
+    def all_stored(self) -> Iterator[Issue]:
+        """Every indexed issue and pull request (reads the whole index: O(n))."""
+        searcher = self._searcher()
+        hits = searcher.search(tantivy.Query.all_query(), limit=max(searcher.num_docs, 1)).hits
+        for _, address in hits:
+            yield self._issue(searcher.doc(address).to_dict())
 
     def __len__(self) -> int:
         return len(self._hashes)
@@ -161,6 +245,7 @@ class IssueIndex:
         self._write_meta()
         self.index.reload()
         self._df.clear()
+        self._docs.clear()
         self._cached_searcher = None
         return len(changed)
 
@@ -180,6 +265,8 @@ class IssueIndex:
         doc.add_boolean("is_pull_request", issue.is_pull_request)
         if issue.duplicate_of is not None:
             doc.add_integer("duplicate_of", issue.duplicate_of)
+        record = issue.model_dump(mode="json", exclude={"title", "body"}, exclude_none=True)
+        doc.add_bytes("record", json.dumps(record, ensure_ascii=False).encode())
         return doc
 
     def query(
@@ -189,11 +276,12 @@ class IssueIndex:
         as_of: datetime | None = None,
         include_prs: bool = False,
         exclude: Iterable[int] = (),
+        fields: tuple[str, ...] = ("title", "body"),
     ) -> tantivy.Query:
         """BM25 over title (x2) and body, filtered inside the query by creation time and kind."""
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if text.strip():
-            parsed = self.index.parse_query(text, ["title", "body"], field_boosts={"title": 2.0})
+            parsed = self.index.parse_query(text, list(fields), field_boosts={"title": 2.0})
             clauses.append((tantivy.Occur.Must, parsed))
         else:
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
@@ -230,6 +318,27 @@ class IssueIndex:
             return []
         q = self.query(words, as_of=as_of, include_prs=include_prs, exclude=exclude)
         return self._run(q, limit)
+
+    def ranked(
+        self,
+        text: str,
+        *,
+        before: datetime,
+        exclude: Iterable[int] = (),
+        limit: int = 50,
+        fields: tuple[str, ...] = ("title", "body"),
+    ) -> list[tuple[int, float]]:
+        """(number, BM25) of issues created before `before` for a query string of plain words
+        (optionally `word^boost`), pull requests left out; the documents stay cached."""
+        q = self.query(text, as_of=before, exclude=exclude, fields=fields)
+        searcher = self._searcher()
+        out: list[tuple[int, float]] = []
+        for score, address in searcher.search(q, limit=limit, count=False).hits:
+            d = searcher.doc(address).to_dict()
+            number = d["number"][0]
+            self._docs[number] = d
+            out.append((number, float(score)))
+        return out
 
     def similar_to(
         self, issue: Issue, *, as_of: datetime | None = None, limit: int = 10

@@ -35,8 +35,9 @@ class WritableTracker(Tracker, Protocol):
     Writes must be idempotent where GitHub allows it: callers look before they write again.
     """
 
-    def all_issues(self, since: datetime | None = None) -> Iterable[Issue]:
-        """Every issue and pull request, oldest first; with `since`, only those updated since."""
+    def all_issues(self, since: datetime | None = None, sort: str = "created") -> Iterable[Issue]:
+        """Every issue and pull request, oldest first; with `since`, only those updated since
+        (`sort="updated"`: least recently updated first)."""
         ...
 
     def list_comments(self, number: int) -> list: ...

@@ -86,6 +86,19 @@ def find_duplicate_of(
     return target
 
 
+def marked_duplicate(events: list[Event]) -> bool:
+    """Marked or closed as a duplicate and not unmarked since (GraphQL may name the original)."""
+    marked = False
+    for e in sorted(events, key=lambda e: e.created_at):
+        if e.event == "marked_as_duplicate" or (
+            e.event == "closed" and e.state_reason == "duplicate"
+        ):
+            marked = True
+        elif e.event == "unmarked_as_duplicate":
+            marked = False
+    return marked
+
+
 class PartialState:
     """The partial file: a header line, then `permission` and `issue` lines as they are known."""
 
@@ -245,6 +258,8 @@ def _with_history(
         if event.actor is not None and not event.actor.is_bot:
             role_of(event.actor.login)
     duplicate_of = find_duplicate_of(issue.number, events, comments, role_of, pattern)
+    if duplicate_of is None and marked_duplicate(events):
+        duplicate_of = tracker.duplicate_canonical(issue.number)
     comments = [c.model_copy(update={"url": None}) for c in comments]
     return issue.model_copy(
         update={"events": events, "comments": comments, "duplicate_of": duplicate_of}

@@ -41,6 +41,26 @@ HISTORY_EVENTS = frozenset(
     {"labeled", "unlabeled", "closed", "reopened", "marked_as_duplicate", "unmarked_as_duplicate"}
 )
 GHOST = User(login="ghost")
+# The original of an issue marked as a duplicate with GitHub's button: the REST timeline does
+# not name it, GraphQL's MarkedAsDuplicateEvent.canonical does.
+CANONICAL_QUERY = """
+query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    issue(number: $number) {
+      timelineItems(itemTypes: [MARKED_AS_DUPLICATE_EVENT, UNMARKED_AS_DUPLICATE_EVENT], last: 20) {
+        nodes {
+          __typename
+          ... on MarkedAsDuplicateEvent {
+            createdAt
+            canonical { __typename ... on Issue { number } ... on PullRequest { number } }
+          }
+          ... on UnmarkedAsDuplicateEvent { createdAt }
+        }
+      }
+    }
+  }
+}
+""".strip()
 
 
 @dataclass(frozen=True)
@@ -186,6 +206,20 @@ def split_timeline(items: list[dict[str, Any]]) -> tuple[list[Event], list[Comme
     return events, comments
 
 
+def canonical_from(data: dict[str, Any]) -> int | None:
+    """The canonical issue of the last MarkedAsDuplicateEvent not undone by a later unmark."""
+    issue = ((data.get("data") or {}).get("repository") or {}).get("issue") or {}
+    nodes = (issue.get("timelineItems") or {}).get("nodes") or []
+    found: int | None = None
+    for node in sorted((n for n in nodes if n), key=lambda n: n.get("createdAt") or ""):
+        if node.get("__typename") == "MarkedAsDuplicateEvent":
+            canonical = node.get("canonical") or {}
+            found = canonical.get("number") if canonical.get("__typename") == "Issue" else None
+        elif node.get("__typename") == "UnmarkedAsDuplicateEvent":
+            found = None
+    return found
+
+
 def _message(exc: GithubException) -> str:
     data = exc.data
     if not isinstance(data, dict):
@@ -324,9 +358,20 @@ class GitHubTracker:
         """The issue's label/close/duplicate events and its comments, from its timeline."""
         return split_timeline(list(self._list(f"{self._path}/issues/{number}/timeline")))
 
-    def all_issues(self, since: datetime | None = None) -> Iterator[Issue]:
-        """Every issue and pull request, oldest first; with `since`, only those updated since."""
-        params: dict[str, Any] = {"state": "all", "sort": "created", "direction": "asc"}
+    def duplicate_canonical(self, number: int) -> int | None:
+        """The original issue `number` was last marked a duplicate of (GraphQL), unless unmarked
+        since; None when there is none or it is in another repository."""
+        owner, _, name = self.full_name.partition("/")
+        variables = {"owner": owner, "name": name, "number": number}
+        with self._api("POST", "/graphql"):
+            _, data = self._requester.graphql_query(CANONICAL_QUERY, variables)
+        return canonical_from(data)
+
+    def all_issues(self, since: datetime | None = None, sort: str = "created") -> Iterator[Issue]:
+        """Every issue and pull request, oldest first; with `since`, only those updated since.
+
+        `sort="updated"` lists the least recently updated first (a listing that can resume)."""
+        params: dict[str, Any] = {"state": "all", "sort": sort, "direction": "asc"}
         if since is not None:
             params["since"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         for data in self._list(f"{self._path}/issues", params):

@@ -155,9 +155,12 @@ class MemoryTracker:
         except KeyError:
             raise KeyError(number) from None
 
-    def all_issues(self, since: datetime | None = None) -> Iterator[Issue]:
+    def all_issues(self, since: datetime | None = None, sort: str = "created") -> Iterator[Issue]:
         self.reads.append(("all_issues", since))
-        for number in sorted(self.issues):
+        order = sorted(self.issues)
+        if sort == "updated":
+            order.sort(key=lambda n: (self.issues[n].updated_at or self.issues[n].created_at, n))
+        for number in order:
             issue = self.issues[number]
             if since is None or (issue.updated_at or issue.created_at) >= since:
                 yield issue.model_copy()

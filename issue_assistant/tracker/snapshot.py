@@ -8,12 +8,15 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from issue_assistant.errors import UserError
 from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
+
+if TYPE_CHECKING:
+    from issue_assistant.index.store import IssueIndex
 
 
 def _open_text(path: Path, mode: str) -> IO[str]:
@@ -75,6 +78,68 @@ class Snapshot:
 
     def __contains__(self, number: object) -> bool:
         return number in self._issues
+
+
+def file_stamp(path: str | os.PathLike[str]) -> dict:
+    """What identifies a snapshot file's version cheaply: its path, size and mtime."""
+    p = Path(path).resolve()
+    st = p.stat()
+    return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def read_repository(path: str | os.PathLike[str]) -> Repository:
+    """Line 1 of a snapshot only (cheap, even for a large file)."""
+    p = Path(path)
+    if not p.is_file():
+        raise UserError("snapshot file not found", where=str(p))
+    try:
+        with _open_text(p, "r") as fh:
+            line = fh.readline()
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise UserError(f"cannot read snapshot ({exc})", where=str(p)) from None
+    where = f"{p}:1"
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"not JSON ({exc.msg})", where=where) from None
+    if not isinstance(record, dict) or record.get("kind") != "repository":
+        raise UserError("line 1 must be the repository record", where=where)
+    try:
+        return Repository.model_validate(record)
+    except ValidationError as exc:
+        raise UserError(_first_error(exc), where=where) from None
+
+
+class IndexedSnapshot:
+    """A snapshot served from its index's stored records (a `Tracker`), without parsing it.
+
+    Used when the index was last brought up to date from this very file (same size and mtime).
+    """
+
+    def __init__(self, repository: Repository, index: IssueIndex, path: Path) -> None:
+        self._repository = repository
+        self._index = index
+        self.path = path
+
+    @property
+    def repository(self) -> Repository:
+        return self._repository
+
+    def get_issue(self, number: int) -> Issue:
+        issue = self._index.stored(number)
+        if issue is None:
+            raise KeyError(number)
+        return issue
+
+    def all_issues(self) -> Iterator[Issue]:
+        """Every issue, oldest first (reads the whole index)."""
+        return iter(sorted(self._index.all_stored(), key=lambda i: (i.created_at, i.number)))
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, number: object) -> bool:
+        return isinstance(number, int) and self._index.stored(number) is not None
 
 
 def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:

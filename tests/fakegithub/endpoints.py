@@ -38,6 +38,8 @@ class Endpoints(ContextEndpoints, RenderedState):
     `{repo}` in a pattern stands for the repository's full name.
     """
 
+    GRAPHQL = (*ContextEndpoints.GRAPHQL, ("MarkedAsDuplicateEvent", "_graphql_duplicates"))
+
     ROUTES: tuple[tuple[str, str, str], ...] = (
         ("GET", r"/rate_limit", "_rate_limit"),
         ("GET", r"/repos/{repo}", "_get_repo"),
@@ -252,3 +254,27 @@ class Endpoints(ContextEndpoints, RenderedState):
         if data is None:
             raise ApiError(404)
         return data
+
+    def _graphql_duplicates(self, variables: dict[str, Any]) -> Any:
+        """An issue timeline's (un)marked-as-duplicate events, with the canonical issue."""
+        if f"{variables.get('owner')}/{variables.get('name')}" != self.full_name:
+            return {"data": {"repository": None}}
+        number = int(variables.get("number", 0))
+        if number not in self.issues:
+            return {"data": {"repository": {"issue": None}}}
+        nodes = []
+        for ev in self.events:
+            if ev.issue != number:
+                continue
+            if ev.event == "marked_as_duplicate":
+                canonical = (
+                    {"__typename": "Issue", "number": ev.canonical} if ev.canonical else None
+                )
+                node = {"__typename": "MarkedAsDuplicateEvent", "canonical": canonical}
+            elif ev.event == "unmarked_as_duplicate":
+                node = {"__typename": "UnmarkedAsDuplicateEvent"}
+            else:
+                continue
+            nodes.append({**node, "createdAt": iso(ev.created_at)})
+        timeline = {"timelineItems": {"nodes": nodes}}
+        return {"data": {"repository": {"issue": timeline}}}

@@ -155,8 +155,12 @@ class FakeGitHub(Endpoints):
 
     @property
     def writes(self) -> list[tuple[str, str, Any]]:
-        """(method, path, body) of every request other than GET, in order."""
-        return [(r.method, r.path, r.body) for r in self.requests if r.method != "GET"]
+        """(method, path, body) of every request other than GET (and GraphQL reads), in order."""
+        return [
+            (r.method, r.path, r.body)
+            for r in self.requests
+            if r.method != "GET" and r.path != "/graphql"
+        ]
 
     @property
     def claims(self) -> list[tuple[str, str, Any]]:

@@ -63,6 +63,7 @@ class FakeEvent:
     created_at: datetime
     label: str | None = None
     state_reason: str | None = None
+    canonical: int | None = None  # marked_as_duplicate: the original (GraphQL only)
 
 
 @dataclass
@@ -188,6 +189,7 @@ class RepoState:
         created_at: datetime | None = None,
         label: str | None = None,
         state_reason: str | None = None,
+        canonical: int | None = None,
     ) -> int:
         """Record a timeline event only (the issue's current state is not changed)."""
         with self.lock:
@@ -198,7 +200,9 @@ class RepoState:
                 self.user(actor)
             if label is not None:
                 self.add_label(label)
-            self.events.append(FakeEvent(eid, number, event, actor, created, label, state_reason))
+            self.events.append(
+                FakeEvent(eid, number, event, actor, created, label, state_reason, canonical)
+            )
             issue.updated_at = max(issue.updated_at, created)
             return eid
 
@@ -262,6 +266,7 @@ class RepoState:
                 created_at=ev.created_at,
                 label=ev.label,
                 state_reason=ev.state_reason,
+                canonical=ev.canonical,
             )
         for c in issue.comments or []:
             self.user(c.user.login, c.user.type)

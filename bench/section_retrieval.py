@@ -1,0 +1,192 @@
+"""Benchmark: duplicate retrieval (recall@1/5/10) and the duplicate decision on the shared data.
+
+    python -c 'import bench.section_retrieval as s; print(s.run())'
+
+Every known duplicate pair in `../shared/data` whose original is in the same snapshot (12 in
+hf-datasets, 2 in poetry-sample) is replayed one minute after the duplicate was opened; the
+true original (or the original it is itself a duplicate of) counts when it is among the top k.
+Negatives for the decision are closed issues that are not known duplicates (some surely are, so
+the false-duplicate rate is pessimistic). Vectors are cached in `.cache/bench` (the first run
+embeds every issue: minutes).
+"""
+
+from __future__ import annotations
+
+import platform
+import random
+import subprocess
+import time
+from pathlib import Path
+
+from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.context import Context
+from issue_assistant.evaluate.gold import accepted_originals
+from issue_assistant.index import duplicates
+from issue_assistant.index.retrieval import Retriever
+from issue_assistant.pipeline import open_index
+from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.tracker.snapshot import read_snapshot
+
+TITLE = "Duplicate retrieval and decision"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+CACHE = ROOT / ".cache" / "bench"
+SNAPSHOTS = ("hf-datasets.jsonl.gz", "poetry-sample.jsonl.gz")
+MODES = (("BM25, title", "title"), ("BM25, title + body", "bm25"), ("dense", "dense"))
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        )
+        return out.stdout.strip() or "?"
+    except OSError:
+        return "?"
+
+
+def _load(name: str, embeddings: bool = True):  # noqa: ANN202
+    snapshot = read_snapshot(DATA / name)
+    index = open_index(snapshot, CACHE, embeddings=embeddings)
+    return snapshot, index
+
+
+def _recall(snapshot, index, pairs) -> dict[str, list[int | None]]:  # noqa: ANN001
+    """Per mode, the rank of the true original for each pair (None: not in the top 10)."""
+    ranks: dict[str, list[int | None]] = {m: [] for _, m in (*MODES, ("hybrid", "hybrid"))}
+    retriever = Retriever(index)
+    for dup in pairs:
+        view = AsOfView.for_issue(snapshot, dup.number)
+        target = view.target()
+        accept = set(accepted_originals(snapshot, dup.duplicate_of))
+        for mode in ranks:
+            found = retriever.candidates(target, view.moment, 10, mode=mode)
+            numbers = [m.number for m in found]
+            rank = next((i for i, n in enumerate(numbers, 1) if n in accept), None)
+            ranks[mode].append(rank)
+    return ranks
+
+
+def _scores(snapshot, index, issues, config: Config):  # noqa: ANN001, ANN202
+    """(issue, [(candidate number, score)], accepted originals) for the decision."""
+    out = []
+    for issue in issues:
+        view = AsOfView.for_issue(snapshot, issue.number)
+        ctx = Context.build(
+            view.target(),
+            tracker=view,
+            index=index,
+            labels=LabelsConfig(),
+            project="",
+            as_of=view.moment,
+            candidates=config.duplicates.candidates,
+        )
+        scored = duplicates.score_candidates(ctx, config.duplicates.candidates)
+        accept = (
+            set(accepted_originals(snapshot, issue.duplicate_of)) if issue.duplicate_of else set()
+        )
+        out.append((issue, scored, accept))
+    return out
+
+
+def _decide(rows, threshold: float, margin: float) -> tuple[int, int, int, int, int]:  # noqa: ANN001
+    """(right, proposals, positives, false proposals on negatives, negatives)."""
+    right = proposals = positives = false = negatives = 0
+    for _, scored, accept in rows:
+        chosen = duplicates.choose(scored, threshold, margin)
+        if accept:
+            positives += 1
+        else:
+            negatives += 1
+        if chosen is None:
+            continue
+        proposals += 1
+        if accept and chosen[0].issue.number in accept:
+            right += 1
+        elif not accept:
+            false += 1
+    return right, proposals, positives, false, negatives
+
+
+def _share(num: int, den: int) -> str:
+    return f"{num / den:.2f} ({num}/{den})" if den else f"– (0/{den})"
+
+
+def run(quick: bool = False) -> str:
+    start = time.perf_counter()
+    config = Config()
+    sample = 100 if quick else 400
+    all_ranks: dict[str, list[int | None]] = {}
+    rows = []
+    pair_numbers: list[int] = []
+    vectors = 0
+    for name in SNAPSHOTS:
+        snapshot, index = _load(name)
+        vectors += len(index.vectors or [])
+        issues = [i for i in snapshot.all_issues() if not i.is_pull_request]
+        pairs = [i for i in issues if i.duplicate_of and i.duplicate_of in snapshot]
+        pair_numbers += [p.number for p in pairs]
+        for mode, ranks in _recall(snapshot, index, pairs).items():
+            all_ranks.setdefault(mode, []).extend(ranks)
+        others = [
+            i
+            for i in issues
+            if i.state == "closed"
+            and not i.duplicate_of
+            and i.state_reason != "duplicate"
+            and "duplicate" not in i.labels
+        ]
+        random.Random(7).shuffle(others)
+        rows += _scores(snapshot, index, pairs + others[:sample], config)
+    n = len(all_ranks["hybrid"])
+    lines = [
+        f"Data: every known duplicate pair with its original in the same snapshot ({n}: "
+        f"{', '.join(SNAPSHOTS)}), replayed one minute after the duplicate was opened; "
+        f"{vectors} issue vectors (all-MiniLM-L6-v2 int8, onnxruntime, 256 tokens). "
+        f"Commit `{_commit()}`, {platform.machine()} ({_cpus()} cores), Python "
+        f"{platform.python_version()}; {time.perf_counter() - start:.0f} s.",
+        "",
+        "| retrieval | recall@1 | recall@5 | recall@10 |",
+        "| --- | --- | --- | --- |",
+    ]
+    for label, mode in (*MODES, ("**hybrid** (BM25 + dense, reciprocal rank fusion)", "hybrid")):
+        ranks = all_ranks[mode]
+        cells = [
+            _share(sum(1 for r in ranks if r is not None and r <= k), len(ranks))
+            for k in (1, 5, 10)
+        ]
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    missed = [
+        f"#{n}" for n, rank in zip(pair_numbers, all_ranks["hybrid"], strict=True) if rank is None
+    ]
+    lines += [
+        "",
+        f"Not in the hybrid top 10: {', '.join(missed) if missed else 'none'}.",
+        "",
+        f"Duplicate decision (`index/duplicates.py`: pairwise score over the first "
+        f"{config.duplicates.candidates} candidates, margin {config.duplicates.margin} over the "
+        f"second best) on the {n} known duplicates and {len(rows) - n} closed issues that are "
+        "not known duplicates:",
+        "",
+        "| threshold | precision | recall | false-duplicate rate |",
+        "| --- | --- | --- | --- |",
+    ]
+    for t in sorted({*THRESHOLDS, config.duplicates.threshold}):
+        right, proposals, positives, false, negatives = _decide(rows, t, config.duplicates.margin)
+        mark = f"**{t}** (default)" if abs(t - config.duplicates.threshold) < 1e-9 else f"{t}"
+        lines.append(
+            f"| {mark} | {_share(right, proposals)} | {_share(right, positives)} | "
+            f"{_share(false, negatives)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 0
+
+
+if __name__ == "__main__":
+    print(run())

@@ -1,0 +1,130 @@
+"""Warm runs do no O(n) work: a snapshot unchanged since the index was built is not parsed, and
+a live run after the first one reads candidates from the index (requests counted)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from issue_assistant.cli import main
+from issue_assistant.commands import common
+from issue_assistant.config import Config, IndexConfig
+from issue_assistant.decision import Decision
+from issue_assistant.engines.fake import FakeEngine
+from issue_assistant.live import analyze_live
+from issue_assistant.tracker.models import Issue, Repository, User
+from issue_assistant.tracker.snapshot import write_snapshot
+from tests.fakegithub import FakeGitHub
+from tests.fakegithub.fixtures import make_tracker
+
+ROOT = Path(__file__).resolve().parents[1]
+T0 = datetime(2024, 2, 1, tzinfo=UTC)
+TOPICS = ["parquet", "streaming", "audio", "images", "cache", "map", "hub", "csv", "json", "s3"]
+
+
+def issues(n: int) -> list[Issue]:
+    return [
+        Issue(
+            number=i,
+            title=f"Problem {i} with {TOPICS[i % len(TOPICS)]} loading",
+            body=f"Loading {TOPICS[i % len(TOPICS)]} files fails with error code {i}.",
+            user=User(login=f"user{i}"),
+            created_at=T0 + timedelta(hours=i),
+        )
+        for i in range(1, n + 1)
+    ]
+
+
+def analyze(snapshot: Path, cache: Path, number: int, capsys) -> dict:
+    labels = str(ROOT / "labels.toml")
+    args = ["analyze", "--snapshot", str(snapshot), "--issue", str(number), "--labels", labels]
+    assert main([*args, "--cache-dir", str(cache), "--json"]) == 0
+    decision = json.loads(capsys.readouterr().out)
+    decision.pop("usage")  # the latency differs
+    return decision
+
+
+def test_an_unchanged_snapshot_is_not_parsed_again(tmp_path, capsys, monkeypatch):
+    path, cache = tmp_path / "s.jsonl", tmp_path / "cache"
+    repo = Repository(full_name="o/r", fetched_at=T0 + timedelta(days=30))
+    write_snapshot(path, repo, issues(40))
+    cold = analyze(path, cache, 33, capsys)
+
+    def no_parse(*_a, **_k):
+        raise AssertionError("the snapshot was parsed on a warm run")
+
+    monkeypatch.setattr(common, "read_snapshot", no_parse)
+    assert analyze(path, cache, 33, capsys) == cold  # the same answer from the index alone
+    monkeypatch.undo()
+    write_snapshot(path, repo, issues(41))  # the file changed: read again, new issue found
+    assert analyze(path, cache, 41, capsys)["candidates"]
+
+
+def test_a_live_run_after_the_first_makes_few_requests(tmp_path):
+    server = FakeGitHub("octo/repo", token="test-token")
+    with server:
+        for issue in issues(60):
+            server.add_issue(issue.title, issue.body, issue.user.login, created_at=issue.created_at)
+        config = Config(index=IndexConfig(cache_dir=str(tmp_path / "cache")))
+        labels = common.load_both(str(ROOT / "labels.toml"), None)[0]
+        tracker = make_tracker(server)
+
+        def run(number: int) -> None:
+            FakeEngine.enqueue(Decision(type="bug"))
+            result = analyze_live(
+                "octo/repo",
+                number,
+                labels=labels,
+                config=config,
+                engine_name="fake",
+                writes="live",
+                tracker=tracker,
+                now=T0 + timedelta(days=10),
+            )
+            assert result.skipped is None and result.action == "posted"
+
+        run(60)  # the first run lists every issue into the index
+        new = server.add_issue(
+            "Problem with parquet loading again", "Loading parquet files fails", "newbie"
+        )
+        server.clear_requests()
+        run(new)
+        sent = [(r.method, r.path) for r in server.requests]
+    assert len(sent) <= 10, sent
+    print("requests of a warm live run:", len(sent), sent)
+    assert not [
+        p
+        for m, p in sent
+        if m == "GET" and p.rsplit("/", 1)[-1].isdigit() and p.endswith(f"/{new}") is False
+    ]
+
+
+def test_a_large_first_listing_spans_runs_within_a_budget(tmp_path, monkeypatch):
+    from issue_assistant import live
+    from issue_assistant.index import IssueIndex
+    from issue_assistant.pipeline import index_path
+    from issue_assistant.tracker.memory import MemoryTracker
+
+    monkeypatch.setattr(live, "LIST_CHUNK", 4)
+    monkeypatch.setattr(live, "LIST_BUDGET", 8)
+    t = MemoryTracker("octo/repo")
+    for n in range(1, 21):
+        t.add_issue(n, f"Issue {n}", "body")
+        t.tick()
+    cache = str(tmp_path / "cache")
+    path = index_path(cache, "octo/repo")
+    sizes = []
+    for _ in range(3):
+        live.refresh_index(t, cache, t.now)
+        sizes.append(len(IssueIndex(path)))
+        t.tick()
+    # each run lists at most the budget, going on from the last update it committed (inclusive)
+    assert sizes == [8, 15, 20]
+    assert not (path / live.CURSOR_FILE).exists() and (path / live.SYNC_FILE).exists()
+    monkeypatch.setattr(live, "LIST_BUDGET", 100)
+    t.add_issue(21, "A new one", "body")
+    t.tick()
+    live.refresh_index(t, cache, t.now)
+    assert len(IssueIndex(path)) == 21
+    assert t.reads[-1][0] == "all_issues" and t.reads[-1][1] is not None  # only recent updates
