@@ -1,4 +1,10 @@
-"""Command-line parsing only: each subcommand lives in `issue_assistant.commands.<name>`."""
+"""Command-line parsing only: each subcommand lives in `issue_assistant.commands.<name>`.
+
+A command module holds `HELP`, `add_arguments(parser)` and `run(args)`. Its top level imports only
+argparse and light helpers (`commands.args`): building the parser imports every command module,
+so anything heavy (pydantic, PyGithub, tantivy, jinja2, rich, an engine's SDK) is imported inside
+`run`, for the chosen command only. `tests/test_cli_startup.py` checks this.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,19 @@ import sys
 from importlib import import_module
 
 from issue_assistant import __version__
-from issue_assistant.errors import EngineError, GitHubError, UserError
+from issue_assistant.errors import AssistantError, print_cli
 
-COMMANDS = ["analyze", "apply", "evaluate", "calibrate", "snapshot", "index", "search", "config"]
+COMMANDS = [
+    "init",
+    "analyze",
+    "apply",
+    "evaluate",
+    "calibrate",
+    "snapshot",
+    "index",
+    "search",
+    "config",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,16 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     # PyGithub installs its own handler on the "github" logger; ours is enough.
     logging.getLogger("github").handlers.clear()
     try:
-        return int(args._run(args) or 0)
-    except UserError as exc:
-        print(f"issue-assistant: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except GitHubError as exc:
-        print(f"issue-assistant: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except EngineError as exc:
-        print(f"issue-assistant: engine failed, nothing was written: {exc}", file=sys.stderr)
-        return 1
+        from issue_assistant.settings import Settings, using
+
+        with using(Settings.from_env()):
+            return int(args._run(args) or 0)
+    except AssistantError as exc:
+        return print_cli(exc)
     except KeyboardInterrupt:
         print("issue-assistant: interrupted", file=sys.stderr)
         return 130

@@ -8,17 +8,8 @@ import re
 import sys
 from datetime import timedelta
 
-from issue_assistant.commands.common import (
-    add_config_arguments,
-    add_snapshot_argument,
-    get_issue,
-    issue_number,
-    load_configs,
-    snapshot_and_index,
-)
+from issue_assistant.commands.args import add_config_arguments, add_snapshot_argument, issue_number
 from issue_assistant.errors import UserError
-from issue_assistant.pipeline import analyze, engines_for
-from issue_assistant.tracker.asof import AsOfView
 
 HELP = (
     "Print the comment the assistant would post for an issue (offline on a snapshot with "
@@ -50,11 +41,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from issue_assistant.commands.common import (
+        cli_writes,
+        engine_name,
+        get_issue,
+        load_configs,
+        snapshot_and_index,
+    )
+    from issue_assistant.pipeline import analyze, engines_for
+    from issue_assistant.tracker.asof import AsOfView
+
     labels, config = load_configs(args)
-    if args.model:
-        config = config.model_copy(
-            update={"engine": config.engine.model_copy(update={"model": args.model})}
-        )
     if args.target:
         match = _LIVE.match(args.target)
         if not match:
@@ -66,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
             int(match.group(2)),
             labels=labels,
             config=config,
-            engine_name=args.engine,
-            writes="live" if args.apply else "dry-run",
+            engine_name=engine_name(args),
+            writes=cli_writes(args.apply, config),  # type: ignore[arg-type]
         )
         if result.skipped:
             print(f"issue-assistant: skipped: {result.skipped}", file=sys.stderr)
@@ -76,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.snapshot or args.issue is None:
         raise UserError("give OWNER/REPO#N, or --snapshot FILE and --issue N")
-    engine, fallback = engines_for(config, labels, args.engine)
+    engine, fallback = engines_for(config, labels, engine_name(args))
     snapshot, index = snapshot_and_index(args, config)
     original = get_issue(snapshot, args.issue)
     if original.is_pull_request:

@@ -1,63 +1,88 @@
-"""Arguments and loading steps that several commands share."""
+"""Loading steps that several commands share (heavy modules imported when called)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from issue_assistant.config import Config, LabelsConfig, find_file, load_both, load_config
+from issue_assistant.commands.args import (  # noqa: F401 (re-exported for the commands)
+    add_config_arguments,
+    add_snapshot_argument,
+    issue_number,
+)
 from issue_assistant.errors import UserError
-from issue_assistant.index import IssueIndex
-from issue_assistant.pipeline import open_index
-from issue_assistant.tracker.snapshot import Snapshot, read_snapshot
+
+if TYPE_CHECKING:
+    from issue_assistant.config import Config, LabelsConfig
+    from issue_assistant.index import IssueIndex
+    from issue_assistant.tracker.snapshot import Snapshot
 
 
-def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--labels", metavar="FILE", help="labels.toml (default: ./labels.toml, then .github/)"
-    )
-    parser.add_argument(
-        "--config", metavar="FILE", help="config.toml (default: ./config.toml, then .github/)"
-    )
+def config_paths(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """--labels and --config, else $ISSUE_ASSISTANT_LABELS / $ISSUE_ASSISTANT_CONFIG (or the
+    inputs), else None (the default search)."""
+    from issue_assistant.settings import current
+
+    s = current()
+    return getattr(args, "labels", None) or s.labels, getattr(args, "config", None) or s.config
 
 
-def add_snapshot_argument(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    parser.add_argument(
-        "--snapshot",
-        metavar="FILE",
-        required=required,
-        help="a snapshot file (.jsonl or .jsonl.gz) to work from, offline",
-    )
-    parser.add_argument(
-        "--cache-dir",
-        metavar="DIR",
-        help="where the index is kept (default: [index] cache_dir of config.toml)",
-    )
+def load_configs(args: argparse.Namespace, root: Path | None = None) -> tuple[LabelsConfig, Config]:
+    """Both files, with the model from --model, else $ISSUE_ASSISTANT_MODEL, else the config."""
+    from issue_assistant.config import load_both
 
-
-def load_configs(args: argparse.Namespace) -> tuple[LabelsConfig, Config]:
-    return load_both(args.labels, args.config)
+    labels, config = load_both(*config_paths(args), root)
+    return labels, with_model(config, getattr(args, "model", None))
 
 
 def load_config_only(args: argparse.Namespace) -> Config:
-    return load_config(find_file("config.toml", getattr(args, "config", None)))
+    from issue_assistant.config import find_file, load_config
+
+    return with_model(load_config(find_file("config.toml", config_paths(args)[1])), None)
+
+
+def with_model(config: Config, flag: str | None) -> Config:
+    from issue_assistant.settings import current
+
+    model = flag or current().model
+    if not model:
+        return config
+    return config.model_copy(update={"engine": config.engine.model_copy(update={"model": model})})
+
+
+def engine_name(args: argparse.Namespace) -> str | None:
+    """--engine, else $ISSUE_ASSISTANT_ENGINE (or the input), else None ([engine] name)."""
+    from issue_assistant.settings import current
+
+    return getattr(args, "engine", None) or current().engine
+
+
+def cache_dir(args: argparse.Namespace, config: Config) -> Path:
+    from issue_assistant.settings import current
+
+    return Path(getattr(args, "cache_dir", None) or current().cache_dir or config.index.cache_dir)
 
 
 def snapshot_and_index(args: argparse.Namespace, config: Config) -> tuple[Snapshot, IssueIndex]:
+    from issue_assistant.pipeline import open_index
+    from issue_assistant.tracker.snapshot import read_snapshot
+
     snapshot = read_snapshot(args.snapshot)
-    cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
-    return snapshot, open_index(snapshot, Path(cache))
+    return snapshot, open_index(snapshot, cache_dir(args, config))
 
 
-def issue_number(value: str) -> int:
-    try:
-        n = int(value.lstrip("#"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an issue number: {value!r}") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"not an issue number: {value!r}")
-    return n
+def cli_writes(apply: bool, config: Config) -> str:
+    """The CLI's writes mode: `--apply` asks for live, else dry-run; `[approval] writes` (or
+    $ISSUE_ASSISTANT_WRITES) can only lower it (`off` < `dry-run` < `live`)."""
+    from issue_assistant.settings import current
+
+    order = ["off", "dry-run", "live"]
+    wanted = "live" if apply else "dry-run"
+    ceiling = (current().writes or config.approval.writes or "live").lower()
+    if ceiling not in order:
+        raise UserError(f"writes must be one of {', '.join(order)}, not {ceiling!r}")
+    return min(wanted, ceiling, key=order.index)
 
 
 def get_issue(snapshot: Snapshot, number: int):  # noqa: ANN201

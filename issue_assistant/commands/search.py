@@ -4,27 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import UTC, datetime
 
-from issue_assistant.commands.common import (
-    add_snapshot_argument,
-    load_config_only,
-    snapshot_and_index,
-)
-from issue_assistant.render import render
-from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.commands.args import add_snapshot_argument, moment  # noqa: F401
 
 HELP = "Search a repository's issues (title matches weigh more), optionally as of a moment."
-
-
-def moment(value: str) -> datetime:
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not an ISO 8601 time: {value!r} (e.g. 2024-03-01T12:00:00Z)"
-        ) from None
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from issue_assistant.commands.common import load_config_only, snapshot_and_index
+    from issue_assistant.render import render
+    from issue_assistant.tracker.asof import AsOfView
+
     config = load_config_only(args)
     snapshot, index = snapshot_and_index(args, config)
     hits = index.search(

@@ -7,7 +7,6 @@ budget, forces `submit_triage`. Retries are the SDK's own; any API error is an E
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -114,14 +113,16 @@ class AnthropicEngine(Engine):
     def client(self):  # noqa: ANN201
         import anthropic
 
-        key = os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
+        from issue_assistant.settings import current
+
+        settings = current()
+        if not settings.anthropic_api_key:
             raise UserError("the anthropic engine needs ANTHROPIC_API_KEY")
         return anthropic.Anthropic(
-            api_key=key,
-            base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
+            api_key=settings.anthropic_api_key,
+            base_url=settings.anthropic_base_url,
             timeout=self.config.engine.timeout_seconds,
-            max_retries=int(os.environ.get("ISSUE_ASSISTANT_MAX_RETRIES", "3")),
+            max_retries=settings.max_retries,
         )
 
     def decide(self, context: Context) -> Decision:
