@@ -46,8 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_completion(parser: argparse.ArgumentParser) -> None:
+    """`--print-completion bash|zsh|tcsh`: a shell completion script, from the optional `shtab`
+    (`pip install 'issue-assistant[completion]'`); imported only when asked for."""
+    try:
+        import shtab
+    except ImportError:
+        parser.error("--print-completion needs shtab: pip install 'issue-assistant[completion]'")
+    shtab.add_argument_to(parser, ["--print-completion"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    if "--print-completion" in (sys.argv[1:] if argv is None else argv):
+        add_completion(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

@@ -110,7 +110,8 @@ class Settings(BaseSettings):
     def require_token(self) -> str:
         if not self.github_token:
             raise UserError(
-                "no GitHub token: set GITHUB_TOKEN (or GH_TOKEN, or the github-token input)"
+                "GITHUB_TOKEN is not set (nor GH_TOKEN, nor the github-token input): "
+                "a token is needed to read the repository"
             )
         return self.github_token
 
