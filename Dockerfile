@@ -27,7 +27,9 @@ COPY pyproject.toml README.md requirements.lock ./
 COPY issue_assistant ./issue_assistant
 # The package and its runtime dependencies only, at the locked versions: no dev or local-model
 # extras. (pip byte-compiles them here, so a run does not compile on every start.)
-RUN pip install --no-cache-dir --constraint requirements.lock . \
+# EXTRAS: optional extras for a larger variant, e.g. --build-arg EXTRAS='[mcp]' (none by default).
+ARG EXTRAS=""
+RUN pip install --no-cache-dir --constraint requirements.lock ".${EXTRAS}" \
     && cd / && rm -rf /opt/issue-assistant
 
 FROM base AS tools-none
