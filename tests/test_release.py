@@ -31,7 +31,7 @@ def test_dockerfile_pins_the_base_and_installs_the_lock():
     froms = re.findall(r"^FROM (\S+)", text, re.MULTILINE)
     external = [f for f in froms if ":" in f]
     assert external and all(re.search(r"@sha256:[0-9a-f]{64}$", f) for f in external), froms
-    assert "--constraint requirements.lock \".${EXTRAS}\"" in text and "[dev]" not in text
+    assert '--constraint requirements.lock ".${EXTRAS}"' in text and "[dev]" not in text
     assert text.rstrip().endswith('ENTRYPOINT ["python", "-u", "-m", "issue_assistant.action"]')
     ignore = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
     assert {"!pyproject.toml", "!README.md", "!requirements.lock", "!issue_assistant/"} <= set(
