@@ -8,6 +8,7 @@ import base64
 import itertools
 import json
 import os
+import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ EXPLAIN = {
     "priority": "at most one",
 }
 WORKFLOW = Path(".github/workflows/issue-assistant.yml")
-NEXT = ["issue-assistant config check", "issue-assistant evaluate --issues 50"]
+NEXT = ["issue-assistant config check", "issue-assistant evaluate {source} --issues 50"]
 
 
 @dataclass
@@ -142,6 +143,11 @@ def run_init(args: argparse.Namespace) -> int:
         if not (args.repository or current().repository):
             raise UserError("give OWNER/REPO (with GITHUB_TOKEN set) or --snapshot FILE")
         source = read_github_source(current().require_repository(args.repository), args.issues)
+    origin_flag = (
+        f"--snapshot {shlex.quote(args.snapshot)}"
+        if args.snapshot
+        else f"--repo {source.repository}"
+    )
     counts, counted = usage(source.issues)
     draft = draft_labels(source.labels, counts, counted)
     if not draft.groups.get("type"):
@@ -173,7 +179,7 @@ def run_init(args: argparse.Namespace) -> int:
         "not_inferred": source.notes,
         "written": written,
         "kept": kept,
-        "next": NEXT,
+        "next": [cmd.format(source=origin_flag) for cmd in NEXT],
     }
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))

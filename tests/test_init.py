@@ -79,7 +79,8 @@ def test_draft_of_a_shared_snapshot_loads_and_counts_use(which, tmp_path, capsys
         ROOT / "docs/workflow.yml"
     ).read_text()
     assert out.rstrip().endswith(
-        "issue-assistant config check\n  issue-assistant evaluate --issues 50"
+        "issue-assistant config check\n"
+        f"  issue-assistant evaluate --snapshot {SNAPSHOTS[which]} --issues 50"
     )
     # The usage comments are the number of issues (not PRs) carrying each label.
     uses: dict[str, int] = {}
@@ -181,7 +182,7 @@ def test_synthetic_naming_schemes(scheme, tmp_path, capsys):
             assert described[name] == description  # quotes, backslashes, unicode survive
     assert summary["next"] == [
         "issue-assistant config check",
-        "issue-assistant evaluate --issues 50",
+        f"issue-assistant evaluate --snapshot {snap} --issues 50",
     ]
 
 
@@ -232,6 +233,7 @@ def test_live_from_the_fake_github(tmp_path, capsys, monkeypatch):
     labels = load_labels(tmp_path / "labels.toml")
     assert [lb.description for lb in labels.type] == ["Something is broken"]
     assert "octo/repo: 2 issues read" in out
+    assert out.rstrip().endswith("issue-assistant evaluate --repo octo/repo --issues 50")
 
 
 def test_no_repository_is_a_user_error(tmp_path, capsys, monkeypatch):

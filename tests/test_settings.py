@@ -73,3 +73,18 @@ def test_cli_writes_respects_approval_writes(apply, configured, env, expected):
     config = Config(approval=ApprovalConfig(writes=configured))
     with using(Settings.from_env({"ISSUE_ASSISTANT_WRITES": env} if env else {})):
         assert cli_writes(apply, config) == expected
+
+
+def test_no_module_but_settings_reads_the_environment():
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "issue_assistant"
+    readers = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "settings.py" and path.parent == package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb"):
+                readers.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert not readers, f"read the environment through issue_assistant.settings: {readers}"
