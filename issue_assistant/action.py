@@ -22,12 +22,15 @@ from issue_assistant.config import Config, LabelsConfig, load_both
 from issue_assistant.errors import AssistantError, UserError, print_action
 from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason
 from issue_assistant.render import render
+from issue_assistant.sanitize import RAW_KEYS, LogSanitizer, sanitize, sanitize_json
 from issue_assistant.settings import Settings, get_input, using
 from issue_assistant.tracker.base import WritableTracker
-from issue_assistant.tracker.models import Issue
+from issue_assistant.webhook import CommentPayload, IssuesPayload, parse_payload
 
 log = logging.getLogger("issue_assistant")
 RETRY_LOG = logging.getLogger("github.GithubRetry")  # says when a rate limit is waited out
+# In apply's output only the reasons (error messages among them) are free text.
+APPLY_RAW = RAW_KEYS | {"actor", "changes", "writes", "comment_url"}
 
 
 class ActionsFormatter(logging.Formatter):
@@ -65,7 +68,8 @@ class Outcome:
     status: int = 0
 
 
-def load_event(settings: Settings) -> dict[str, Any]:
+def load_event(settings: Settings) -> Any:
+    """The event payload as JSON (checked against the fields used by `run_analyze`/`run_apply`)."""
     path = settings.event_path
     if not path:
         return {}
@@ -75,18 +79,9 @@ def load_event(settings: Settings) -> dict[str, Any]:
         raise UserError(f"cannot read the event ({exc})", where=path) from None
 
 
-def _payload_skip(payload: dict[str, Any], config: Config) -> str | None:
-    """The skip checks on the event's own copy of the issue (no API call needed)."""
-    user = payload.get("user") or {}
-    issue = Issue(
-        number=payload.get("number", 0),
-        title=payload.get("title") or "",
-        user={"login": user.get("login", ""), "type": user.get("type", "User")},
-        created_at=payload.get("created_at") or datetime.now(UTC),
-        labels=[lab.get("name", "") for lab in payload.get("labels") or []],
-        is_pull_request=bool(payload.get("pull_request")),
-    )
-    return skip_reason(issue, config)
+def _where(env: Settings) -> str:
+    name = env.event_name or "event"
+    return f"{env.event_path or 'the event'} ({name} payload)"
 
 
 def run_analyze(
@@ -99,18 +94,18 @@ def run_analyze(
     now: datetime | None,
 ) -> Outcome:
     full_name = env.require_repository()
-    payload = event.get("issue") or {}
-    number = payload.get("number")
-    if not number:
+    payload = parse_payload(IssuesPayload, event, _where(env)).issue
+    if payload is None:
         result = LiveResult(full_name, 0, writes, skipped="no issue in the event")  # type: ignore[arg-type]
         log.info("skipped: no issue in the event")
-    elif reason := _payload_skip(payload, config):
+    elif reason := skip_reason(payload.to_issue(now or datetime.now(UTC)), config):
+        number = payload.number
         result = LiveResult(full_name, number, writes, skipped=reason)  # type: ignore[arg-type]
         log.info("%s#%d: skipped: %s", full_name, number, reason)
     else:
         result = analyze_live(
             full_name,
-            int(number),
+            payload.number,
             labels=labels,
             config=config,
             engine_name=env.engine,
@@ -119,12 +114,19 @@ def run_analyze(
             now=now,
         )
     outputs = {
-        "decision": json.dumps(result.decision or {}, indent=2, sort_keys=True),
+        "decision": json.dumps(
+            sanitize_json(result.decision or {}, full_name), indent=2, sort_keys=True
+        ),
         "comment-url": result.comment_url or "",
         "skipped": "true" if result.skipped else "false",
     }
     summary = render(
-        "summary.md.j2", command="analyze", writes=writes, result=result, done=result.done
+        "summary.md.j2",
+        command="analyze",
+        writes=writes,
+        result=result,
+        done=result.done,
+        repository=full_name,
     )
     return Outcome(outputs, summary)
 
@@ -141,17 +143,18 @@ def run_apply(
     numbers: list[int] | None = None
     reason = None
     if env.event_name == "issue_comment":
-        comment = event.get("comment") or {}
-        issue = event.get("issue") or {}
-        login = (comment.get("user") or {}).get("login", "")
-        if not slash_command(comment.get("body")):
+        payload = parse_payload(CommentPayload, event, _where(env))
+        login = payload.comment.user.login if payload.comment.user else ""
+        if not slash_command(payload.comment.body):
             reason = "the comment is not an /assistant command"
         elif login.lower() == config.approval.bot_login.lower():
             reason = "the comment is the assistant's own"
-        elif issue.get("pull_request"):
+        elif payload.issue.pull_request is not None:
             reason = "a pull request"
         else:
-            numbers = [int(issue["number"])]
+            numbers = [payload.issue.number]
+    elif not isinstance(event, dict):
+        raise UserError("the event payload must be a JSON object", where=_where(env))
     results: list[ApplyResult] = []
     if reason:
         log.info("skipped: %s", reason)
@@ -160,13 +163,25 @@ def run_apply(
         approver = Approver(tracker, labels, config, writes=writes, now=now)  # type: ignore[arg-type]
         results = approver.run(numbers)
     decided = [r for r in results if r.status in ("approved", "dismissed")]
+    full_name = env.repository or ""
     outputs = {
-        "decision": json.dumps([r.to_json() for r in results], indent=2, sort_keys=True),
+        "decision": json.dumps(
+            sanitize_json([r.to_json() for r in results], full_name, raw_keys=APPLY_RAW),
+            indent=2,
+            sort_keys=True,
+        ),
         "comment-url": next((r.comment_url or "" for r in decided), ""),
         "skipped": "false" if decided else "true",
     }
     done = [w for r in results for w in r.writes]
-    summary = render("summary.md.j2", command="apply", writes=writes, results=results, done=done)
+    summary = render(
+        "summary.md.j2",
+        command="apply",
+        writes=writes,
+        results=results,
+        done=done,
+        repository=full_name,
+    )
     failed = any(r.status == "failed" for r in results)
     return Outcome(outputs, summary, 1 if failed else 0)
 
@@ -230,17 +245,20 @@ def _run(env: Settings, tracker: WritableTracker | None, now: datetime | None) -
 
 
 def main(env: Mapping[str, str] | None = None, *, tracker: WritableTracker | None = None) -> int:
-    """Run from the environment; one `::error::` line and a non-zero status on any failure."""
+    """Run from the environment; one `::error::` line (sanitized like every log line) and a
+    non-zero status on any failure."""
     try:
         settings = Settings.from_env(env)
     except AssistantError as exc:
         return print_action(exc)
+    repository = settings.repository or ""
     handler = setup_logging(settings.actions)
+    handler.addFilter(LogSanitizer(repository))
     try:
         with using(settings):
             return _run(settings, tracker, None)
     except AssistantError as exc:
-        return print_action(exc)
+        return print_action(exc, clean=lambda text: sanitize(text, repository, 2000, plain=True))
     finally:
         log.removeHandler(handler)
         RETRY_LOG.removeHandler(handler)

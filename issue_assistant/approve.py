@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from issue_assistant.comment import (
@@ -26,17 +26,20 @@ from issue_assistant.comment import (
 from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
 from issue_assistant.decision import filter_labels
 from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.labelnames import find_label, has_label, key, keys
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Comment, Issue
+from issue_assistant.votes import Vote, VoteRule, slash_command
 
 log = logging.getLogger(__name__)
 
 Mode = Literal["off", "dry-run", "live"]
 MODES: tuple[Mode, ...] = ("off", "dry-run", "live")
 QUESTIONS_MARKER = "<!-- issue-assistant:questions -->"
-_COMMAND = re.compile(r"^[ \t]*/assistant[ \t]+(approve|dismiss)\b", re.IGNORECASE | re.MULTILINE)
-_REACTIONS = {"+1": "approve", "-1": "dismiss"}
+# A run at work on an issue holds the bot's 👀 on the comment; one left by a killed run expires.
+CLAIM_EXPIRES = timedelta(minutes=20)
+__all__ = ["Approver", "Vote", "VoteRule", "Writer", "slash_command"]
 
 
 def resolve_writes(explicit: str | None, config: Config, in_actions: bool) -> Mode:
@@ -47,12 +50,6 @@ def resolve_writes(explicit: str | None, config: Config, in_actions: bool) -> Mo
     if value not in MODES:
         raise UserError(f"writes must be one of {', '.join(MODES)}, not {value!r}")
     return value  # type: ignore[return-value]
-
-
-def slash_command(body: str | None) -> str | None:
-    """'approve' or 'dismiss' when a comment holds `/assistant approve|dismiss` on a line."""
-    match = _COMMAND.search(body or "")
-    return match.group(1).lower() if match else None
 
 
 class Writer:
@@ -126,14 +123,6 @@ def _code(names: Iterable[str]) -> str:
 
 
 @dataclass
-class Vote:
-    action: Literal["approve", "dismiss"]
-    actor: str
-    at: datetime
-    via: str
-
-
-@dataclass
 class ApplyResult:
     """What `apply` did for one issue."""
 
@@ -176,30 +165,18 @@ class Approver:
         self.now = now or datetime.now(UTC)
         self.bot = config.approval.bot_login
         self.pending = config.approval.pending_label
-        self._roles: dict[str, str] = {}
-
-    def role(self, login: str) -> str:
-        key = login.lower()
-        if key not in self._roles:
-            try:
-                self._roles[key] = self.tracker.permission(login)
-            except GitHubError as exc:
-                if exc.status != 404:
-                    raise
-                self._roles[key] = "none"
-        return self._roles[key]
+        self.rule = VoteRule(tracker.permission, config.approval.roles, self.bot)
+        self._held: tuple[int, int] | None = None  # (comment id, claim id) while writing
 
     def may_decide(self, login: str) -> bool:
-        if login.lower() == self.bot.lower():
-            return False
-        return self.role(login) in self.config.approval.roles
+        return self.rule.may_decide(login)
 
     def run(self, numbers: Iterable[int] | None = None) -> list[ApplyResult]:
         """Every issue with the pending label, or just `numbers`.
 
         Closed ones are listed too: an approval that closed an issue as a duplicate and then
-        failed before editing its comment is finished by the next sweep (others are skipped
-        without a request).
+        failed before editing its comment (or removing the label) is finished by the next sweep
+        (others are skipped without a request).
         """
         if numbers is None:
             issues = self.tracker.issues_with_label(self.pending, state="all")
@@ -226,7 +203,66 @@ class Approver:
         return ApplyResult(issue.number, "skipped", reason)
 
     def process(self, issue: Issue) -> ApplyResult:
-        """Look for a vote on one issue and act on it."""
+        """Look for a vote on one issue and act on it, holding the issue's claim while writing."""
+        looked = self._look(issue)
+        if isinstance(looked, ApplyResult):
+            return looked
+        found = looked[0]
+        if self.writes != "live" or found.comment.id is None:
+            return self._decide(issue, *looked)
+        claim = self._claim(found.comment.id)
+        if claim is None:
+            return self._skip(issue, "another apply run is at work on it")
+        self._held = (found.comment.id, claim)
+        try:
+            # Looked at again under the claim: another run may have finished in the meantime.
+            fresh = self.tracker.get_issue(issue.number)
+            looked = self._look(fresh)
+            if isinstance(looked, ApplyResult):
+                return looked
+            return self._decide(fresh, *looked)
+        finally:
+            if self._held is not None:
+                try:
+                    self._withdraw()
+                except GitHubError as exc:
+                    log.warning("#%d: could not withdraw the claim (%s)", issue.number, exc)
+                self._held = None
+
+    def _withdraw(self) -> None:
+        """Withdraw this run's claim (once: `_held` is cleared first)."""
+        if self._held is not None:
+            comment_id, claim_id = self._held
+            self._held = None
+            self.tracker.release(comment_id, claim_id)
+
+    def _leftover_claims(self, comment_id: int, writer: Writer) -> None:
+        """Withdraw claims a failed run left on a decided comment (not this run's own)."""
+        own = self._held[1] if self._held else None
+        for r in self.tracker.comment_reactions(comment_id):
+            mine = r.user.login.lower() == self.bot.lower()
+            if mine and r.content == "eyes" and r.id is not None and r.id != own:
+                writer._do(
+                    f"withdraw a claim left on the comment ({comment_id})",
+                    self.tracker.release,
+                    comment_id,
+                    r.id,
+                )
+
+    def _claim(self, comment_id: int) -> int | None:
+        """The id of this run's claim on the comment, or None when another run holds it."""
+        claim = self.tracker.claim(comment_id)
+        if claim.new:
+            return claim.id
+        if claim.created_at is not None and self.now - claim.created_at < CLAIM_EXPIRES:
+            return None
+        log.info("withdrawing a claim left since %s", claim.created_at)
+        self.tracker.release(comment_id, claim.id)
+        again = self.tracker.claim(comment_id)
+        return again.id if again.new else None
+
+    def _look(self, issue: Issue) -> ApplyResult | tuple[Found, Vote, list[Comment]]:
+        """The skip, cleanup or wait for one issue; else its comment, the vote and the comments."""
         n = issue.number
         if issue.is_pull_request:
             return self._skip(issue, "a pull request")
@@ -237,45 +273,39 @@ class Approver:
         found = find_assistant_comment(comments, self.bot, self.tracker.repository.full_name, n)
         if found is None:
             return self._skip(issue, f"no comment with a plan by {self.bot}")
-        if issue.state != "open" and (found.plan.status != "pending" or not found.plan.duplicate):
-            return self._skip(issue, "the issue is closed")
+        pending = find_label(issue.labels, self.pending)
         if found.plan.status != "pending":
+            # Also on a closed issue: an approval that closed it may have failed just before this.
             result = self._skip(issue, f"already {found.plan.status}")
-            if self.pending in issue.labels:
+            if pending is not None:
                 writer = Writer(self.tracker, self.writes)
-                writer.remove_label(n, self.pending)
+                if found.comment.id is not None:
+                    self._leftover_claims(found.comment.id, writer)
+                writer.remove_label(n, pending)
                 result.writes = writer.done
             return result
-        if self.pending not in issue.labels:
+        if issue.state != "open" and not found.plan.duplicate:
+            return self._skip(issue, "the issue is closed")
+        if pending is None:
             return self._skip(issue, f"no {self.pending!r} label")
-        vote = self.first_vote(found.comment, comments)
+        reactions = self.tracker.comment_reactions(found.comment.id) if found.comment.id else []
+        vote = self.rule.first_vote(found.comment, reactions, comments, self.now)
         if vote is None:
             log.info("#%d: waiting for a maintainer", n)
             return ApplyResult(n, "waiting", "no maintainer has voted yet")
+        return found, vote, comments
+
+    def _decide(
+        self, issue: Issue, found: Found, vote: Vote, comments: list[Comment]
+    ) -> ApplyResult:
         if vote.action == "dismiss":
             return self.dismiss(issue, found, vote)
         return self.approve(issue, found, vote, comments)
 
     def first_vote(self, comment: Comment, comments: list[Comment]) -> Vote | None:
-        """The earliest vote by someone allowed to decide; everyone else's are ignored."""
-        votes: list[Vote] = []
-        if comment.id is not None:
-            for r in self.tracker.comment_reactions(comment.id):
-                action = _REACTIONS.get(r.content)
-                if action:
-                    at = r.created_at or self.now
-                    votes.append(Vote(action, r.user.login, at, f"{r.content} reaction"))  # type: ignore[arg-type]
-        for c in comments:
-            if c.id == comment.id or c.created_at < comment.created_at:
-                continue
-            action = slash_command(c.body)
-            if action:
-                votes.append(Vote(action, c.user.login, c.created_at, f"/assistant {action}"))  # type: ignore[arg-type]
-        for vote in sorted(votes, key=lambda v: v.at):
-            if self.may_decide(vote.actor):
-                return vote
-            log.info("ignored %s by %s (not a maintainer)", vote.via, vote.actor)
-        return None
+        """The earliest vote that counts (see `votes.VoteRule`)."""
+        reactions = self.tracker.comment_reactions(comment.id) if comment.id is not None else []
+        return self.rule.first_vote(comment, reactions, comments, self.now)
 
     def _finish(
         self, issue: Issue, found: Found, vote: Vote, changes: list[str], writer: Writer
@@ -288,10 +318,7 @@ class Approver:
         )
         assert found.comment.id is not None
         writer.edit_comment(found.comment.id, render_comment(plan), f"the comment ({action})")
-        if self.pending in issue.labels:
-            writer.remove_label(issue.number, self.pending)
-        log.info("#%d: %s by %s via %s", issue.number, action, vote.actor, vote.via)
-        return ApplyResult(
+        result = ApplyResult(
             issue.number,
             action,
             f"{action} by {vote.actor}",
@@ -300,6 +327,22 @@ class Approver:
             writer.done,
             found.comment.url,
         )
+        log.info("#%d: %s by %s via %s", issue.number, action, vote.actor, vote.via)
+        pending = find_label(issue.labels, self.pending)
+        try:
+            if self.writes == "live":
+                self._withdraw()  # before the label: a sweep then still finds what is left
+            if pending is not None:
+                writer.remove_label(issue.number, pending)
+        except GitHubError as exc:
+            # The comment already says so: the plan is decided, only the cleanup is left over.
+            result.status = "failed"
+            result.reason = (
+                f"{action} by {vote.actor}, but the cleanup failed ({exc}); "
+                "the next run removes the pending label"
+            )
+            log.error("#%d: %s", issue.number, result.reason)
+        return result
 
     def dismiss(self, issue: Issue, found: Found, vote: Vote) -> ApplyResult:
         return self._finish(issue, found, vote, [], Writer(self.tracker, self.writes))
@@ -319,8 +362,9 @@ class Approver:
         duplicate = self._duplicate(issue, plan, changes)
         closing = duplicate is not None and self.config.duplicates.close
         asking = bool(plan.questions) and not closing
-        if asking and self.labels.needs_info and self.labels.needs_info not in issue.labels:
-            to_add.append(self.labels.needs_info)
+        needs_info = self.labels.needs_info
+        if asking and needs_info and not has_label(issue.labels, needs_info):
+            to_add.append(needs_info)
         if to_add:
             writer.add_labels(n, to_add)
         if labeled:
@@ -349,26 +393,29 @@ class Approver:
         A group whose labels changed since the comment was written was decided by a human and is
         left alone; a group already full (e.g. a type set by an issue template) is not overfilled.
         """
-        current, before = set(issue.labels), set(plan.labels_before)
+        # Compared without regard to case, as GitHub compares label names.
+        current, before = keys(issue.labels), keys(plan.labels_before)
+        shown = {key(n): n for n in issue.labels}
         to_add: list[str] = []
         labeled: list[str] = []
         for group in GROUPS:
             wanted = groups[group]  # type: ignore[index]
             if not wanted:
                 continue
-            names = {lab.name for lab in self.labels.group(group)}  # type: ignore[arg-type]
-            now, then = current & names, before & names
-            if (now - then - set(wanted)) or (then - now):
-                kept = _code(sorted(now)) or "none"
+            names = keys(lab.name for lab in self.labels.group(group))  # type: ignore[arg-type]
+            now, then, want = current & names, before & names, keys(wanted)
+            if (now - then - want) or (then - now):
+                kept = _code(sorted(shown[k] for k in now)) or "none"
                 changes.append(f"kept the {group} labels set by hand ({kept})")
                 continue
-            others = now - set(wanted)
+            others = now - want
             room = self.labels.limit(group) - len(others)  # type: ignore[arg-type]
             keep = wanted[: max(room, 0)]
             if len(keep) < len(wanted):
-                changes.append(f"kept the {group} labels already there ({_code(sorted(others))})")
-            to_add += [name for name in keep if name not in current]
-            labeled += [name for name in keep if name not in before]
+                there = _code(sorted(shown[k] for k in others))
+                changes.append(f"kept the {group} labels already there ({there})")
+            to_add += [name for name in keep if key(name) not in current]
+            labeled += [name for name in keep if key(name) not in before]
         return to_add, labeled
 
     def _duplicate(self, issue: Issue, plan: Plan, changes: list[str]) -> int | None:

@@ -9,10 +9,31 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from issue_assistant.decision import Decision, Proposal
+from issue_assistant.decision import (
+    QUESTION_MAX,
+    REASON_MAX,
+    SUMMARY_MAX,
+    Decision,
+    Proposal,
+    bounded,
+)
+from issue_assistant.errors import EngineError
 from issue_assistant.render import render, safe_text
 
 MARKER = "<!-- issue-assistant -->"
+# GitHub refuses a comment longer than this; we stay a margin under it.
+GITHUB_LIMIT = 65_536
+COMMENT_MAX = GITHUB_LIMIT - 1_024
+# The most characters each part of the comment shows (sanitized, so escapes included).
+LIMITS = {
+    "summary": 2 * SUMMARY_MAX,
+    "question": 2 * QUESTION_MAX,
+    "reason": 2 * REASON_MAX + 100,
+    "title": 180,
+    "labels": 200,
+    "changes": 1_000,
+    "model": 100,
+}
 _PLAN = re.compile(r"<!-- issue-assistant:plan (\{.*?\}) -->", re.DOTALL)
 
 
@@ -20,10 +41,31 @@ class Evidence(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     number: int
-    title: str
-    state: str
-    labels: list[str] = Field(default_factory=list)
+    title: bounded(256)
+    state: bounded(20)
+    labels: list[bounded(100)] = Field(default_factory=list, max_length=30)
     score: float = 0.0
+
+
+class FileLink(BaseModel):
+    """A likely file: its path in the checkout, a line, and a link at the checked-out commit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    line: int | None = None
+    url: str | None = None
+    reason: str = ""
+
+
+class SeeAlso(BaseModel):
+    """An answered discussion that clearly matches the issue (never a duplicate)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    title: str
+    similarity: float = 0.0
 
 
 class Outcome(BaseModel):
@@ -48,6 +90,8 @@ class Plan(Proposal):
     history: list[Outcome] = Field(default_factory=list)
     # The issue's labels when the comment was written: a group changed since then is a human's.
     labels_before: list[str] = Field(default_factory=list)
+    likely_files: list[FileLink] = Field(default_factory=list)
+    see_also: list[SeeAlso] = Field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
@@ -65,30 +109,36 @@ class Plan(Proposal):
         evidence: list[Evidence] = (),  # type: ignore[assignment]
         labels_before: list[str] = (),  # type: ignore[assignment]
     ) -> Plan:
-        return cls(
+        plan = cls(
             **decision.model_dump(include=set(Proposal.model_fields)),
             repository=repository,
             issue=issue,
             reporter=reporter,
-            evidence=list(evidence),
+            evidence=[e.model_copy(update={"labels": e.labels[:30]}) for e in evidence],
             created_at=created_at,
             labels_before=labels_before,
         )
+        return fit(plan)
 
 
 def encode_plan(plan: Plan) -> str:
-    data = json.dumps(plan.model_dump(mode="json"), ensure_ascii=True, sort_keys=True)
+    fields = plan.model_dump(mode="json")
+    for key in ("likely_files", "see_also"):  # optional: absent when empty
+        if not fields.get(key):
+            fields.pop(key, None)
+    data = json.dumps(fields, ensure_ascii=True, sort_keys=True)
     # `<` and `>` escaped so no text inside can close the HTML comment.
     return data.replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def extract_plan(body: str | None) -> Plan | None:
     """The plan in a comment body, or None when there is none or it does not validate."""
-    match = _PLAN.search(body or "")
-    if not match:
+    # The last one: ours ends the comment (text above it is sanitized, but never trust order).
+    matches = _PLAN.findall(body or "")
+    if not matches:
         return None
     try:
-        return Plan.model_validate_json(match.group(1))
+        return Plan.model_validate_json(matches[-1])
     except ValidationError:
         return None
 
@@ -97,16 +147,62 @@ def is_assistant_comment(body: str | None) -> bool:
     return MARKER in (body or "")
 
 
-def render_comment(plan: Plan) -> str:
-    """The comment text for a plan in its current status (pending, approved or dismissed)."""
-    repo = plan.repository
+def _render(plan: Plan, fallback_from: str | None = None) -> str:
+    def safe(text: str | None, limit: int, table: bool = False) -> str:
+        return safe_text(text, plan.repository, limit, table=table)
 
-    def safe(text: str | None) -> str:
-        return safe_text(text, repo)
+    return render(
+        "comment.md.j2",
+        plan=plan,
+        safe=safe,
+        limits=LIMITS,
+        marker=MARKER,
+        plan_json=encode_plan(plan),
+        fallback_from=fallback_from,
+    )
 
-    return render("comment.md.j2", plan=plan, safe=safe, marker=MARKER, plan_json=encode_plan(plan))
+
+def _smaller(plan: Plan) -> Plan | None:
+    """The plan with the next optional part dropped: evidence, summary, then the last question."""
+    if plan.evidence:
+        return plan.model_copy(update={"evidence": []})
+    if plan.summary:
+        return plan.model_copy(update={"summary": ""})
+    if plan.questions and plan.status == "pending":
+        return plan.model_copy(update={"questions": plan.questions[:-1]})
+    return None
+
+
+def fit(plan: Plan) -> Plan:
+    """`plan` with optional parts dropped until its comment stays under GitHub's limit.
+
+    Each field is bounded, so this only acts on pathological input (thousands of labels, say);
+    a plan that cannot fit is an EngineError: nothing is posted.
+    """
+    while len(_render(plan)) > COMMENT_MAX:
+        smaller = _smaller(plan)
+        if smaller is None:
+            raise EngineError(
+                f"the comment for #{plan.issue} would exceed GitHub's {GITHUB_LIMIT} characters"
+            )
+        plan = smaller
+    return plan
+
+
+def render_comment(plan: Plan, fallback_from: str | None = None) -> str:
+    """The comment text for a plan in its current status (pending, approved or dismissed).
+
+    Never over GitHub's limit: an oversized plan is shown (and kept) without its optional parts.
+    `fallback_from`: the engine that failed, when the fallback engine made the plan.
+    """
+    text = _render(plan, fallback_from)
+    return text if len(text) <= COMMENT_MAX else _render(fit(plan), fallback_from)
 
 
 def render_questions(plan: Plan) -> str:
     """The follow-up addressed to the reporter once a maintainer approved the questions."""
-    return render("questions.md.j2", plan=plan, safe=lambda t: safe_text(t, plan.repository))
+
+    def safe(text: str | None, limit: int) -> str:
+        return safe_text(text, plan.repository, limit)
+
+    return render("questions.md.j2", plan=plan, safe=safe, limits=LIMITS)

@@ -1,35 +1,122 @@
 """The two configuration files, parsed into typed objects in one place.
 
 `labels.toml` holds the label groups; `config.toml` the engine, project and feature sections.
-Unknown keys, wrong types, duplicate labels and labels in two groups are errors naming file:line.
+Unknown keys, wrong types (strict: `"2"` is not a number, `"no"` not a boolean), infinite or NaN
+numbers, invalid label names, unknown roles or engines, duplicate labels and labels in two groups
+are errors naming file:line and key.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from issue_assistant.errors import UserError
 from issue_assistant.tomllines import line_of
 
 GROUPS = ("type", "area", "topic", "priority")
+_VERSION_LIKE = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*\b")
 Group = Literal["type", "area", "topic", "priority"]
+Strategy = Literal["zero-shot", "rag", "agent"]
+STRATEGIES: tuple[Strategy, ...] = ("zero-shot", "rag", "agent")
+# Engine tables that used to be top-level sections: [similar] is now [engines.similar].
+MOVED = ("similar", "llama")
+
+log = logging.getLogger(__name__)
+
+
+ROLES = ("triage", "write", "maintain", "admin")
+Role = Literal["triage", "write", "maintain", "admin"]
+LABEL_MAX = 50  # GitHub's limit on a label name
+# A GitHub login (a bot's ends in `[bot]`): letters, digits, hyphens (underscores on Enterprise).
+_LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,38}(?:\[bot\])?")
+
+
+def _label_name(name: str) -> str:
+    """A name GitHub accepts as a label and the API can filter by (no comma)."""
+    if not name.strip():
+        raise ValueError("a label name cannot be blank")
+    if len(name) > LABEL_MAX:
+        raise ValueError(f"a label name has at most {LABEL_MAX} characters, not {len(name)}")
+    if "," in name:
+        raise ValueError("a label name cannot hold a comma")
+    if name != name.strip() or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise ValueError("a label name cannot start or end with spaces or hold control characters")
+    return name
+
+
+def _login(login: str) -> str:
+    if not _LOGIN.fullmatch(login):
+        raise ValueError(f"{login!r} is not a GitHub login (like github-actions[bot])")
+    return login
+
+
+def _engine_name(name: str | None) -> str | None:
+    """An engine name that `engines.create` knows (built-in, registered or an entry point)."""
+    from issue_assistant.engines.base import available
+
+    if name and name not in available():
+        raise ValueError(f"unknown engine {name!r} (available: {', '.join(available())})")
+    return name
+
+
+LabelName = Annotated[str, AfterValidator(_label_name)]
+Login = Annotated[str, AfterValidator(_login)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Strict: TOML has types, so a string where a number or boolean belongs is a mistake.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+
+def check_glob(glob: str) -> None:
+    """A ValueError unless `glob` is a relative POSIX glob (`*`, `**`, `?`, `[...]`)."""
+    if not glob or glob.startswith("/") or "\\" in glob or ".." in glob.split("/"):
+        raise ValueError(f"bad path glob {glob!r}: use a relative path like 'src/index/**'")
+    if glob.count("[") != glob.count("]"):
+        raise ValueError(f"bad path glob {glob!r}: unbalanced brackets")
+    if any("**" in part and part != "**" for part in glob.split("/")):
+        raise ValueError(f"bad path glob {glob!r}: '**' must be a whole path segment")
+
+
+def glob_match(glob: str, path: str) -> bool:
+    """`path` matches `glob`, where `**` spans folders and `*` stays within one."""
+    import fnmatch
+
+    def match(gp: list[str], pp: list[str]) -> bool:
+        if not gp:
+            return not pp
+        if gp[0] == "**":
+            return any(match(gp[1:], pp[i:]) for i in range(len(pp) + 1))
+        return bool(pp) and fnmatch.fnmatchcase(pp[0], gp[0]) and match(gp[1:], pp[1:])
+
+    return match(glob.rstrip("/").split("/"), path.split("/"))
 
 
 class Ask(_Strict):
-    """A piece of information a report of this type must contain."""
+    """A piece of information a report of this type must contain.
+
+    `requires = "version"` marks the version the reporter runs: the `similar` engine then adds
+    the latest release when the named version is older (only when releases are known).
+    """
 
     what: str = Field(min_length=1)
     question: str = Field(min_length=1)
     detect: list[str] = Field(default_factory=list)
+    requires: Literal["version"] | None = None
 
     @field_validator("detect")
     @classmethod
@@ -42,13 +129,28 @@ class Ask(_Strict):
         return patterns
 
     def present_in(self, text: str) -> bool:
+        if self.requires == "version" and _VERSION_LIKE.search(text):
+            return True
         return any(re.search(p, text, re.IGNORECASE | re.MULTILINE) for p in self.detect)
 
 
 class Label(_Strict):
-    name: str = Field(min_length=1)
+    name: LabelName
     description: str = ""
     propose: bool = True
+    # Areas only: globs of the checkout's files that belong to the area ("src/index/**").
+    paths: list[str] = Field(default_factory=list)
+
+    @field_validator("paths")
+    @classmethod
+    def _globs(cls, globs: list[str]) -> list[str]:
+        for glob in globs:
+            check_glob(glob)
+        return globs
+
+    def owns(self, path: str) -> bool:
+        """Whether one of `paths` matches the file `path` (POSIX, relative to the checkout)."""
+        return any(glob_match(glob, path) for glob in self.paths)
 
 
 class TypeLabel(Label):
@@ -56,7 +158,7 @@ class TypeLabel(Label):
 
 
 class LabelsConfig(_Strict):
-    needs_info: str | None = None
+    needs_info: LabelName | None = None
     max_areas: int = Field(default=3, ge=0)
     max_topics: int = Field(default=3, ge=0)
     type: list[TypeLabel] = Field(default_factory=list)
@@ -87,12 +189,15 @@ class LabelsConfig(_Strict):
 
 
 class EngineConfig(_Strict):
-    name: str = "similar"
+    name: Annotated[str, AfterValidator(_engine_name)] = "similar"
     model: str = ""
     max_turns: int = Field(default=8, ge=1)
     budget_usd: float = Field(default=0.50, ge=0)
     timeout_seconds: float = Field(default=300, gt=0)
-    fallback: str | None = "similar"
+    fallback: Annotated[str | None, AfterValidator(_engine_name)] = "similar"
+    # zero-shot (issue + labels), rag (+ similar issues), agent (+ read-only tools); empty: the
+    # engine's own default (rag for llama, agent for API and command-line engines).
+    strategy: Strategy | None = None
 
 
 class ProjectConfig(_Strict):
@@ -101,17 +206,10 @@ class ProjectConfig(_Strict):
 
 
 class SimilarConfig(_Strict):
+    """`[engines.similar]` (formerly `[similar]`): the `similar` engine's options."""
+
     neighbors: int = Field(default=15, ge=1)
     min_confidence: float = Field(default=0.4, ge=0, le=1)
-
-
-class LlamaConfig(_Strict):
-    """The `llama` engine: a local GGUF model (its path is `[engine] model`)."""
-
-    n_ctx: int = Field(default=4096, ge=512)
-    max_tokens: int = Field(default=384, ge=16)
-    threads: int = Field(default=0, ge=0)
-    chat_format: str = ""
 
 
 class DuplicatesConfig(_Strict):
@@ -129,26 +227,89 @@ class LabelModelConfig(_Strict):
 
 
 class ApprovalConfig(_Strict):
-    pending_label: str = "assistant: pending"
-    opt_out_label: str = "assistant: skip"
-    bot_login: str = "github-actions[bot]"
+    pending_label: LabelName = "assistant: pending"
+    opt_out_label: LabelName = "assistant: skip"
+    bot_login: Login = "github-actions[bot]"
     writes: Literal["off", "dry-run", "live"] | None = None
-    roles: list[str] = Field(default_factory=lambda: ["triage", "write", "maintain", "admin"])
+    roles: list[Role] = Field(default_factory=lambda: list(ROLES))
 
 
 class IndexConfig(_Strict):
     cache_dir: str = ".cache/issue-assistant"
 
 
+def _migrate(data: Any) -> tuple[Any, list[str]]:
+    """`data` with the old top-level engine tables moved under `engines`; the moved names."""
+    if not isinstance(data, dict) or not any(k in data for k in MOVED):
+        return data, []
+    data = dict(data)
+    engines = dict(data.get("engines") or {})
+    moved = []
+    for name in MOVED:
+        if name in data:
+            if name in engines:
+                raise ValueError(f"[{name}] and [engines.{name}] both given; keep [engines.{name}]")
+            table = data.pop(name)
+            engines[name] = table.model_dump() if isinstance(table, BaseModel) else table
+            moved.append(name)
+    data["engines"] = engines
+    return data, moved
+
+
+class ContextConfig(_Strict):
+    """What the context shows beside similar issues: releases and discussions."""
+
+    releases: int = Field(default=5, ge=0, le=50)
+    discussions: int = Field(default=5, ge=0, le=50)
+    see_also_threshold: float = Field(default=0.45, ge=0, le=1)
+
+
+class CodeConfig(_Strict):
+    """The code index over the checkout, and the likely files in the comment."""
+
+    # "auto": the Action's workspace (or the current directory) when it is a clone of the
+    # repository; "": no code index; else the checkout's path.
+    checkout: str = "auto"
+    likely_files: int = Field(default=5, ge=0, le=20)
+    max_file_kb: int = Field(default=256, ge=1, le=10_000)
+    max_files: int = Field(default=20_000, ge=1)
+    area_boost: float = Field(default=0.3, ge=0, le=1)
+
+
 class Config(_Strict):
     engine: EngineConfig = EngineConfig()
     project: ProjectConfig = ProjectConfig()
-    similar: SimilarConfig = SimilarConfig()
-    llama: LlamaConfig = LlamaConfig()
     duplicates: DuplicatesConfig = DuplicatesConfig()
     labels: LabelModelConfig = LabelModelConfig()
     approval: ApprovalConfig = ApprovalConfig()
     index: IndexConfig = IndexConfig()
+    # One table per engine, `[engines.NAME]`, validated by that engine's own `Options` model.
+    engines: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_tables(cls, data: Any) -> Any:
+        return _migrate(data)[0]
+
+    def options(self, name: str) -> BaseModel:
+        """The typed options of engine `name` (its `[engines.NAME]` table, or the defaults)."""
+        from issue_assistant.engines.base import options_class
+
+        return options_class(name).model_validate(self.engines.get(name, {}))
+
+    @property
+    def similar(self) -> SimilarConfig:
+        return self.options("similar")  # type: ignore[return-value]
+
+    def with_engine(self, **changes: Any) -> Config:
+        """A copy with `[engine]` keys changed (None values are left as they are)."""
+        update = {k: v for k, v in changes.items() if v is not None}
+        if not update:
+            return self
+        return self.model_copy(update={"engine": self.engine.model_copy(update=update)})
+
+    context: ContextConfig = ContextConfig()
+    code: CodeConfig = CodeConfig()
 
 
 def _parse(path: Path) -> tuple[str, dict]:
@@ -162,9 +323,11 @@ def _parse(path: Path) -> tuple[str, dict]:
         raise UserError(f"not valid TOML: {exc}", where=str(path)) from None
 
 
-def _validation_error(path: Path, text: str, exc: ValidationError) -> UserError:
+def _validation_error(
+    path: Path, text: str, exc: ValidationError, prefix: tuple[str | int, ...] = ()
+) -> UserError:
     err = exc.errors()[0]
-    loc = tuple(err["loc"])
+    loc = prefix + tuple(err["loc"])
     line = line_of(text, loc)
     key = ".".join(str(p) for p in loc)
     msg = err["msg"]
@@ -193,6 +356,12 @@ def load_labels(path: str | Path) -> LabelsConfig:
                     where=f"{p}:{line}" if line else str(p),
                 )
             seen[lab.name] = group
+            if lab.paths and group != "area":
+                line = line_of(text, (group, i, "paths"))
+                raise UserError(
+                    f"{group}.{i}.paths: only area labels may name paths",
+                    where=f"{p}:{line}" if line else str(p),
+                )
     if labels.needs_info and labels.needs_info in seen:
         raise UserError(
             f"needs_info: {labels.needs_info!r} is also a {seen[labels.needs_info]} label",
@@ -207,9 +376,38 @@ def load_config(path: str | Path | None) -> Config:
     p = Path(path)
     text, data = _parse(p)
     try:
-        return Config.model_validate(data)
+        data, moved = _migrate(data)
+    except ValueError as exc:
+        raise UserError(str(exc), where=str(p)) from None
+    for name in moved:
+        line = line_of(text, (name,))
+        log.warning("%s: [%s] is deprecated: move it to [engines.%s]", f"{p}:{line}", name, name)
+    try:
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise _validation_error(p, text, exc) from None
+    _check_engine_tables(p, text, config, moved)
+    return config
+
+
+def _check_engine_tables(p: Path, text: str, config: Config, moved: list[str]) -> None:
+    """Each `[engines.NAME]` validated by its engine's options, errors naming file:line and key."""
+    from issue_assistant.engines.base import available, options_class
+
+    for name, table in config.engines.items():
+        where = (name,) if name in moved else ("engines", name)
+        try:
+            cls = options_class(name)
+        except UserError:
+            line = line_of(text, where)
+            raise UserError(
+                f"{'.'.join(where)}: unknown engine {name!r} (available: {', '.join(available())})",
+                where=f"{p}:{line}" if line else str(p),
+            ) from None
+        try:
+            cls.model_validate(table)
+        except ValidationError as exc:
+            raise _validation_error(p, text, exc, where) from None
 
 
 def find_file(name: str, explicit: str | None, root: Path | None = None) -> Path | None:

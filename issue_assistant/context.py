@@ -10,12 +10,30 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from issue_assistant.config import LabelsConfig
+from issue_assistant.config import ContextConfig, LabelsConfig
 from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.code import CodeIndex, LikelyFile
+from issue_assistant.index.discussions import (
+    DiscussionHit,
+    DiscussionIndex,
+    answering,
+    as_seen,
+)
 from issue_assistant.render import render
-from issue_assistant.tracker.base import Tracker
-from issue_assistant.tracker.models import Issue
+from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
+from issue_assistant.tracker.models import Issue, Release
+
+CONTEXT_FILES = (
+    "issue.md",
+    "labels.md",
+    "project.md",
+    "similar.md",
+    "releases.md",
+    "discussions.md",
+    "files.md",
+    "instructions.md",
+)
 
 
 @dataclass(frozen=True)
@@ -36,6 +54,14 @@ class Context:
     tracker: Tracker
     index: IssueIndex
     candidates: list[Candidate] = field(default_factory=list)
+    settings: ContextConfig = field(default_factory=ContextConfig)
+    releases: list[Release] | None = None  # newest first; None when unknown
+    discussion_index: DiscussionIndex | None = None
+    discussions: list[DiscussionHit] = field(default_factory=list)
+    see_also: list[DiscussionHit] = field(default_factory=list)
+    code: CodeIndex | None = None
+    likely_files: list[LikelyFile] = field(default_factory=list)
+    _visible: dict = field(default_factory=dict, repr=False)
 
     def _candidates(self, hits: list) -> list[Candidate]:
         out: list[Candidate] = []
@@ -65,6 +91,74 @@ class Context:
         except KeyError:
             return None
 
+    # ---- releases, discussions and code (the repository beside its issues) -------------------
+
+    def add_repository_context(self, code: CodeIndex | None = None, likely: int = 5) -> None:
+        """Releases and discussions of the moment, and the likely files when `code` is given."""
+        self.releases = releases_of(self.tracker)
+        visible = discussions_of(self.tracker)
+        if visible is not None:
+            everything = discussions_of(getattr(self.tracker, "source", self.tracker)) or visible
+            self.discussion_index = DiscussionIndex.shared(everything)
+            self._visible = {d.number: d for d in visible}
+            self.discussions = self.search_discussions(self.issue.text, self.settings.discussions)
+            hits = self.search_discussions(self.issue.text, 10)
+            self.see_also = answering(hits, self.settings.see_also_threshold)[:2]
+        self.code = code
+        if code is not None and likely > 0:
+            project = self.repository.rpartition("/")[2]
+            self.likely_files = code.likely_files(self.issue.text, likely, project)
+
+    def search_discussions(self, text: str, limit: int = 5) -> list[DiscussionHit]:
+        """Read-only tool: discussions of the moment most like `text` ([] when unknown)."""
+        if self.discussion_index is None or limit <= 0:
+            return []
+        title, _, body = text.partition("\n")
+        hits = self.discussion_index.search(title, limit=limit, body=body, before=self.as_of)
+        return as_seen(hits, self._visible)[:limit]
+
+    def list_releases(self, limit: int = 10) -> list[Release] | None:
+        """Read-only tool: releases published before the moment, newest first (None: unknown)."""
+        return None if self.releases is None else self.releases[:limit]
+
+    def likely(self, text: str, limit: int = 5) -> list[LikelyFile]:
+        """Read-only tool: the checkout's files most likely concerned by `text`."""
+        project = self.repository.rpartition("/")[2]
+        return [] if self.code is None else self.code.likely_files(text, limit, project)
+
+    def known_files(self) -> list[str]:
+        """The context files about the repository that hold something known at the moment."""
+        known = [
+            ("releases.md", self.releases is not None),
+            ("discussions.md", self.discussion_index is not None),
+            ("files.md", self.code is not None),
+        ]
+        return [name for name, present in known if present]
+
+    def plan_notes(self) -> dict:
+        """The comment's "see also" discussions and likely files, as `Plan` fields."""
+        from urllib.parse import quote
+
+        from issue_assistant.comment import FileLink, SeeAlso
+
+        sha = self.code.sha if self.code is not None else None
+        files = []
+        for f in self.likely_files:
+            url = f.url(self.repository, sha)
+            files.append(
+                FileLink(
+                    path=f.path,
+                    line=f.line,
+                    url=quote(url, safe=":/#") if url else None,
+                    reason=f.reason,
+                )
+            )
+        see = [
+            SeeAlso(number=h.number, title=h.discussion.title, similarity=round(h.similarity, 3))
+            for h in self.see_also
+        ]
+        return {"likely_files": files, "see_also": see}
+
     @classmethod
     def build(
         cls,
@@ -76,6 +170,9 @@ class Context:
         project: str,
         as_of: datetime,
         candidates: int = 8,
+        settings: ContextConfig | None = None,
+        code: CodeIndex | None = None,
+        likely: int = 5,
     ) -> Context:
         ctx = cls(
             issue=issue,
@@ -88,6 +185,9 @@ class Context:
         )
         hits = index.similar_to(issue, as_of=as_of, limit=candidates)
         ctx.candidates = ctx._candidates(hits)
+        if settings is not None:
+            ctx.settings = settings
+        ctx.add_repository_context(code, likely)
         return ctx
 
     def files(self) -> dict[str, str]:
@@ -98,10 +198,7 @@ class Context:
             "labels": self.labels,
             "schema": json.dumps(answer_schema(self.labels), indent=2, sort_keys=True),
         }
-        return {
-            name: render(f"context/{name}.j2", **values)
-            for name in ("issue.md", "labels.md", "project.md", "similar.md", "instructions.md")
-        }
+        return {name: render(f"context/{name}.j2", **values) for name in CONTEXT_FILES}
 
     def write(self, directory: str | Path) -> Path:
         d = Path(directory)

@@ -2,11 +2,49 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
+
+# Bounds on what a model may write (also in `answer_schema`, as maxLength and maxItems).
+SUMMARY_MAX = 600
+QUESTION_MAX = 300
+REASON_MAX = 400
+QUESTIONS_MAX = 5
+NAME_MAX = 200  # an engine or model name, a dropped label
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, at a word where one is near, marked with `…`.
+
+    The cut may leave a code span or link open: whatever shows the text sanitizes it after this.
+    """
+    if len(text) <= limit:
+        return text
+    cut = text[: max(limit - 1, 0)]
+    space = cut.rfind(" ", max(0, len(cut) - 40))
+    return (cut[:space] if space > 0 else cut).rstrip() + "…"
+
+
+def bounded(limit: int) -> Any:
+    """A string type that is cut to `limit` characters (a model's overlong text is not an error)."""
+    return Annotated[str, BeforeValidator(lambda v: shorten(v, limit) if isinstance(v, str) else v)]
+
+
+def _questions(value: Any) -> Any:
+    if not isinstance(value, list):
+        return value
+    return [q for q in value if not (isinstance(q, str) and not q.strip())][:QUESTIONS_MAX]
+
+
+Summary = bounded(SUMMARY_MAX)
+Reason = bounded(REASON_MAX)
+Name = bounded(NAME_MAX)
+Questions = Annotated[list[bounded(QUESTION_MAX)], BeforeValidator(_questions)]
 
 
 class _Model(BaseModel):
@@ -15,18 +53,29 @@ class _Model(BaseModel):
 
 class Duplicate(_Model):
     number: int
-    reason: str = ""
+    reason: Reason = ""
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
 class Usage(_Model):
+    """What one issue cost and how the engine got there (failures by class: engines/failures.py)."""
+
     latency_s: float = 0.0
     tokens_in: int = 0
     tokens_out: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    # False when a model's price is unknown: cost_usd then counts only what is known.
+    cost_known: bool = True
     tool_calls: int = 0
     turns: int = 0
     forced_submit: bool = False
+    reasks: int = 0
+    retries: int = 0
+    verify_calls: int = 0
+    # The class of the engine's failure, when the fallback answered (or nothing did).
+    failure: Literal["transient", "schema", "limit", "setup", "unknown"] | None = None
 
 
 class Proposal(_Model):
@@ -37,10 +86,10 @@ class Proposal(_Model):
     topics: list[str] = Field(default_factory=list)
     priority: str | None = None
     duplicate: Duplicate | None = None
-    questions: list[str] = Field(default_factory=list)
-    summary: str = ""
-    engine: str = ""
-    model: str = ""
+    questions: Questions = Field(default_factory=list)
+    summary: Summary = ""
+    engine: Name = ""
+    model: Name = ""
     # Per proposed label, the engine's confidence (a calibrated probability for `similar`).
     confidence: dict[str, float] = Field(default_factory=dict)
 
@@ -63,6 +112,9 @@ class Decision(Proposal):
     """What an engine proposes for one issue, with how it got there."""
 
     usage: Usage = Field(default_factory=Usage)
+    strategy: str = ""
+    # The engine that failed when the fallback engine gave this decision.
+    fallback_from: str | None = None
     dropped: list[str] = Field(default_factory=list)
     candidates: list[int] = Field(default_factory=list)
     # The `similar` engine: every learned label's probability by group (for evaluate's threshold
@@ -125,7 +177,11 @@ def validate(
     duplicate = decision.duplicate
     if duplicate is not None:
         duplicate = _valid_duplicate(duplicate, tracker, issue)
-    questions = [q.strip() for q in decision.questions if q and q.strip()][:5]
+    # The bounds again: a decision made with model_copy or model_construct skipped the types'.
+    questions = [shorten(q.strip(), QUESTION_MAX) for q in decision.questions if q and q.strip()][
+        :QUESTIONS_MAX
+    ]
+    dropped = [shorten(name, NAME_MAX) for name in dropped[:50]]
     return decision.model_copy(
         update={
             "type": (out["type"] or [None])[0],
@@ -134,6 +190,7 @@ def validate(
             "priority": (out["priority"] or [None])[0],
             "duplicate": duplicate,
             "questions": questions,
+            "summary": shorten(decision.summary, SUMMARY_MAX),
             "dropped": dropped,
         }
     )
@@ -201,14 +258,18 @@ def answer_schema(labels: LabelsConfig) -> dict:
                         "required": ["number", "reason", "confidence"],
                         "properties": {
                             "number": {"type": "integer"},
-                            "reason": {"type": "string"},
+                            "reason": {"type": "string", "maxLength": REASON_MAX},
                             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                         },
                     },
                     {"type": "null"},
                 ]
             },
-            "questions": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
-            "summary": {"type": "string"},
+            "questions": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": QUESTION_MAX},
+                "maxItems": QUESTIONS_MAX,
+            },
+            "summary": {"type": "string", "maxLength": SUMMARY_MAX},
         },
     }

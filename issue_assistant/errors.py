@@ -9,6 +9,7 @@ traceback. This module imports nothing heavy: the CLI imports it before choosing
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 
@@ -67,14 +68,20 @@ def print_cli(exc: AssistantError, stream: TextIO | None = None) -> int:
     return exc.exit_code
 
 
-def annotation(exc: AssistantError) -> str:
+def annotation(exc: AssistantError, clean: Callable[[str], str] | None = None) -> str:
     """The error as one GitHub Actions `::error::` workflow command (data escaped as the runner
-    expects: `%`, CR and LF)."""
-    text = exc.line().replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    expects: `%`, CR and LF); `clean` (e.g. the log sanitizer) is applied to the line first."""
+    text = clean(exc.line()) if clean else exc.line()
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return f"::error::{text}"
 
 
-def print_action(exc: AssistantError, stream: TextIO | None = None) -> int:
+def print_action(
+    exc: AssistantError,
+    stream: TextIO | None = None,
+    *,
+    clean: Callable[[str], str] | None = None,
+) -> int:
     """The Action's one place to show an error: one `::error::` line; the exit status."""
-    print(annotation(exc), file=stream or sys.stderr)
+    print(annotation(exc, clean), file=stream or sys.stderr)
     return exc.exit_code

@@ -13,20 +13,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from issue_assistant.approve import (
-    Found,
-    Mode,
-    Writer,
-    find_assistant_comment,
-    slash_command,
-)
+from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
 from issue_assistant.comment import Plan
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.errors import UserError
 from issue_assistant.index import IssueIndex
+from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue, Repository
+from issue_assistant.votes import VoteRule
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +83,7 @@ def skip_reason(issue: Issue, config: Config) -> str | None:
         return "a pull request"
     if issue.user.is_bot:
         return f"opened by a bot ({issue.user.login})"
-    if config.approval.opt_out_label in issue.labels:
+    if has_label(issue.labels, config.approval.opt_out_label):
         return f"has the opt-out label {config.approval.opt_out_label!r}"
     return None
 
@@ -129,18 +125,42 @@ class CachedReads:
         return iter(self._tracker.all_issues())
 
 
-def has_votes(tracker: WritableTracker, found: Found, comments: list, bot: str) -> bool:
-    """Whether anyone reacted 👍/👎 to the comment or answered it with a slash command."""
-    if found.comment.id is not None:
-        for r in tracker.comment_reactions(found.comment.id):
-            if r.content in ("+1", "-1") and r.user.login.lower() != bot.lower():
-                return True
-    return any(
-        c.id != found.comment.id
-        and c.created_at >= found.comment.created_at
-        and slash_command(c.body)
-        for c in comments
-    )
+def has_votes(
+    tracker: WritableTracker, found: Found, comments: list, config: Config, now: datetime
+) -> bool:
+    """Whether a vote that counts for `apply` (the one rule, `votes.VoteRule`) is there."""
+    approval = config.approval
+    rule = VoteRule(tracker.permission, approval.roles, approval.bot_login)
+    reactions = tracker.comment_reactions(found.comment.id) if found.comment.id is not None else []
+    return rule.first_vote(found.comment, reactions, comments, now) is not None
+
+
+def _same_proposal(old: Plan, new: Plan, pending: str) -> bool:
+    """Whether a re-run proposes what the comment already shows (its time and the assistant's
+    own pending label aside)."""
+
+    def shown(plan: Plan) -> dict[str, Any]:
+        data = plan.model_dump(exclude={"created_at"})
+        data["labels_before"] = [n for n in plan.labels_before if key(n) != key(pending)]
+        return data
+
+    return shown(old) == shown(new)
+
+
+def _changed_since(
+    tracker: WritableTracker, found: Found, config: Config, now: datetime
+) -> str | None:
+    """Why the comment must not be edited now (decided or voted on meanwhile), or None."""
+    comments = tracker.list_comments(found.plan.issue)
+    bot, repo = config.approval.bot_login, tracker.repository.full_name
+    current = find_assistant_comment(comments, bot, repo, found.plan.issue)
+    if current is None or current.comment.id != found.comment.id:
+        return "the assistant's comment changed during the analysis"
+    if current.plan.status != "pending":
+        return f"the assistant's comment is already {current.plan.status}"
+    if has_votes(tracker, current, comments, config, now):
+        return "a maintainer voted during the analysis; left for apply"
+    return None
 
 
 def analyze_live(
@@ -171,7 +191,7 @@ def analyze_live(
         found = find_assistant_comment(comments, bot, full_name, number)
         if found and found.plan.status != "pending":
             reason = f"the assistant's comment is already {found.plan.status}"
-        elif found and has_votes(tracker, found, comments, bot):
+        elif found and has_votes(tracker, found, comments, config, now):
             reason = "the assistant's comment already has votes; left for apply"
     if reason:
         log.info("%s#%d: skipped: %s", full_name, number, reason)
@@ -198,9 +218,17 @@ def analyze_live(
     result.analysis, result.plan, result.comment = analysis, plan, analysis.comment
     writer = Writer(tracker, mode)
     if found is not None:
+        # Looked at again right before the edit: a maintainer may have voted while the engine
+        # ran, and that vote was for the text they saw, not for this one.
+        if reason := _changed_since(tracker, found, config, now):
+            log.info("%s#%d: not edited: %s", full_name, number, reason)
+            result.skipped = reason
+            return result
         result.action = "edited" if mode == "live" else "would edit"
         result.comment_url = found.comment.url
-        if found.comment.body != result.comment:
+        if _same_proposal(found.plan, plan, config.approval.pending_label):
+            result.action = "unchanged"
+        elif found.comment.body != result.comment:
             assert found.comment.id is not None
             writer.edit_comment(found.comment.id, result.comment, "the assistant's comment")
     else:
@@ -208,10 +236,11 @@ def analyze_live(
         posted = writer.create_comment(number, result.comment, "the assistant's comment")
         result.comment_url = getattr(posted, "url", None)
     pending = config.approval.pending_label
-    if not plan.is_empty and pending not in issue.labels:
+    there = find_label(issue.labels, pending)
+    if not plan.is_empty and there is None:
         writer.add_labels(number, [pending])
-    elif plan.is_empty and pending in issue.labels:
-        writer.remove_label(number, pending)
+    elif plan.is_empty and there is not None:
+        writer.remove_label(number, there)
     result.done = writer.done
     if mode == "off":
         log.info("writes are off: nothing written")

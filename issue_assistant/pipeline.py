@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 from issue_assistant.comment import Evidence, Plan, render_comment
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config import Config, LabelsConfig, Strategy
 from issue_assistant.context import Context
-from issue_assistant.decision import Decision, validate
+from issue_assistant.decision import Decision, Usage, validate
 from issue_assistant.engines import Engine, create
-from issue_assistant.errors import EngineError
+from issue_assistant.engines.base import Deadline
+from issue_assistant.engines.failures import EngineFailure, kind_of, with_retries
+from issue_assistant.errors import EngineError, UserError
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.code import code_index_for
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
@@ -62,23 +68,98 @@ def build_context(
         project=config.project.description,
         as_of=as_of,
         candidates=max(config.duplicates.candidates, config.similar.neighbors),
+        settings=config.context,
+        code=code_index_for(config, view.repository.full_name),
+        likely=config.code.likely_files,
+    )
+
+
+T = TypeVar("T")
+
+
+def bounded(call: Callable[[], T], seconds: float, what: str) -> T:
+    """`call()` in a daemon thread, given up after `seconds` (a `limit` failure)."""
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name=f"engine-{what}", daemon=True)
+    worker.start()
+    worker.join(max(seconds, 0.0))
+    if worker.is_alive():
+        raise EngineFailure(f"no answer within {seconds:.0f} s (timeout_seconds)", "limit")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]
+
+
+def run_engine(engine: Engine, context: Context) -> Decision:
+    """One engine on one issue within `[engine] timeout_seconds`, transient failures retried."""
+    deadline = Deadline(engine.config.engine.timeout_seconds)
+    engine.deadline = deadline
+
+    def timed() -> Decision:
+        start = time.perf_counter()
+        decision = engine.decide(context)
+        if decision.usage.latency_s:
+            return decision
+        usage = decision.usage.model_copy(update={"latency_s": time.perf_counter() - start})
+        return decision.model_copy(update={"usage": usage})
+
+    def once() -> Decision:
+        return bounded(timed, deadline.remaining(), engine.name)
+
+    attempts = 1 if engine.retries_itself else 3
+    decision, retries = with_retries(once, remaining=deadline.remaining, attempts=attempts)
+    usage = decision.usage
+    if retries:
+        usage = usage.model_copy(update={"retries": usage.retries + retries})
+    return decision.model_copy(
+        update={"usage": usage, "strategy": decision.strategy or engine.strategy}
     )
 
 
 def decide(
     engine: Engine, context: Context, fallback: Engine | None = None
 ) -> tuple[Decision, str | None]:
-    """Run the engine (timed); on failure run the fallback, or raise EngineError without one."""
+    """Run the engine (timed); on failure run the fallback, or raise EngineError without one.
+
+    A `setup` failure (a key refused, a login expired) is a UserError: it would fail every issue.
+    """
     start = time.perf_counter()
     try:
-        decision = engine.decide(context)
+        decision = run_engine(engine, context)
         error = None
     except EngineError as exc:
+        kind = kind_of(exc)
+        if kind == "setup":
+            raise UserError(f"the {engine.name} engine cannot run: {exc}") from exc
         if fallback is None or fallback.name == engine.name:
             raise
-        log.warning("engine %s failed (%s); falling back to %s", engine.name, exc, fallback.name)
-        decision, error = fallback.decide(context), f"{engine.name}: {exc}"
-    if not decision.usage.latency_s:
+        log.warning(
+            "engine %s failed (%s: %s); falling back to %s", engine.name, kind, exc, fallback.name
+        )
+        decision = run_engine(fallback, context)
+        spent: Usage = getattr(exc, "usage", None) or Usage()
+        usage = decision.usage.model_copy(
+            update={
+                "failure": kind,
+                "tokens_in": decision.usage.tokens_in + spent.tokens_in,
+                "tokens_out": decision.usage.tokens_out + spent.tokens_out,
+                "cost_usd": decision.usage.cost_usd + spent.cost_usd,
+                "cost_known": decision.usage.cost_known and spent.cost_known,
+                "turns": decision.usage.turns + spent.turns,
+                "tool_calls": decision.usage.tool_calls + spent.tool_calls,
+                "reasks": spent.reasks,
+            }
+        )
+        decision = decision.model_copy(update={"usage": usage, "fallback_from": engine.name})
+        error = f"{engine.name} ({kind}): {exc}"
+    if decision.fallback_from:
         usage = decision.usage.model_copy(update={"latency_s": time.perf_counter() - start})
         decision = decision.model_copy(update={"usage": usage})
     if not decision.candidates:
@@ -89,12 +170,23 @@ def decide(
 
 
 def engines_for(
-    config: Config, labels: LabelsConfig, name: str | None = None
+    config: Config,
+    labels: LabelsConfig,
+    name: str | None = None,
+    strategy: Strategy | None = None,
 ) -> tuple[Engine, Engine | None]:
-    engine = create(name or config.engine.name, config, labels)
+    """The engine (with the chosen strategy, else `[engine] strategy`) and its fallback."""
+    engine = create(name or config.engine.name, config, labels, strategy or config.engine.strategy)
     fb = config.engine.fallback
     fallback = create(fb, config, labels) if fb and fb != engine.name else None
     return engine, fallback
+
+
+def prepare(*engines: Engine | None) -> None:
+    """Check once, before any issue, that each engine can run (a UserError naming the fix)."""
+    for engine in engines:
+        if engine is not None:
+            engine.prepare()
 
 
 def analyze(
@@ -131,5 +223,6 @@ def analyze(
         created_at=moment,
         evidence=evidence,
         labels_before=list(issue.labels),
-    )
-    return Analysis(issue, context, decision, plan, render_comment(plan), error)
+    ).model_copy(update=context.plan_notes())
+    comment = render_comment(plan, fallback_from=decision.fallback_from)
+    return Analysis(issue, context, decision, plan, comment, error)

@@ -9,46 +9,27 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-_MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
-_HTML = re.compile(r"<(?=[A-Za-z!/?])")
-# Markdown links and images: [text](target "title"), ![alt](target)
-_MD_LINK = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?[^)\n]*\)")
-# Bare URLs GitHub turns into links: scheme://..., www...., and protocol-relative //host/...
-_URL = re.compile(
-    r"(?:[a-z][a-z0-9+.-]*://|www\.|(?<![\w:/])//(?=[\w-]+\.))[^\s<>)\]]+", re.IGNORECASE
-)
+from issue_assistant.sanitize import clean, code_span, sanitize
 
 
-def neutralize(text: str | None) -> str:
-    """Untrusted text made inert for a GitHub comment: no @mentions, no raw HTML."""
-    text = text or ""
-    text = _MENTION.sub("@\u200b", text)
-    return _HTML.sub("&lt;", text)
+def safe_text(text: str | None, repository: str, limit: int = 2000, *, table: bool = False) -> str:
+    """Untrusted text made safe for one line of a comment on `repository` (`sanitize.sanitize`).
 
-
-def safe_text(text: str | None, repository: str) -> str:
-    """Untrusted text made safe: no @mentions, no raw HTML, no links outside the repository.
-
-    A link into `https://github.com/OWNER/REPO/` (or to `#N`) stays; any other link, Markdown link
-    or image becomes plain text.
+    No mention, no raw HTML, no link or image outside `https://github.com/OWNER/REPO/`; at most
+    `limit` characters; `table`: for a table cell.
     """
-    own = f"https://github.com/{repository}/".lower()
+    return sanitize(text, repository, limit, table=table)
 
-    def is_own(url: str) -> bool:
-        return url.lower().startswith(own) or re.fullmatch(r"#\d+", url) is not None
 
-    def md_link(match: re.Match[str]) -> str:
-        image, label, target = match.groups()
-        if not image and is_own(target):
-            return match.group(0)
-        return f"{label} (link removed)" if label.strip() else "(link removed)"
+def neutralize(text: str | None, limit: int = 2000, *, table: bool = False) -> str:
+    """Untrusted text made safe where no repository is known: no link is kept at all."""
+    return sanitize(text, "", limit, table=table)
 
-    def bare(match: re.Match[str]) -> str:
-        return match.group(0) if is_own(match.group(0)) else "(link removed)"
 
-    text = _MD_LINK.sub(md_link, text or "")
-    text = _URL.sub(bare, text)
-    return neutralize(text)
+def code(value: object, limit: int = 200, *, table: bool = False) -> str:
+    """A value (a label name, an engine, a login) as one code span, whatever it holds."""
+    text = clean(str(value))
+    return code_span(text if len(text) <= limit else text[: limit - 1] + "…", table=table)
 
 
 def fence(text: str | None) -> str:
@@ -79,10 +60,11 @@ def environment() -> Environment:
         autoescape=False,
     )
     env.filters["neutralize"] = neutralize
+    env.filters["safe_text"] = safe_text
     env.filters["fence"] = fence
     env.filters["excerpt"] = excerpt
     env.filters["one_line"] = one_line
-    env.filters["code"] = lambda v: f"`{v}`"
+    env.filters["code"] = code
     env.filters["tojson_compact"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
     env.globals["date"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
     return env

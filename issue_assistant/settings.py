@@ -53,6 +53,10 @@ class Settings(BaseSettings):
         "INPUT_ANTHROPIC-API-KEY", "INPUT_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"
     )
     anthropic_base_url: str | None = _env("ANTHROPIC_BASE_URL")
+    # The command-line engines' own keys (engines/claude.py, gemini.py, copilot.py).
+    claude_code_oauth_token: str | None = _env("CLAUDE_CODE_OAUTH_TOKEN")
+    gemini_api_key: str | None = _env("GEMINI_API_KEY")
+    copilot_github_token: str | None = _env("COPILOT_GITHUB_TOKEN")
     # GitHub: the repository and the API, as set by the runner (or by `gh`'s conventions).
     repository: str | None = _env("GH_REPO", "GITHUB_REPOSITORY")
     api_url: str = Field(
@@ -62,6 +66,7 @@ class Settings(BaseSettings):
     event_name: str | None = _env("GITHUB_EVENT_NAME")
     event_path: str | None = _env("GITHUB_EVENT_PATH")
     workspace: str | None = _env("GITHUB_WORKSPACE")
+    sha: str | None = _env("GITHUB_SHA")
     output: str | None = _env("GITHUB_OUTPUT")
     step_summary: str | None = _env("GITHUB_STEP_SUMMARY")
     # The assistant's own.
@@ -69,7 +74,16 @@ class Settings(BaseSettings):
     max_retries: int = Field(
         default=3, ge=0, le=20, validation_alias=AliasChoices("ISSUE_ASSISTANT_MAX_RETRIES")
     )
+    # Set by a command-line engine for the `search` its CLI runs (engines/command.py).
+    search_socket: str | None = _env("ISSUE_ASSISTANT_SEARCH_SOCKET")
     ci: bool = Field(default=False, validation_alias=AliasChoices("CI"))
+    # The process's own, passed on to a command-line engine's process (nothing else is).
+    home: str | None = _env("HOME")
+    path: str | None = _env("PATH")
+    lang: str | None = _env("LANG")
+    lc_all: str | None = _env("LC_ALL")
+    lc_ctype: str | None = _env("LC_CTYPE")
+    tz: str | None = _env("TZ")
 
     @field_validator("actions", "ci", mode="before")
     @classmethod
@@ -107,6 +121,16 @@ class Settings(BaseSettings):
             field = str(err["loc"][0]) if err["loc"] else "?"
             raise UserError(f"{err['msg']}", where=f"environment variable {field}") from None
 
+    def variables(self, *names: str) -> dict[str, str]:
+        """The named variables that are set, by name, for a child process's environment (a
+        command-line engine's); each name must be one of `PASSED_ON`."""
+        out = {}
+        for name in names:
+            value = getattr(self, PASSED_ON[name])
+            if value:
+                out[name] = value
+        return out
+
     def require_token(self) -> str:
         if not self.github_token:
             raise UserError(
@@ -122,6 +146,21 @@ class Settings(BaseSettings):
         if not owner or not name or "/" in name or not all(_repo_part(p) for p in (owner, name)):
             raise UserError(f"expected OWNER/REPO (or GH_REPO), got {value!r}")
         return value
+
+
+#: the variables `Settings.variables` can pass on to a child process, and the field of each
+PASSED_ON = {
+    "PATH": "path",
+    "LANG": "lang",
+    "LC_ALL": "lc_all",
+    "LC_CTYPE": "lc_ctype",
+    "TZ": "tz",
+    "HOME": "home",
+    "ANTHROPIC_API_KEY": "anthropic_api_key",
+    "CLAUDE_CODE_OAUTH_TOKEN": "claude_code_oauth_token",
+    "GEMINI_API_KEY": "gemini_api_key",
+    "COPILOT_GITHUB_TOKEN": "copilot_github_token",
+}
 
 
 def _repo_part(text: str) -> bool:

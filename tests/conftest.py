@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, Phase, settings
 
 from issue_assistant.config import load_config, load_labels
 from issue_assistant.engines.fake import FakeEngine
 from issue_assistant.pipeline import open_index
 from issue_assistant.tracker.snapshot import read_snapshot
 from tests.fakegithub.fixtures import fake_github, github_tracker  # noqa: F401
+
+# Property tests: `ci` (the default) keeps the whole property suite well under a minute and the
+# same on every run; `HYPOTHESIS_PROFILE=thorough` explores far more cases.
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
+settings.register_profile(
+    "ci",
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=_SLOW_OK,
+    # No shrinking: a failure is reported as found (the pipeline makes shrinking take minutes).
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
+settings.register_profile(
+    "thorough", max_examples=1000, deadline=None, suppress_health_check=_SLOW_OK
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

@@ -246,6 +246,18 @@ def test_analyze_403_gives_one_error_line_and_exit_1(gh, tmp_path, fake_engine, 
     assert gh.issues[3].labels == ["bug"]
 
 
+def test_the_error_line_is_sanitized_like_the_log(gh, tmp_path, fake_engine, capsys):
+    # GitHub's message is not ours: a mention or an outside link in it must not reach the log.
+    message = "ping @octocat, see https://evil.example/x"
+    gh.fail_next("POST", r"/issues/3/comments$", 403, body={"message": message})
+    fake_engine.enqueue(DECISION)
+    env = environment(tmp_path, "analyze", "issues", event(tmp_path, "issues/opened.payload.json"))
+    assert action.main(env, tracker=make_tracker(gh)) == 1
+    errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("::error::")]
+    assert len(errors) == 1 and "403 ping" in errors[0]
+    assert "@octocat" not in errors[0] and "evil.example" not in errors[0]
+
+
 # ---- apply -------------------------------------------------------------------------------------
 
 
@@ -263,8 +275,11 @@ def test_maintainer_thumbs_up_applies_on_schedule(gh, tmp_path, fake_engine):
     plan = extract_plan(assistant_comment(gh).body)
     assert plan.status == "approved" and plan.history[-1].actor == "maria"
     assert "Approved by `maria`" in assistant_comment(gh).body
-    writes = [(m, p.rsplit("/", 2)[-2:]) for m, p, _ in gh.writes]
+    writes = [(m, p.rsplit("/", 2)[-2:]) for m, p, _ in gh.issue_writes]
     assert [m for m, _ in writes] == ["POST", "POST", "PATCH", "PATCH", "DELETE"]
+    # the run held the comment's claim (👀) while it wrote, and withdrew it
+    assert [m for m, _, _ in gh.claims] == ["POST", "DELETE"]
+    assert not [r for r in gh.reactions if r.user == BOT]
     assert writes[-1][1] == ["labels", PENDING]
     out = outputs(tmp_path)
     assert out["skipped"] == "false"
@@ -291,7 +306,7 @@ def test_thumbs_down_dismisses(gh, tmp_path, fake_engine):
     gh.add_reaction(assistant_comment(gh).id, "maria", "-1")
     gh.clear_requests()
     assert apply(gh, tmp_path) == 0
-    assert [m for m, _, _ in gh.writes] == ["PATCH", "DELETE"]
+    assert [m for m, _, _ in gh.issue_writes] == ["PATCH", "DELETE"]
     assert gh.issues[3].labels == ["bug"] and gh.issues[3].state == "open"
     assert "Dismissed by `maria`" in assistant_comment(gh).body
 
@@ -364,7 +379,8 @@ def test_github_error_exits_1_with_nothing_half_applied(gh, tmp_path, fake_engin
     assert apply(gh, tmp_path) == 1
     errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("::error::")]
     assert len(errors) == 1 and f"{status} Nope" in errors[0]
-    assert [m for m, _, _ in gh.writes] == ["POST"]  # the refused labels; nothing after
+    assert [m for m, _, _ in gh.issue_writes] == ["POST"]  # the refused labels; nothing after
+    assert [m for m, _, _ in gh.claims] == ["POST", "DELETE"]  # the claim is withdrawn
     plan = extract_plan(assistant_comment(gh).body)
     assert plan.status == "pending" and PENDING in gh.issues[3].labels
     # the next run completes it
@@ -495,6 +511,22 @@ def test_action_yml_declares_what_the_entrypoint_reads_and_writes(gh, tmp_path, 
     assert set(outputs(tmp_path)) == set(spec["outputs"]) == {"decision", "comment-url", "skipped"}
 
 
+def concurrency_group(expression: str, event_name: str, number: int | None) -> str:
+    """A workflow's `${{ ... }}` group evaluated for one event (`&&`, `||`, `==`, format)."""
+    inner = expression.strip()
+    assert inner.startswith("${{") and inner.endswith("}}")
+    code = inner[3:-2].replace("&&", " and ").replace("||", " or ").replace("\n", " ")
+    code = code.replace("github.event_name", "event_name")
+    code = code.replace("github.event.issue.number", "number")
+    code = code.replace("format(", "fmt(")
+    names = {
+        "event_name": event_name,
+        "number": number,
+        "fmt": lambda text, *args: text.format(*args),
+    }
+    return str(eval(code, {"__builtins__": {}}, names))  # noqa: S307 - our own file
+
+
 def test_example_workflow():
     import yaml
 
@@ -503,7 +535,24 @@ def test_example_workflow():
     assert on["issues"] == {"types": ["opened"]} and on["issue_comment"] == {"types": ["created"]}
     assert on["schedule"] == [{"cron": "*/15 * * * *"}] and "workflow_dispatch" in on
     assert flow["permissions"] == {"issues": "write", "contents": "read"}
-    assert "github.event.issue.number" in flow["concurrency"]["group"]
+    assert "concurrency" not in flow  # on the job: a skipped job takes no place in the queue
+    job = flow["jobs"]["triage"]
+    assert job["concurrency"]["cancel-in-progress"] is False
+    group = job["concurrency"]["group"]
+    groups = {
+        (name, number): concurrency_group(group, name, number)
+        for name, number in [
+            ("issues", 5),
+            ("issues", 6),
+            ("issue_comment", 5),
+            ("issue_comment", 6),
+            ("schedule", None),
+            ("workflow_dispatch", None),
+        ]
+    }
+    # one group for every apply run (issue 8 item 2), one per issue for analyze
+    assert {v for (name, _), v in groups.items() if name != "issues"} == {"issue-assistant-apply"}
+    assert groups[("issues", 5)] == "issue-assistant-analyze-5" != groups[("issues", 6)]
     steps = flow["jobs"]["triage"]["steps"]
     cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
     assert cache["with"]["path"] == ".cache/issue-assistant"

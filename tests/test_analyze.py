@@ -47,7 +47,18 @@ def test_context_directory_is_complete_and_deterministic(capsys, cache, tmp_path
     for d in (a, b):
         analyze(capsys, "--issue", "7016", "--cache-dir", cache, "--context-dir", str(d))
     names = sorted(p.name for p in a.iterdir())
-    assert names == ["instructions.md", "issue.md", "labels.md", "project.md", "similar.md"]
+    assert names == [
+        "discussions.md",
+        "files.md",
+        "instructions.md",
+        "issue.md",
+        "labels.md",
+        "project.md",
+        "releases.md",
+        "similar.md",
+    ]
+    assert "Not known" in (a / "releases.md").read_text()  # hf-datasets has no release lines
+    assert "No checkout" in (a / "files.md").read_text()  # this checkout is not datasets'
     for name in names:
         assert (a / name).read_text() == (b / name).read_text()
     issue_md = (a / "issue.md").read_text()
@@ -161,7 +172,7 @@ def test_failed_engine_falls_back_or_fails_cleanly(capsys, cache, fake_engine, t
         capsys, "--issue", "7016", "--engine", "fake", "--json", "--cache-dir", cache
     )
     assert code == 0 and json.loads(out)["engine"] == "similar"
-    assert "fake: model crashed" in err
+    assert "fake (unknown): model crashed" in err
     no_fallback = tmp_path / "config.toml"
     no_fallback.write_text('[engine]\nfallback = ""\n')
     fake_engine.enqueue(RuntimeError("model crashed"))

@@ -65,3 +65,66 @@ def test_duplicate_known_only_once_marked(poetry_snapshot):
     assert issue.duplicate_of == 10195
     assert rewind(issue, issue.created_at + timedelta(minutes=1)).duplicate_of is None
     assert rewind(issue, poetry_snapshot.repository.fetched_at).duplicate_of == 10195
+
+
+# ---- issue 8 item 12: whole references only ---------------------------------------------------
+
+
+def _dup(issue, text: str, hours: int):
+    from issue_assistant.tracker.models import Comment, User
+
+    comment = Comment(
+        user=User(login="x"), created_at=issue.created_at + timedelta(hours=hours), body=text
+    )
+    return comment
+
+
+@pytest.mark.parametrize(
+    "early",
+    [
+        "see #123 for the same thing",
+        "#1234",
+        "abc#12",
+        "other/repo#12",
+        "https://github.com/other/repo/issues/12",
+        "https://github.com/python-poetry/poetry/issues/123",
+        "#12-b",
+        "&#12;",
+    ],
+)
+def test_an_early_comment_naming_another_number_does_not_date_the_mark(poetry_snapshot, early):
+    from issue_assistant.tracker.asof import duplicate_at
+
+    issue = poetry_snapshot.get_issue(10250).model_copy(update={"duplicate_of": 12, "events": []})
+    later = issue.created_at + timedelta(hours=5)
+    comments = [_dup(issue, early, 1), _dup(issue, "Duplicate of #12", 5)]
+    issue = issue.model_copy(update={"comments": comments})
+    repo = "python-poetry/poetry"
+    assert duplicate_at(issue, issue.created_at + timedelta(hours=2), repo) is None
+    assert duplicate_at(issue, later, repo) == 12
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Duplicate of #12",
+        "duplicate of #12.",
+        "(#12)",
+        "python-poetry/poetry#12",
+        "https://github.com/python-poetry/poetry/issues/12",
+        "see https://github.com/Python-Poetry/Poetry/issues/12#issuecomment-1",
+    ],
+)
+def test_whole_references_date_the_mark(poetry_snapshot, text):
+    from issue_assistant.tracker.asof import duplicate_at
+
+    issue = poetry_snapshot.get_issue(10250).model_copy(update={"duplicate_of": 12, "events": []})
+    issue = issue.model_copy(update={"comments": [_dup(issue, text, 1)]})
+    repo = "python-poetry/poetry"
+    assert duplicate_at(issue, issue.created_at + timedelta(hours=2), repo) == 12
+    assert duplicate_at(issue, issue.created_at + timedelta(minutes=30), repo) is None
+
+
+def test_the_view_passes_its_repository(poetry_snapshot):
+    view = AsOfView(poetry_snapshot, poetry_snapshot.repository.fetched_at)
+    assert view.get_issue(10250).duplicate_of == 10195

@@ -112,18 +112,26 @@ def test_apply_run_requests(gh, tmp_path, vcr):
         ("GET", f"{BASE}/issues/comments/{comment}/reactions"),
         ("GET", f"{BASE}/collaborators/rita/permission"),
         ("GET", f"{BASE}/collaborators/maria/permission"),
+        # a vote: claim the comment (👀), then look again under the claim
+        ("POST", f"{BASE}/issues/comments/{comment}/reactions"),
+        ("GET", f"{BASE}/issues/3"),
+        ("GET", f"{BASE}/issues/3/comments"),
+        ("GET", f"{BASE}/issues/comments/{comment}/reactions"),
         ("GET", f"{BASE}/issues/1"),
         ("POST", f"{BASE}/issues/3/labels"),
         ("POST", f"{BASE}/issues/3/comments"),
         ("PATCH", f"{BASE}/issues/3"),
         ("PATCH", f"{BASE}/issues/comments/{comment}"),
+        # the claim is withdrawn before the pending label: a sweep then finds what is left
+        ("DELETE", f"{BASE}/issues/comments/{comment}/reactions/{comment + 3}"),
         ("DELETE", f"{BASE}/issues/3/labels/{PENDING}"),
     ]
     assert vcr.all_played or vcr.record_mode != "none"
-    assert json.loads(vcr.requests[8].body) == {"labels": ["area: docs", "p2"]}
-    assert json.loads(vcr.requests[9].body) == {"body": "Duplicate of #1"}
-    assert json.loads(vcr.requests[10].body) == {"state": "closed", "state_reason": "duplicate"}
-    edited = extract_plan(json.loads(vcr.requests[11].body)["body"])
+    assert json.loads(vcr.requests[7].body) == {"content": "eyes"}
+    assert json.loads(vcr.requests[12].body) == {"labels": ["area: docs", "p2"]}
+    assert json.loads(vcr.requests[13].body) == {"body": "Duplicate of #1"}
+    assert json.loads(vcr.requests[14].body) == {"state": "closed", "state_reason": "duplicate"}
+    edited = extract_plan(json.loads(vcr.requests[15].body)["body"])
     assert edited.status == "approved" and edited.history[-1].actor == "maria"
     [result] = json.loads(outputs(tmp_path)["decision"])
     assert result["status"] == "approved"

@@ -12,6 +12,7 @@ from issue_assistant.comment import (
     render_questions,
 )
 from issue_assistant.decision import Duplicate
+from tests.markdown_check import problems
 
 NOW = datetime(2024, 7, 1, 9, 2, 6, tzinfo=UTC)
 
@@ -63,8 +64,8 @@ def test_hostile_text_cannot_close_the_marker_or_mention_or_link():
     assert extract_plan(body) == p
     visible = body.split("<!-- issue-assistant:plan")[0]
     assert "evil.example" not in visible
-    assert "<img" not in visible
-    assert "@everyone" not in visible
+    assert problems(body, "o/r") == []
+    assert "&lt;img" in visible and "@\u200beveryone" in visible  # shown as text, inert
     ok = plan(summary="see https://github.com/o/r/issues/3").summary
     assert "https://github.com/o/r/issues/3" in render_comment(plan(summary=ok))
 
@@ -102,14 +103,13 @@ def test_links_outside_the_repository_become_text():
 
     cases = {
         "see [the fix](https://evil.example/x)": "see the fix (link removed)",
-        "![pixel](https://evil.example/p.png)": "pixel (link removed)",
+        "![pixel](https://evil.example/p.png)": "pixel (image removed)",
         "[ours](https://github.com/o/r/issues/3)": "[ours](https://github.com/o/r/issues/3)",
         "[sneaky](https://github.com/o/r.evil/issues/3)": "sneaky (link removed)",
         "[see](#12)": "[see](#12)",
         "go to //evil.example/path now": "go to (link removed) now",
         "ftp://x.example and www.evil.example": "(link removed) and (link removed)",
-        # A parenthesis inside the target leaves a stray ")" behind, but no link.
-        "javascript:alert(1) [x](javascript:alert(1))": "javascript:alert(1) x (link removed))",
+        "javascript:alert(1) [x](javascript:alert(1))": "javascript:alert(1) x (link removed)",
         "a/b//c stays": "a/b//c stays",
     }
     for text, expected in cases.items():

@@ -119,3 +119,81 @@ def test_default_lookup_prefers_root_then_github_dir(tmp_path, monkeypatch, caps
     (tmp_path / ".github").mkdir()
     write(tmp_path / ".github", "labels.toml", GOOD_LABELS)
     assert main(["config", "check"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '[duplicates]\nclose = "yes"\n',
+            r"config.toml:2: duplicates.close: Input should be a valid boolean",
+        ),
+        ("[engine]\ntimeout_seconds = inf\n", r"config.toml:2: engine.timeout_seconds: .*finite"),
+        ("[engine]\nbudget_usd = nan\n", r"config.toml:2: engine.budget_usd: .*finite"),
+        ('[engine]\nmax_turns = "8"\n', r"config.toml:2: engine.max_turns: .*valid integer"),
+        (
+            '[engine]\nfallback = "nope"\n',
+            r"config.toml:2: engine.fallback: .*unknown engine 'nope'",
+        ),
+        ('[engine]\nname = "nope"\n', r"config.toml:2: engine.name: .*unknown engine 'nope'"),
+        (
+            '[approval]\nroles = ["maintainer"]\n',
+            r"config.toml:2: approval.roles.0: Input should be",
+        ),
+        (
+            '[approval]\nbot_login = ""\n',
+            r"config.toml:2: approval.bot_login: .*not a GitHub login",
+        ),
+        ('[approval]\nbot_login = "two words"\n', r"approval.bot_login: .*not a GitHub login"),
+        ('[approval]\npending_label = "a, b"\n', r"config.toml:2: approval.pending_label: .*comma"),
+        ('[approval]\nopt_out_label = "  "\n', r"config.toml:2: approval.opt_out_label: .*blank"),
+        (
+            '[approval]\npending_label = "' + "x" * 51 + '"\n',
+            r"approval.pending_label: .*at most 50",
+        ),
+    ],
+)
+def test_config_values_are_checked_not_coerced(tmp_path, text, expected):
+    with pytest.raises(UserError, match=expected):
+        load_config(write(tmp_path, "config.toml", text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            GOOD_LABELS.replace('needs_info = "needs info"', 'max_areas = "2"'),
+            r"labels.toml:2: max_areas: .*valid integer",
+        ),
+        (GOOD_LABELS + 'propose = "no"\n', r"labels.toml:16: area.0.propose: .*valid boolean"),
+        (GOOD_LABELS + '\n[[topic]]\nname = "a,b"\n', r"labels.toml:18: topic.0.name: .*comma"),
+        (GOOD_LABELS + '\n[[topic]]\nname = ""\n', r"labels.toml:18: topic.0.name: .*blank"),
+        (
+            GOOD_LABELS.replace('"needs info"', '"needs, info"'),
+            r"labels.toml:2: needs_info: .*comma",
+        ),
+    ],
+)
+def test_label_values_are_checked_not_coerced(tmp_path, text, expected):
+    with pytest.raises(UserError, match=expected):
+        load_labels(write(tmp_path, "labels.toml", text))
+
+
+def test_label_names_may_hold_emoji_colons_and_spaces(tmp_path):
+    text = GOOD_LABELS + '\n[[topic]]\nname = "🐛 kind: crash"\n'
+    assert load_labels(write(tmp_path, "labels.toml", text)).group_of("🐛 kind: crash") == "topic"
+
+
+def test_config_check_fails_where_analyze_would(tmp_path, capsys, monkeypatch):
+    from issue_assistant.engines import base
+
+    labels = write(tmp_path, "labels.toml", GOOD_LABELS)
+    for text in ('[engine]\nfallback = "nope"\n', '[duplicates]\nclose = "yes"\n'):
+        config = write(tmp_path, "config.toml", text)
+        assert main(["config", "check", "--labels", str(labels), "--config", str(config)]) == 2
+        assert "config.toml:2:" in capsys.readouterr().err
+    # An engine that is known by name but whose module does not import.
+    monkeypatch.setitem(base.BUILTINS, "broken", "issue_assistant.engines.no_such_module")
+    config = write(tmp_path, "config.toml", '[engine]\nname = "broken"\n')
+    assert main(["config", "check", "--labels", str(labels), "--config", str(config)]) == 2
+    assert "engine 'broken' or 'similar' cannot be loaded" in capsys.readouterr().err

@@ -124,7 +124,8 @@ def test_round_trip_of_the_poetry_sample(fake_github: FakeGitHub, tmp_path: Path
     assert set(lookups.values()) == {1}  # each actor looked up once
     timelines = [p for p in fake_github.paths() if p.endswith("/timeline")]
     assert len(timelines) == 109
-    assert len(fake_github.requests) == 2 + 2 + 109 + len(lookups)  # repo, labels, list, timelines
+    # repo, labels, list, timelines, roles, then releases and discussions (one page each)
+    assert len(fake_github.requests) == 2 + 2 + 109 + len(lookups) + 2
 
 
 def test_duplicates_and_maintainers_come_from_roles(
@@ -221,7 +222,8 @@ def test_progress_is_plain_lines_off_a_terminal(fake_github: FakeGitHub, tmp_pat
         "fetched 200/250 (#200)",
         "fetched 250/250 (#250)",
     ]
-    assert lines[5].startswith("wrote ") and lines[5].endswith("250 issues and pull requests")
+    assert lines[5:7] == ["0 releases", "0 discussions"]
+    assert lines[7].startswith("wrote ") and lines[7].endswith("250 issues and pull requests")
 
 
 def test_progress_bar_on_a_terminal(fake_github: FakeGitHub, tmp_path: Path) -> None:
@@ -295,6 +297,7 @@ def test_recorded_fetch_replays_offline(
     }
     assert [c.body for c in snap.get_issue(2).comments or []] == ["Duplicate of #1"]
     if not recording:
-        assert vcr.all_played and vcr.play_count == 13  # repo, labels, list, 6 timelines, 4 roles
+        assert vcr.all_played and vcr.play_count == 15  # repo, labels, list, 6 timelines, 4 roles,
+        # releases and discussions
         headers = [{k.lower() for k in r.headers} for r in vcr.requests]
         assert headers and all("authorization" not in h for h in headers)

@@ -361,3 +361,38 @@ def test_the_fake_serves_pygithub_own_objects(fake_github: FakeGitHub) -> None:
     assert repo.get_collaborator_permission("mia") == "write"  # the legacy value
     assert repo.get_collaborator_role_name("mia") == "maintain"
     assert gh.get_rate_limit().resources.core.remaining == 4999
+
+
+def test_a_claim_is_made_once_and_withdrawn(
+    fake_github: FakeGitHub, github_tracker: GitHubTracker
+) -> None:
+    n = fake_github.add_issue("Crash")
+    cid = fake_github.add_comment(n, "the proposal", "github-actions[bot]")
+    first = github_tracker.claim(cid)
+    second = make_tracker(fake_github).claim(cid)  # another run
+    assert first.new and not second.new and first.id == second.id
+    assert second.created_at is not None
+    [reaction] = github_tracker.comment_reactions(cid)
+    assert (reaction.content, reaction.id, reaction.user.login) == (
+        "eyes",
+        first.id,
+        "github-actions[bot]",
+    )
+    github_tracker.release(cid, first.id)
+    github_tracker.release(cid, first.id)  # already gone: fine
+    assert fake_github.reactions == []
+    assert github_tracker.claim(cid).new
+
+
+def test_a_claim_whose_answer_was_lost_is_this_runs(
+    fake_github: FakeGitHub, github_tracker: GitHubTracker
+) -> None:
+    n = fake_github.add_issue("Crash")
+    cid = fake_github.add_comment(n, "the proposal", "github-actions[bot]")
+    fake_github.fail_next("POST", r"/reactions$", 0, apply=True, disconnect=True)
+    claim = github_tracker.claim(cid)
+    assert claim.new and len(fake_github.reactions) == 1
+    fake_github.fail_next("POST", r"/reactions$", 422)
+    with pytest.raises(GitHubError) as err:
+        github_tracker.claim(cid)
+    assert err.value.status == 422

@@ -92,10 +92,23 @@ def test_rerun_never_edits_a_decided_comment(config, fake_engine, status):
 def test_rerun_leaves_a_voted_comment_to_apply(config, fake_engine):
     t = make_tracker()
     comment = post_plan(t, type="bug")
-    t.react(comment.id, "rita", "+1")
+    t.react(comment.id, "maria", "+1")
     result = run(t, config)
     assert "already has votes" in result.skipped
     assert t.writes == []
+
+
+@pytest.mark.parametrize("login", ["rita", "stranger", "github-actions[bot]"])
+def test_a_vote_apply_ignores_does_not_freeze_the_proposal(config, fake_engine, login):
+    """Issue 8 item 13: one vote rule; a drive-by 👍 or command counts for neither command."""
+    t = make_tracker()
+    comment = post_plan(t, type="bug")
+    t.react(comment.id, login, "+1")
+    t.add_comment(2, login, "/assistant approve")
+    fake_engine.enqueue(DECISION)
+    result = run(t, config)
+    assert result.skipped is None and result.action == "edited"
+    assert [w[0] for w in t.writes] == ["edit_comment"]
 
 
 def test_forged_comment_does_not_stop_a_new_one(config, fake_engine):

@@ -27,7 +27,13 @@ def model_path() -> str:
 
 
 def config(model: str, **llama: int) -> Config:
-    return Config.model_validate({"engine": {"name": "llama", "model": model}, "llama": llama})
+    return Config.model_validate(
+        # A generous time limit: the shared test machine can be many times slower than usual.
+        {
+            "engine": {"name": "llama", "model": model, "timeout_seconds": 1800},
+            "engines": {"llama": llama},
+        }
+    )
 
 
 def run(hf_snapshot, hf_index, hf_labels, cfg: Config, number: int = 7016):
@@ -53,6 +59,7 @@ def test_answer_stays_inside_the_label_set_and_candidates(
     assert first.error is None and d.engine == "llama"
     assert d.model == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert d.usage.tokens_in > 500 and d.usage.tokens_out > 10 and d.usage.turns == 1
+    assert d.strategy == "rag" and d.usage.cost_usd == 0 and d.usage.cost_known
     proposable = {n for g in ("type", "area", "topic", "priority") for n in hf_labels.proposable(g)}
     assert set(d.labels()) <= proposable and d.dropped == []
     assert d.duplicate is None or d.duplicate.number in d.candidates
@@ -63,8 +70,8 @@ def test_answer_stays_inside_the_label_set_and_candidates(
 
 def test_cut_off_answer_falls_back(model_path, hf_snapshot, hf_index, hf_labels):
     result = run(hf_snapshot, hf_index, hf_labels, config(model_path, max_tokens=16))
-    assert result.decision.engine == "similar"
-    assert result.error == "llama: the answer was cut off at 16 tokens"
+    assert result.decision.engine == "similar" and result.decision.usage.failure == "limit"
+    assert result.error == "llama (limit): the answer was cut off at 16 tokens"
 
 
 def test_missing_model_is_a_user_error(tmp_path, hf_snapshot, hf_index, hf_labels):

@@ -33,6 +33,8 @@ def test_dockerfile_pins_the_base_and_installs_the_lock():
     assert external and all(re.search(r"@sha256:[0-9a-f]{64}$", f) for f in external), froms
     assert '--constraint requirements.lock ".${EXTRAS}"' in text and "[dev]" not in text
     assert text.rstrip().endswith('ENTRYPOINT ["python", "-u", "-m", "issue_assistant.action"]')
+    for tool in ("@anthropic-ai/claude-code", "@google/gemini-cli", "@github/copilot"):
+        assert tool in text  # the CLI engines' variant (ENGINE_TOOLS=cli)
     ignore = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
     assert {"!pyproject.toml", "!README.md", "!requirements.lock", "!issue_assistant/"} <= set(
         ignore
@@ -55,8 +57,10 @@ def test_release_builds_both_images_and_ci_runs_the_ci_script():
     release = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text())
     assert release[True]["push"]["tags"] == ["v*.*.*"]  # YAML 1.1 reads `on` as true
     job = release["jobs"]["image"]
-    files = [m["dockerfile"] for m in job["strategy"]["matrix"]["include"]]
-    assert files == ["Dockerfile", "Dockerfile.cli"]
+    variants = [m["engine_tools"] for m in job["strategy"]["matrix"]["include"]]
+    assert variants == ["none", "cli"]  # the Dockerfile's ENGINE_TOOLS build argument
+    build = next(s for s in job["steps"] if s.get("name") == "Build and push")
+    assert "ENGINE_TOOLS=${{ matrix.engine_tools }}" in build["with"]["build-args"]
     assert release["permissions"] == {"contents": "read", "packages": "write"}
     ci = yaml.safe_load((ROOT / ".github/workflows/ci.yml").read_text())
     assert any(step.get("run") == ".ci/run" for step in ci["jobs"]["test"]["steps"])

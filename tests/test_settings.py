@@ -88,3 +88,23 @@ def test_no_module_but_settings_reads_the_environment():
             if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb"):
                 readers.append(f"{path.relative_to(package)}:{node.lineno}")
     assert not readers, f"read the environment through issue_assistant.settings: {readers}"
+
+
+def test_strategy_choices_are_the_configs():
+    from typing import get_args
+
+    from issue_assistant.commands.args import STRATEGIES
+    from issue_assistant.config import Strategy
+
+    assert get_args(Strategy) == STRATEGIES
+
+
+def test_a_child_process_gets_only_the_named_variables_that_are_set():
+    env = {"PATH": "/bin", "LANG": "", "GEMINI_API_KEY": " g ", "GITHUB_TOKEN": "secret"}
+    s = Settings.from_env(env)
+    assert s.variables("PATH", "LANG", "TZ", "GEMINI_API_KEY") == {
+        "PATH": "/bin",
+        "GEMINI_API_KEY": "g",
+    }
+    with pytest.raises(KeyError):  # the token is never one a child process may get
+        s.variables("GITHUB_TOKEN")

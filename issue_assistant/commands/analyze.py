@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from datetime import timedelta
+from pathlib import Path
 
-from issue_assistant.commands.args import add_config_arguments, add_snapshot_argument, issue_number
+from issue_assistant.commands.args import (
+    add_checkout_argument,
+    add_config_arguments,
+    add_snapshot_argument,
+    add_strategy_argument,
+    issue_number,
+)
 from issue_assistant.errors import UserError
 
 HELP = (
@@ -16,6 +24,27 @@ HELP = (
     "--snapshot FILE --issue N, or live on OWNER/REPO#N)."
 )
 _LIVE = re.compile(r"^([\w.-]+/[\w.-]+)#(\d+)$")
+MAX_MINUTES = 60 * 24 * 366 * 30  # thirty years after the issue was opened
+
+
+def check_minutes(value: float) -> float:
+    """`--minutes`: a finite number of minutes, from 0 (the moment it was opened) to 30 years."""
+    if not math.isfinite(value) or not 0 <= value <= MAX_MINUTES:
+        raise UserError(
+            f"--minutes must be a number from 0 to {MAX_MINUTES} (minutes after the issue "
+            f"was opened), not {value!r}"
+        )
+    return value
+
+
+def check_directory(path: str) -> None:
+    """`--context-dir`: a directory, or a path where one can be made."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UserError("--context-dir must be a directory, and this is a file", where=path)
+    parent = next((q for q in p.absolute().parents if q.exists()), None)
+    if not p.exists() and parent is not None and not parent.is_dir():
+        raise UserError(f"--context-dir cannot be made under the file {parent}", where=path)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--issue", type=issue_number, metavar="N", help="the issue in the snapshot")
     parser.add_argument("--engine", metavar="NAME", help="engine (default: [engine] name)")
     parser.add_argument("--model", metavar="M", help="model for the engine")
+    add_strategy_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument(
         "--minutes",
@@ -38,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--apply", action="store_true", help="live only: post the comment (default: dry run)"
     )
     add_config_arguments(parser)
+    add_checkout_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,10 +79,11 @@ def run(args: argparse.Namespace) -> int:
         load_configs,
         snapshot_and_index,
     )
-    from issue_assistant.pipeline import analyze, engines_for
+    from issue_assistant.pipeline import analyze, engines_for, prepare
     from issue_assistant.tracker.asof import AsOfView
 
     labels, config = load_configs(args)
+    config = config.with_engine(strategy=args.strategy)  # the model: load_configs (--model)
     if args.target:
         match = _LIVE.match(args.target)
         if not match:
@@ -73,12 +105,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.snapshot or args.issue is None:
         raise UserError("give OWNER/REPO#N, or --snapshot FILE and --issue N")
+    minutes = check_minutes(args.minutes)
+    if args.context_dir:
+        check_directory(args.context_dir)
     engine, fallback = engines_for(config, labels, engine_name(args))
+    prepare(engine, fallback)
     snapshot, index = snapshot_and_index(args, config)
     original = get_issue(snapshot, args.issue)
     if original.is_pull_request:
         raise UserError(f"#{args.issue} is a pull request, not an issue", where=str(snapshot.path))
-    view = AsOfView.for_issue(snapshot, args.issue, after=timedelta(minutes=args.minutes))
+    view = AsOfView.for_issue(snapshot, args.issue, after=timedelta(minutes=minutes))
     issue = view.target()
     result = analyze(
         view,

@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
+#: the values of `config.Strategy` (kept here so the parser needs no pydantic; a test compares)
+STRATEGIES = ("zero-shot", "rag", "agent")
+
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -27,6 +30,23 @@ def add_snapshot_argument(parser: argparse.ArgumentParser, required: bool = True
         "--cache-dir",
         metavar="DIR",
         help="where the index is kept (default: $ISSUE_ASSISTANT_CACHE, then [index] cache_dir)",
+    )
+
+
+def add_checkout_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--checkout",
+        metavar="DIR",
+        help="the repository's checkout to find likely files in (default: [code] checkout); "
+        "'' for none",
+    )
+
+
+def add_strategy_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        help="zero-shot, rag or agent (default: [engine] strategy, else the engine's own)",
     )
 
 

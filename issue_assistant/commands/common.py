@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from issue_assistant.commands.args import (  # noqa: F401 (re-exported for the commands)
+    add_checkout_argument,
     add_config_arguments,
     add_snapshot_argument,
     issue_number,
@@ -33,7 +34,15 @@ def load_configs(args: argparse.Namespace, root: Path | None = None) -> tuple[La
     from issue_assistant.config import load_both
 
     labels, config = load_both(*config_paths(args), root)
-    return labels, with_model(config, getattr(args, "model", None))
+    return labels, with_checkout(args, with_model(config, getattr(args, "model", None)))
+
+
+def with_checkout(args: argparse.Namespace, config: Config) -> Config:
+    """`config` with `--checkout` as `[code] checkout` when it was given."""
+    checkout = getattr(args, "checkout", None)
+    if checkout is None:
+        return config
+    return config.model_copy(update={"code": config.code.model_copy(update={"checkout": checkout})})
 
 
 def load_config_only(args: argparse.Namespace) -> Config:

@@ -1,4 +1,4 @@
-"""`config check`: validate labels.toml and config.toml."""
+"""`config check`: validate labels.toml and config.toml, and load the engines they name."""
 
 from __future__ import annotations
 
@@ -6,13 +6,17 @@ import argparse
 import json
 
 from issue_assistant.commands.args import add_config_arguments, add_json_argument
+from issue_assistant.errors import UserError
 
-HELP = "Check labels.toml and config.toml (unknown keys, wrong types, duplicate labels)."
+HELP = (
+    "Check labels.toml and config.toml (unknown keys, wrong types, invalid names, duplicate "
+    "labels) and load the engine and its fallback, as analyze would."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["check"], help="what to do")
-    add_json_argument(parser, "the counts, the engine and the warnings")
+    add_json_argument(parser, "the label counts, the engine, its strategy and the fallback")
     add_config_arguments(parser)
 
 
@@ -20,18 +24,36 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.commands.common import load_configs
     from issue_assistant.config import GROUPS
     from issue_assistant.engines import available
+    from issue_assistant.pipeline import engines_for, prepare
 
     labels, config = load_configs(args)
     counts = {g: len(labels.group(g)) for g in GROUPS}  # type: ignore[arg-type]
     engine = config.engine.name
-    warnings = []
     if engine not in available():
-        warnings.append(f"engine {engine!r} is not installed (available: {', '.join(available())})")
+        raise UserError(f"engine {engine!r} is not installed (available: {', '.join(available())})")
+    try:
+        main, fallback = engines_for(config, labels)
+    except UserError:
+        raise
+    except Exception as exc:  # a plugin that fails to import, say
+        names = " or ".join(repr(n) for n in (engine, config.engine.fallback) if n)
+        raise UserError(f"engine {names} cannot be loaded: {exc}") from None
+    prepare(main, fallback)  # a missing key, binary, login or model file: exit 2
+    fallback_name = config.engine.fallback or None
     if args.json:
-        print(json.dumps({"ok": True, "labels": counts, "engine": engine, "warnings": warnings}))
+        print(
+            json.dumps(
+                {
+                    "ok": True,
+                    "labels": counts,
+                    "engine": engine,
+                    "strategy": main.strategy,
+                    "fallback": fallback_name,
+                }
+            )
+        )
         return 0
-    for warning in warnings:
-        print(f"warning: {warning}")
     text = ", ".join(f"{n} {g}" for g, n in counts.items())
-    print(f"ok: labels ({text}); engine {engine}")
+    also = f", fallback {fallback_name}" if fallback_name else ""
+    print(f"ok: labels ({text}); engine {engine} ({main.strategy}{also}), ready")
     return 0

@@ -13,7 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from issue_assistant.commands.args import add_config_arguments, add_json_argument
+from issue_assistant.commands.args import (
+    add_checkout_argument,
+    add_config_arguments,
+    add_json_argument,
+    add_strategy_argument,
+)
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES
 
@@ -49,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--engine", metavar="NAME", help="engine (default: [engine] name)")
     parser.add_argument("--model", metavar="M", help="model for the engine")
+    add_strategy_argument(parser)
     parser.add_argument(
         "--report",
         metavar="PATH",
@@ -75,6 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_json_argument(parser, "a summary (the report's path and its measures)")
     add_config_arguments(parser)
+    add_checkout_argument(parser)
 
 
 def _tracker(
@@ -159,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.evaluate.runner import Evaluator, progress_for, run_all
     from issue_assistant.evaluate.selection import parse_shard, select, shard
     from issue_assistant.learn.store import bucket_cutoffs
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.pipeline import engines_for, open_index, prepare
 
     if args.words:
         if args.words[0] != "merge":
@@ -171,9 +178,11 @@ def run(args: argparse.Namespace) -> int:
     root = checkout_root()
     if args.report:
         ensure_outside(Path(args.report), root)
-    labels, config = load_configs(args, root)
+    labels, config = load_configs(args, root)  # with --model and --checkout
+    config = config.with_engine(strategy=args.strategy)
     if not 1 <= args.issues <= MAX_ISSUES:
         raise UserError(f"--issues must be between 1 and {MAX_ISSUES}, not {args.issues}")
+    prepare(*engines_for(config, labels, engine_name(args)))  # before the first issue: exit 2 here
     tracker, source, examined = _tracker(args, labels, config)
     full_name = tracker.repository.full_name
     shard_text = f"{shard_of[0]}/{shard_of[1]}" if shard_of else None
@@ -198,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
         repository=full_name,
         engine=evaluator.engine.name,
         model=evaluator.engine.model,
+        strategy=evaluator.engine.strategy,
         day=datetime.now(UTC).date(),
         source=source,
         requested=args.issues,

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
+import sys
 
 from issue_assistant.commands.args import add_snapshot_argument, moment  # noqa: F401
+from issue_assistant.errors import UserError
 
-HELP = "Search a repository's issues (title matches weigh more), optionally as of a moment."
+HELP = (
+    "Search a repository's issues (title matches weigh more), optionally as of a moment. "
+    "Inside a command-line engine's run it searches the issue's own point-in-time index."
+)
+SOCKET_ENV = "ISSUE_ASSISTANT_SEARCH_SOCKET"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", help="words to look for")
-    add_snapshot_argument(parser)
+    add_snapshot_argument(parser, required=False)
     parser.add_argument("--as-of", type=moment, metavar="T", help="only issues opened before T")
     parser.add_argument("--limit", type=int, default=10, metavar="K", help="how many (default 10)")
     parser.add_argument("--include-prs", action="store_true", help="include pull requests")
@@ -20,7 +27,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="config.toml")
 
 
+def _engine_search(path: str, query: str, limit: int) -> int:
+    """Ask the engine process that started us (engines/command.py) to search, as of the issue."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        try:
+            conn.connect(path)
+        except OSError as exc:
+            raise UserError(f"the engine's search is not running ({exc.strerror})") from None
+        conn.sendall(json.dumps({"query": query, "limit": limit}).encode() + b"\n")
+        conn.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    sys.stdout.write(b"".join(chunks).decode(errors="replace"))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    from issue_assistant.settings import current
+
+    if not args.snapshot:
+        path = current().search_socket
+        if not path:
+            raise UserError("give --snapshot FILE")
+        return _engine_search(path, args.query, args.limit)
     from issue_assistant.commands.common import load_config_only, snapshot_and_index
     from issue_assistant.render import render
     from issue_assistant.tracker.asof import AsOfView

@@ -9,7 +9,8 @@ from issue_assistant.errors import GitHubError
 
 HELP = (
     "Fetch a repository's issues and pull requests, with their label, close and duplicate "
-    "events and comments, into a snapshot file (token from GITHUB_TOKEN or GH_TOKEN; resumable)."
+    "events and comments, and its releases and discussions, into a snapshot file (token from "
+    "GITHUB_TOKEN or GH_TOKEN; resumable)."
 )
 
 
@@ -29,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="continue an interrupted run from FILE.partial.jsonl (default: on)",
     )
     parser.add_argument(
+        "--fixed-by",
+        action="store_true",
+        help='also save, for each closed issue a pull request says it fixes ("Fixes #N"), the '
+        "files that pull request changed (one request per such pull request)",
+    )
+    parser.add_argument(
         "--base-url",
         metavar="URL",
         help="the REST API root (default: $GITHUB_API_URL, else https://api.github.com)",
@@ -45,7 +52,12 @@ def run(args: argparse.Namespace) -> int:
     partial = partial_path(args.output)
     try:
         snapshot = fetch_snapshot(
-            args.repo, args.output, resume=args.resume, token=token, base_url=base_url
+            args.repo,
+            args.output,
+            resume=args.resume,
+            token=token,
+            base_url=base_url,
+            fixed_by=args.fixed_by,
         )
     except (GitHubError, KeyboardInterrupt):
         if partial.is_file():
@@ -59,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     prs = sum(1 for i in issues if i.is_pull_request)
     print(
         f"{snapshot.repository.full_name}: {len(issues) - prs} issues and {prs} pull requests, "
-        f"{len(snapshot.repository.maintainers or [])} maintainers, written to {args.output}"
+        f"{len(snapshot.repository.maintainers or [])} maintainers, "
+        f"{len(snapshot.releases() or [])} releases, {len(snapshot.discussions() or [])} "
+        f"discussions, written to {args.output}"
     )
     return 0

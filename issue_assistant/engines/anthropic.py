@@ -1,190 +1,261 @@
 """The `anthropic` engine: Claude through the Messages API, with read-only tools.
 
-Tools: `search_issues` and `get_issue` (earlier issues as they were at the moment) and
-`submit_triage`, whose input schema is the answer schema. The last allowed turn, or a spent
-budget, forces `submit_triage`. Retries are the SDK's own; any API error is an EngineError.
+Tools come from one seam, `toolbox(context)` (the read-only tools beside `submit_triage`, whose
+input schema is the answer schema). The stable prefix (tools, instructions, project, labels) is
+marked for prompt caching. In the `agent` strategy the model must search at least once before
+it may submit; the last allowed turn, a spent budget or little time left forces `submit_triage`.
+Retries of transient HTTP failures are the SDK's own; errors are classified by their type.
 """
 
 from __future__ import annotations
 
-import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
-from issue_assistant.decision import Decision, Usage, answer_schema
-from issue_assistant.engines.base import Engine, register
-from issue_assistant.engines.prompt import parse_answer, prompts
-from issue_assistant.errors import EngineError, UserError
+from issue_assistant.decision import answer_schema
+from issue_assistant.engines.base import register
+from issue_assistant.engines.failures import EngineFailure, from_status
+from issue_assistant.engines.llm import LLMEngine, LLMOptions, Run
+from issue_assistant.errors import UserError
 from issue_assistant.render import excerpt
 
 if TYPE_CHECKING:
     from issue_assistant.context import Context
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
-# Dollars per million input and output tokens, by model name prefix.
-PRICES = {
-    "claude-opus-4-1": (15.0, 75.0),
-    "claude-opus-4": (15.0, 75.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-haiku-4": (1.0, 5.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-}
 SUBMIT = "submit_triage"
+SEARCH = "search_issues"
+MIN_SEARCH_LIMIT = 3
 
 
-def price(model: str, tokens_in: int, tokens_out: int) -> float:
-    for prefix, (p_in, p_out) in PRICES.items():
-        if model.startswith(prefix):
-            return (tokens_in * p_in + tokens_out * p_out) / 1_000_000
-    return 0.0
+@dataclass
+class ToolResult:
+    text: str
+    issues: list[int] = field(default_factory=list)
 
 
-def tools(context: Context) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": "search_issues",
-            "description": "Search the repository's earlier issues (as they were when the new "
-            "issue was opened). Returns number, title, state, labels and an excerpt.",
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "words to look for"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 20},
+class Toolbox(Protocol):
+    """Read-only tools: their specs (Anthropic's format) and a call that never raises."""
+
+    def specs(self) -> list[dict[str, Any]]: ...
+
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult: ...
+
+
+class IssueTools:
+    """`search_issues` and `get_issue`: earlier issues as they were at the moment."""
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": SEARCH,
+                "description": "Search the repository's earlier issues (as they were when the new "
+                "issue was opened). Returns number, title, state, labels and an excerpt.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "description": "words to look for"},
+                        "limit": {"type": "integer", "minimum": MIN_SEARCH_LIMIT, "maximum": 20},
+                    },
+                    "required": ["query"],
                 },
-                "required": ["query"],
             },
-        },
-        {
-            "name": "get_issue",
-            "description": "Read one earlier issue in full, as it was when the new one was opened.",
-            "input_schema": {
-                "type": "object",
-                "properties": {"number": {"type": "integer"}},
-                "required": ["number"],
+            {
+                "name": "get_issue",
+                "description": "Read one earlier issue in full, as it was when the new one was "
+                "opened.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"number": {"type": "integer"}},
+                    "required": ["number"],
+                },
             },
-        },
-        {
-            "name": SUBMIT,
-            "description": "Submit the triage decision. Call it exactly once, at the end.",
-            "input_schema": answer_schema(context.labels),
-        },
-    ]
+        ]
+
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        if name == SEARCH:
+            limit = max(MIN_SEARCH_LIMIT, min(int(args.get("limit") or 8), 20))
+            found = self.context.search(str(args.get("query", "")), limit=limit)
+            if not found:
+                return ToolResult("No matching earlier issues.")
+            text = "\n".join(
+                f"#{c.issue.number} [{c.issue.state}] {excerpt(c.issue.title, 120)} "
+                f"(labels: {', '.join(c.issue.labels) or 'none'}): {excerpt(c.issue.body, 200)}"
+                for c in found
+            )
+            return ToolResult(text, [c.issue.number for c in found])
+        if name == "get_issue":
+            try:
+                number = int(args.get("number"))  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                return ToolResult("error: number must be an integer")
+            issue = self.context.get_issue(number)
+            if issue is None:
+                return ToolResult(f"error: no earlier issue #{number}")
+            return ToolResult(
+                f"#{issue.number} [{issue.state}] {issue.title}\nlabels: "
+                f"{', '.join(issue.labels) or 'none'}\n\n{excerpt(issue.body, 3000)}",
+                [issue.number],
+            )
+        return ToolResult(f"error: unknown tool {name}")
 
 
-def run_tool(context: Context, name: str, args: dict[str, Any]) -> str:
-    """A read-only tool's answer as text (errors are answers too, never exceptions)."""
-    if name == "search_issues":
-        limit = max(1, min(int(args.get("limit") or 8), 20))
-        found = context.search(str(args.get("query", "")), limit=limit)
-        if not found:
-            return "No matching earlier issues."
-        return "\n".join(
-            f"#{c.issue.number} [{c.issue.state}] {excerpt(c.issue.title, 120)} "
-            f"(labels: {', '.join(c.issue.labels) or 'none'}): {excerpt(c.issue.body, 200)}"
-            for c in found
-        )
-    if name == "get_issue":
-        try:
-            number = int(args.get("number"))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return "error: number must be an integer"
-        issue = context.get_issue(number)
-        if issue is None:
-            return f"error: no earlier issue #{number}"
-        return (
-            f"#{issue.number} [{issue.state}] {issue.title}\nlabels: "
-            f"{', '.join(issue.labels) or 'none'}\n\n{excerpt(issue.body, 3000)}"
-        )
-    return f"error: unknown tool {name}"
+def toolbox(context: Context) -> Toolbox:
+    """The seam: the read-only tools the engine offers (the shared tool module plugs in here)."""
+    return IssueTools(context)
+
+
+class AnthropicOptions(LLMOptions):
+    max_tokens: int = 2048
 
 
 @register
-class AnthropicEngine(Engine):
+class AnthropicEngine(LLMEngine):
     """Claude with tool use; needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL to point elsewhere)."""
 
     name = "anthropic"
+    Options = AnthropicOptions
     needs_network = True
-    uses_llm = True
     uses_tools = True
+    default_strategy = "agent"
+    provider = "anthropic"
+    retries_itself = True
 
     @property
     def model(self) -> str:
         return self.config.engine.model or DEFAULT_MODEL
 
-    def client(self):  # noqa: ANN201
+    def prepare(self) -> None:
+        try:
+            import anthropic  # noqa: F401
+        except ImportError:
+            raise UserError("the anthropic engine needs the anthropic package") from None
+        from issue_assistant.settings import current
+
+        if not current().anthropic_api_key:
+            raise UserError(
+                "the anthropic engine needs ANTHROPIC_API_KEY: export it, or in a workflow set "
+                "it from a repository secret (docs/engines.md)"
+            )
+
+    def client(self, run: Run):  # noqa: ANN201
         import anthropic
 
         from issue_assistant.settings import current
 
+        self.prepare()
         settings = current()
-        if not settings.anthropic_api_key:
-            raise UserError("the anthropic engine needs ANTHROPIC_API_KEY")
         return anthropic.Anthropic(
             api_key=settings.anthropic_api_key,
             base_url=settings.anthropic_base_url,
-            timeout=self.config.engine.timeout_seconds,
+            timeout=max(1.0, min(self.config.engine.timeout_seconds, run.deadline.remaining())),
             max_retries=settings.max_retries,
         )
 
-    def decide(self, context: Context) -> Decision:
+    def _create(self, run: Run, **request: Any) -> Any:
+        """One Messages API call, counted and priced; failures classified by the SDK's types."""
         import anthropic
 
-        client = self.client()
+        try:
+            reply = run.state["client"].messages.create(model=self.model, **request)
+        except anthropic.APIStatusError as exc:
+            raise EngineFailure(f"Anthropic API: {exc}", from_status(exc.status_code)) from exc
+        except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
+            raise EngineFailure(f"Anthropic API: {exc}", "transient") from exc
+        except anthropic.APIError as exc:
+            raise EngineFailure(f"Anthropic API: {exc}", "unknown") from exc
+        u = reply.usage
+        self.price(
+            run,
+            u.input_tokens,
+            u.output_tokens,
+            cache_read=getattr(u, "cache_read_input_tokens", None) or 0,
+            cache_write=getattr(u, "cache_creation_input_tokens", None) or 0,
+        )
+        return reply
+
+    def complete(self, run: Run, system: str, user: str) -> Any:
+        run.state["client"] = self.client(run)
+        box = toolbox(run.context) if self.strategy == "agent" else None
+        offered = (box.specs() if box else []) + [
+            {
+                "name": SUBMIT,
+                "description": "Submit the triage decision. Call it exactly once, at the end.",
+                "input_schema": answer_schema(run.context.labels),
+            }
+        ]
+        offered[-1] = {**offered[-1], "cache_control": {"type": "ephemeral"}}
+        run.state.update(
+            box=box,
+            tools=offered,
+            system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+            messages=[{"role": "user", "content": user}],
+        )
+        return self._loop(run)
+
+    def _loop(self, run: Run, forced: bool = False) -> Any:
         cfg = self.config.engine
-        system, user = prompts(context)
-        offered = tools(context)
-        messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
-        usage = Usage()
-        start = time.perf_counter()
-        for turn in range(1, cfg.max_turns + 1):
-            forced = turn == cfg.max_turns or usage.cost_usd >= cfg.budget_usd
+        messages: list[dict[str, Any]] = run.state["messages"]
+        while True:
+            turn = run.usage.turns + 1
+            forced = forced or turn >= cfg.max_turns or run.spent() or run.time_low()
+            if forced and not run.usage.forced_submit and turn > 1:
+                run.add(forced_submit=True)
             choice = {"type": "tool", "name": SUBMIT} if forced else {"type": "any"}
-            try:
-                reply = client.messages.create(
-                    model=self.model,
-                    max_tokens=2048,
-                    system=system,
-                    messages=messages,
-                    tools=offered,
-                    tool_choice=choice,
-                )
-            except anthropic.APIError as exc:
-                raise EngineError(f"Anthropic API: {exc}") from exc
-            t_in, t_out = reply.usage.input_tokens, reply.usage.output_tokens
-            usage = usage.model_copy(
-                update={
-                    "turns": turn,
-                    "tokens_in": usage.tokens_in + t_in,
-                    "tokens_out": usage.tokens_out + t_out,
-                    "cost_usd": usage.cost_usd + price(self.model, t_in, t_out),
-                    "forced_submit": forced,
-                }
+            reply = self._create(
+                run,
+                max_tokens=self.options.max_tokens,  # type: ignore[attr-defined]
+                system=run.state["system"],
+                messages=messages,
+                tools=run.state["tools"],
+                tool_choice=choice,
             )
+            run.add(turns=1)
             calls = [b for b in reply.content if b.type == "tool_use"]
-            if not calls:
-                raise EngineError(f"the model stopped without an answer ({reply.stop_reason})")
             messages.append({"role": "assistant", "content": _blocks(reply.content)})
+            if not calls:
+                run.state["pending"] = None
+                raise EngineFailure(
+                    f"the model stopped without an answer ({reply.stop_reason})", "schema"
+                )
             results = []
             for call in calls:
-                usage = usage.model_copy(update={"tool_calls": usage.tool_calls + 1})
+                run.add(tool_calls=1)
                 if call.name == SUBMIT:
-                    try:
-                        decision = parse_answer(call.input)
-                    except EngineError as exc:
-                        if forced:
-                            raise
-                        results.append(self._result(call.id, f"error: {exc}; submit again"))
+                    if self.strategy == "agent" and not run.searched and not forced:
+                        results.append(_result(call.id, "error: search the earlier issues first"))
                         continue
-                    usage = usage.model_copy(update={"latency_s": time.perf_counter() - start})
-                    return decision.model_copy(
-                        update={"engine": self.name, "model": self.model, "usage": usage}
-                    )
-                results.append(self._result(call.id, run_tool(context, call.name, call.input)))
+                    run.state["pending"] = call.id
+                    return call.input
+                found = run.state["box"].call(call.name, call.input) if run.state["box"] else None
+                if found is None:
+                    found = ToolResult(f"error: unknown tool {call.name}")
+                if call.name == SEARCH:
+                    run.searched += 1
+                run.allowed.update(found.issues)
+                results.append(_result(call.id, found.text))
             messages.append({"role": "user", "content": results})
-        raise EngineError(f"no answer within {cfg.max_turns} turns")
 
-    @staticmethod
-    def _result(tool_use_id: str, text: str) -> dict[str, Any]:
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    def reask(self, run: Run, error: str) -> Any:
+        messages = run.state["messages"]
+        text = f"error: {error}; submit again"
+        pending = run.state.get("pending")
+        if pending:
+            messages.append({"role": "user", "content": [_result(pending, text)]})
+        else:
+            messages.append({"role": "user", "content": text})
+        return self._loop(run, forced=True)
+
+    def yes_no(self, run: Run, prompt: str) -> Any:
+        reply = self._create(run, max_tokens=200, messages=[{"role": "user", "content": prompt}])
+        return "".join(b.text for b in reply.content if b.type == "text")
+
+
+def _result(tool_use_id: str, text: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
 
 
 def _blocks(content: list[Any]) -> list[dict[str, Any]]:

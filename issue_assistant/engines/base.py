@@ -1,44 +1,91 @@
-"""The engine base class and the registry (built-ins and `issue_assistant.engines` entry points)."""
+"""The engine contract and the registry (built-ins and `issue_assistant.engines` entry points).
+
+An engine is one class: its `name`, its typed `Options` (read from `[engines.NAME]`), the
+strategies it can run, `prepare()` (once, before any issue) and `decide(context)`.
+"""
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, ClassVar
 
+from pydantic import BaseModel, ConfigDict
+
 from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:
-    from issue_assistant.config import Config, LabelsConfig
+    from issue_assistant.config import Config, LabelsConfig, Strategy
     from issue_assistant.context import Context
     from issue_assistant.decision import Decision
 
 BUILTINS = {
     "similar": "issue_assistant.engines.similar",
     "fake": "issue_assistant.engines.fake",
+    "fake-llm": "issue_assistant.engines.fake",
     "anthropic": "issue_assistant.engines.anthropic",
     "llama": "issue_assistant.engines.llama",
+    "claude": "issue_assistant.engines.claude",
+    "gemini": "issue_assistant.engines.gemini",
+    "copilot": "issue_assistant.engines.copilot",
 }
 
 _registry: dict[str, type[Engine]] = {}
+
+
+class EngineOptions(BaseModel):
+    """An engine's settings, `[engines.NAME]` in config.toml: strict, unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Deadline:
+    """The wall-clock budget of one issue (`[engine] timeout_seconds`)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return max(0.0, self.end - time.monotonic())
 
 
 class Engine(ABC):
     """One way of deciding. Capabilities are class attributes; `decide` is the one method."""
 
     name: ClassVar[str]
+    Options: ClassVar[type[BaseModel]] = EngineOptions
     needs_network: ClassVar[bool] = False
     uses_llm: ClassVar[bool] = False
     uses_tools: ClassVar[bool] = False
+    strategies: ClassVar[tuple[Strategy, ...]] = ("rag",)
+    default_strategy: ClassVar[Strategy] = "rag"
+    # True when the engine retries transient failures itself (an SDK's retries).
+    retries_itself: ClassVar[bool] = False
 
-    def __init__(self, config: Config, labels: LabelsConfig) -> None:
+    def __init__(
+        self, config: Config, labels: LabelsConfig, strategy: Strategy | None = None
+    ) -> None:
         self.config = config
         self.labels = labels
+        self.options = config.options(self.name)
+        chosen = strategy or self.default_strategy
+        if chosen not in self.strategies:
+            raise UserError(
+                f"the {self.name} engine cannot run the {chosen!r} strategy "
+                f"(it runs: {', '.join(self.strategies)})"
+            )
+        self.strategy: Strategy = chosen
+        self.deadline = Deadline(config.engine.timeout_seconds)
 
     @property
     def model(self) -> str:
         return self.config.engine.model
+
+    def prepare(self) -> None:  # noqa: B027 - most engines need nothing
+        """Check, once before any issue, that the engine can run: a UserError naming the fix."""
 
     @abstractmethod
     def decide(self, context: Context) -> Decision:
@@ -71,8 +118,19 @@ def available() -> list[str]:
     return sorted(names)
 
 
-def create(name: str, config: Config, labels: LabelsConfig) -> Engine:
+def engine_class(name: str) -> type[Engine]:
     cls = _load(name)
     if cls is None:
         raise UserError(f"unknown engine {name!r} (available: {', '.join(available())})")
-    return cls(config, labels)
+    return cls
+
+
+def options_class(name: str) -> type[BaseModel]:
+    """The options model of engine `name` (UserError for an unknown engine)."""
+    return engine_class(name).Options
+
+
+def create(
+    name: str, config: Config, labels: LabelsConfig, strategy: Strategy | None = None
+) -> Engine:
+    return engine_class(name)(config, labels, strategy)

@@ -2,32 +2,47 @@
 
 One chat completion per issue, constrained by a JSON schema grammar, so the answer always parses:
 label names are enums of `labels.toml` and a duplicate can only be one of the candidates shown.
-The model file is `[engine] model` (or `--model`); loaded models are kept for the process.
+The model file is `[engine] model` (or `--model`). A loaded model is kept for the process, keyed
+by every load setting, and one lock per model serialises its completions (llama.cpp cannot run
+two on one context at once, and `evaluate --jobs` threads share it).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from issue_assistant.decision import Decision, Usage, answer_schema
-from issue_assistant.engines.base import Engine, register
-from issue_assistant.engines.prompt import parse_answer, prompts
-from issue_assistant.errors import EngineError, UserError
+from pydantic import Field
+
+from issue_assistant.decision import answer_schema
+from issue_assistant.engines.base import register
+from issue_assistant.engines.failures import EngineFailure
+from issue_assistant.engines.llm import LLMEngine, LLMOptions, Run
+from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:
     from issue_assistant.context import Context
 
-_models: dict[tuple[str, int, str], Any] = {}
+LoadKey = tuple[str, int, int, str]
+_models: dict[LoadKey, tuple[Any, threading.Lock]] = {}
 _lock = threading.Lock()
 
 
-def load_model(path: str, n_ctx: int, threads: int, chat_format: str) -> Any:
-    """The llama.cpp model at `path`, loaded once per process (and settings)."""
-    key = (path, n_ctx, chat_format)
+class LlamaOptions(LLMOptions):
+    """`[engines.llama]` (formerly `[llama]`): a local GGUF model (its path is `[engine] model`)."""
+
+    n_ctx: int = Field(default=4096, ge=512)
+    max_tokens: int = Field(default=384, ge=16)
+    threads: int = Field(default=0, ge=0)
+    chat_format: str = ""
+
+
+def load_model(path: str, n_ctx: int, threads: int, chat_format: str) -> tuple[Any, threading.Lock]:
+    """The llama.cpp model at `path` and its lock, loaded once per process and load settings."""
+    threads = threads or max(1, os.cpu_count() or 2)
+    key: LoadKey = (str(Path(path).resolve()), n_ctx, threads, chat_format)
     with _lock:
         if key not in _models:
             try:
@@ -36,20 +51,21 @@ def load_model(path: str, n_ctx: int, threads: int, chat_format: str) -> Any:
                 raise UserError(
                     "the llama engine needs llama-cpp-python: pip install 'issue-assistant[local]'"
                 ) from None
-            _models[key] = Llama(
+            llm = Llama(
                 model_path=path,
                 n_ctx=n_ctx,
-                n_threads=threads or max(1, (os.cpu_count() or 2)),
+                n_threads=threads,
                 chat_format=chat_format or None,
                 verbose=False,
             )
+            _models[key] = (llm, threading.Lock())
         return _models[key]
 
 
-def llama_schema(context: Context) -> dict[str, Any]:
-    """The answer schema with the duplicate restricted to the candidates' numbers."""
+def llama_schema(context: Context, allowed: set[int]) -> dict[str, Any]:
+    """The answer schema with the duplicate restricted to the numbers shown."""
     schema = answer_schema(context.labels)
-    numbers = [c.issue.number for c in context.candidates]
+    numbers = sorted(allowed)
     dup = schema["properties"]["duplicate"]
     if numbers:
         dup["anyOf"][0]["properties"]["number"] = {"type": "integer", "enum": numbers}
@@ -68,12 +84,22 @@ def llama_schema(context: Context) -> dict[str, Any]:
     return schema
 
 
+VERIFY_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["same", "reason"],
+    "properties": {"same": {"type": "boolean"}, "reason": {"type": "string", "maxLength": 200}},
+}
+
+
 @register
-class LlamaEngine(Engine):
+class LlamaEngine(LLMEngine):
     """A local model: free, offline, private; quality depends entirely on the model."""
 
     name = "llama"
-    uses_llm = True
+    Options = LlamaOptions
+    strategies = ("zero-shot", "rag")
+    default_strategy = "rag"
 
     @property
     def model(self) -> str:
@@ -86,37 +112,67 @@ class LlamaEngine(Engine):
         if not path:
             raise UserError("the llama engine needs a GGUF file: [engine] model or --model PATH")
         if not Path(path).is_file():
-            raise UserError("model file not found", where=path)
+            raise UserError("model file not found (set [engine] model or --model)", where=path)
         return path
 
-    def decide(self, context: Context) -> Decision:
-        cfg = self.config.llama
-        llm = load_model(self._model_path(), cfg.n_ctx, cfg.threads, cfg.chat_format)
-        system, user = prompts(context)
-        user = self._fit(llm, system, user, cfg.n_ctx - cfg.max_tokens)
-        start = time.perf_counter()
+    def prepare(self) -> None:
+        self._model_path()
         try:
-            reply = llm.create_chat_completion(
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                response_format={"type": "json_object", "schema": llama_schema(context)},
-                temperature=0.0,
-                max_tokens=cfg.max_tokens,
-            )
-        except (RuntimeError, ValueError) as exc:
-            raise EngineError(f"llama.cpp: {exc}") from exc
+            import llama_cpp  # noqa: F401
+        except ImportError:
+            raise UserError(
+                "the llama engine needs llama-cpp-python: pip install 'issue-assistant[local]'"
+            ) from None
+
+    def _chat(self, run: Run, messages: list[dict[str, str]], schema: dict, max_tokens: int):
+        o = self.options
+        llm, lock = load_model(self._model_path(), o.n_ctx, o.threads, o.chat_format)  # type: ignore[attr-defined]
+        # A completion is bounded by max_tokens; the pipeline stops waiting at the issue's limit.
+        with lock:
+            try:
+                reply = llm.create_chat_completion(
+                    messages=messages,
+                    response_format={"type": "json_object", "schema": schema},
+                    temperature=0.0,
+                    max_tokens=max_tokens,
+                )
+            except (RuntimeError, ValueError) as exc:
+                raise EngineFailure(f"llama.cpp: {exc}", "unknown") from exc
+        if run.deadline.remaining() <= 0:
+            raise EngineFailure("no answer within the issue's time", "limit")
+        self.price(run, reply["usage"]["prompt_tokens"], reply["usage"]["completion_tokens"])
         choice = reply["choices"][0]
         if choice.get("finish_reason") == "length":
-            raise EngineError(f"the answer was cut off at {cfg.max_tokens} tokens")
-        decision = parse_answer(choice["message"]["content"] or "")
-        usage = Usage(
-            latency_s=time.perf_counter() - start,
-            tokens_in=reply["usage"]["prompt_tokens"],
-            tokens_out=reply["usage"]["completion_tokens"],
-            turns=1,
-        )
-        return decision.model_copy(
-            update={"engine": self.name, "model": self.model, "usage": usage}
-        )
+            raise EngineFailure(f"the answer was cut off at {max_tokens} tokens", "limit")
+        return choice["message"]["content"] or ""
+
+    def price(self, run: Run, tokens_in: int, tokens_out: int, **cache: int) -> None:
+        run.add(tokens_in=tokens_in, tokens_out=tokens_out)  # local: free
+
+    def complete(self, run: Run, system: str, user: str) -> Any:
+        o = self.options
+        llm, _ = load_model(self._model_path(), o.n_ctx, o.threads, o.chat_format)  # type: ignore[attr-defined]
+        user = self._fit(llm, system, user, o.n_ctx - o.max_tokens)  # type: ignore[attr-defined]
+        run.state["messages"] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
+        run.state["schema"] = llama_schema(run.context, run.allowed)
+        run.add(turns=1)
+        answer = self._chat(run, run.state["messages"], run.state["schema"], o.max_tokens)  # type: ignore[attr-defined]
+        run.state["answer"] = answer
+        return answer
+
+    def reask(self, run: Run, error: str) -> Any:
+        messages = run.state["messages"] + [
+            {"role": "assistant", "content": run.state.get("answer", "")},
+            {"role": "user", "content": f"That answer is invalid: {error}. Answer again."},
+        ]
+        run.add(turns=1)
+        return self._chat(run, messages, run.state["schema"], self.options.max_tokens)  # type: ignore[attr-defined]
+
+    def yes_no(self, run: Run, prompt: str) -> Any:
+        return self._chat(run, [{"role": "user", "content": prompt}], VERIFY_SCHEMA, 120)
 
     @staticmethod
     def _fit(llm: Any, system: str, user: str, budget: int) -> str:
@@ -126,7 +182,9 @@ class LlamaEngine(Engine):
         if used + tokens <= budget:
             return user
         if used + 256 >= budget:
-            raise EngineError(f"the instructions alone need {used} tokens; raise [llama] n_ctx")
+            raise EngineFailure(
+                f"the instructions alone need {used} tokens; raise [engines.llama] n_ctx", "setup"
+            )
         room = budget - used
         keep = int(len(user) * room / tokens * 0.95)
         return user[:keep] + "\n\n(The rest was cut to fit the model's context.)"

@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cache
 from typing import TYPE_CHECKING
 
-from issue_assistant.config import GROUPS
+from issue_assistant.config import GROUPS, LabelsConfig, SimilarConfig
 from issue_assistant.decision import Decision, Duplicate
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.store import cosine
 from issue_assistant.learn.calibration import proposals
-from issue_assistant.learn.model import SINGLE, LabelModel
-from issue_assistant.learn.store import StoreSource
 from issue_assistant.tracker.models import Issue
+from issue_assistant.versions import version_note
 
 if TYPE_CHECKING:
     from issue_assistant.context import Candidate, Context
+    from issue_assistant.learn.model import LabelModel
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6} .*$", re.MULTILINE)
 _FENCE = re.compile(r"```.*?```", re.DOTALL)
@@ -43,26 +44,62 @@ def text_similarity(index: IssueIndex, a: Issue, b: Issue) -> float:
     return 0.5 * title + 0.5 * body
 
 
+def version_questions(context: Context, asks: list) -> list[str]:
+    """ "The latest release is X" when an ask requires the version and the reporter named an
+    older one (only with the release list of the moment)."""
+    if not any(ask.requires == "version" and ask.present_in(context.issue.text) for ask in asks):
+        return []
+    project = context.repository.rpartition("/")[2]
+    note = version_note(context.issue.text, project, context.releases)
+    return [note] if note else []
+
+
+def boost_areas(
+    votes: list[tuple[str, float]], context: Context, labels: LabelsConfig, weight: float
+) -> list[tuple[str, float]]:
+    """Area votes plus `weight` times the rank-weighted share of the likely files whose path an
+    area's `paths` match (the first file counts most), best first, within the group's limit."""
+    files = context.likely_files
+    ranks = [1 / (i + 1) for i in range(len(files))]
+    total = sum(ranks) or 1.0
+    scores = dict(votes)
+    allowed = set(labels.proposable("area"))
+    for area in labels.area:
+        if not area.paths or area.name not in allowed:
+            continue
+        share = sum(r for f, r in zip(files, ranks, strict=True) if area.owns(f.path)) / total
+        if share:
+            scores[area.name] = min(1.0, scores.get(area.name, 0.0) + weight * share)
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ranked[: labels.limit("area")]
+
+
 @register
 class SimilarEngine(Engine):
     """Retrieval over the repository's past issues; free, offline, and the fallback."""
 
     name = "similar"
-    # Where label models come from: the artifact beside the index (analyze, the Action), or
-    # evaluate's time buckets (set by the evaluator).
-    label_source: object = StoreSource()
+    Options = SimilarConfig
+
+    # Where label models come from: the artifact beside the index (analyze, the Action; None:
+    # the shared store, made on first use so loading the engine does not import scikit-learn),
+    # or evaluate's time buckets (set by the evaluator).
+    label_source: object | None = None
     # evaluate turns this off: calibration.json was fit on the whole history, later issues too.
     use_calibration_file: bool = True
 
     def label_model(self, context: Context) -> LabelModel | None:
         if self.config.labels.model == "vote":
             return None
-        return self.label_source.model_for(  # type: ignore[attr-defined]
+        source = self.label_source or _store_source()
+        return source.model_for(  # type: ignore[attr-defined]
             context.tracker, context.index, self.labels, context.issue.created_at
         )
 
     def decide(self, context: Context) -> Decision:
-        cfg = self.config.similar
+        from issue_assistant.learn.model import SINGLE
+
+        cfg: SimilarConfig = self.options  # type: ignore[assignment]
         neighbors = context.search_like(limit=max(cfg.neighbors * 3, 30))
         decision: dict = {"areas": [], "topics": []}
         confidence: dict[str, float] = {}
@@ -89,6 +126,15 @@ class SimilarEngine(Engine):
             else:
                 modes[group] = "vote"
                 chosen = self._vote(group, neighbors, cfg.neighbors, cfg.min_confidence)
+            if (
+                modes[group] == "vote"
+                and group == "area"
+                and context.likely_files
+                and self.config.code.area_boost > 0
+            ):
+                votes = self._vote(group, neighbors, cfg.neighbors, 0.0)
+                chosen = boost_areas(votes, context, self.labels, self.config.code.area_boost)
+                chosen = [(n, c) for n, c in chosen if c >= cfg.min_confidence]
             for name, conf in chosen:
                 confidence[name] = round(conf, 3)
             names = [n for n, _ in chosen]
@@ -187,7 +233,8 @@ class SimilarEngine(Engine):
         if spec is None:
             return []
         text = context.issue.text
-        return [ask.question for ask in spec.ask if not ask.present_in(text)]
+        questions = [ask.question for ask in spec.ask if not ask.present_in(text)]
+        return questions + version_questions(context, spec.ask)
 
     @staticmethod
     def _summary(
@@ -215,6 +262,14 @@ class SimilarEngine(Engine):
         )
         why = "; too few labelled issues to learn from" if learning else ""
         return f"{guess} (the most similar: {nearest}{why})."
+
+
+@cache
+def _store_source() -> object:
+    """The label models stored beside the index, shared by every engine of the process."""
+    from issue_assistant.learn.store import StoreSource
+
+    return StoreSource()
 
 
 def _calibration_text(model: LabelModel | None, target: float) -> str:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from issue_assistant.config import GROUPS
 from issue_assistant.errors import UserError
+from issue_assistant.evaluate.engine_stats import engine_stats
+from issue_assistant.evaluate.files import file_measures
 from issue_assistant.evaluate.labels import calibrations, group_labels
 from issue_assistant.evaluate.metrics import Measures, Ratio, issue_line, measure
 from issue_assistant.evaluate.results import IssueResult, RunHeader, ordered
@@ -100,7 +102,9 @@ def render_report(header: RunHeader, results: Sequence[IssueResult]) -> str:
         fallback_used=sum(1 for r in rows if r.error and r.answered),
         label_groups=[group_labels(rows, g) for g in GROUPS],
         calibrations=calibrations(rows),
+        e=engine_stats(rows),
         repo_url=f"https://github.com/{header.repository}",
+        files=file_measures(rows),
     )
 
 

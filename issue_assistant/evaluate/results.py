@@ -15,7 +15,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import IO, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from issue_assistant.decision import Decision
 from issue_assistant.errors import UserError
@@ -34,6 +34,7 @@ class RunHeader(BaseModel):
     repository: str
     engine: str
     model: str = ""
+    strategy: str = ""
     day: date
     source: str = ""
     requested: int
@@ -45,7 +46,7 @@ class RunHeader(BaseModel):
     shard: str | None = None
 
     def same_run(self, other: RunHeader) -> bool:
-        keys = ("repository", "engine", "model", "requested", "shard")
+        keys = ("repository", "engine", "model", "strategy", "requested", "shard")
         return all(getattr(self, k) == getattr(other, k) for k in keys)
 
 
@@ -64,6 +65,11 @@ class IssueResult(BaseModel):
     proposed_sure: bool = False
     error: str | None = None
     answered: bool = True
+    # The likely files shown, the files the fixing pull request changed (None: unknown), and the
+    # areas whose paths own the top likely file.
+    likely_files: list[str] = Field(default_factory=list)
+    fixed_files: list[str] | None = None
+    path_areas: list[str] = Field(default_factory=list)
 
 
 def _parse(line: str, where: str) -> RunHeader | IssueResult:

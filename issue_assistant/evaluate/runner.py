@@ -11,10 +11,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime
 from typing import IO, Protocol
 
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config import Config, LabelsConfig, Strategy
 from issue_assistant.decision import Decision
 from issue_assistant.engines import Engine
-from issue_assistant.errors import EngineError
+from issue_assistant.engines.failures import kind_of
+from issue_assistant.errors import EngineError, UserError
+from issue_assistant.evaluate.files import fixed_files, path_areas
 from issue_assistant.evaluate.gold import gold_for, is_sure_original
 from issue_assistant.evaluate.results import IssueResult
 from issue_assistant.index import IssueIndex
@@ -39,6 +41,7 @@ class Evaluator:
         config: Config,
         engine_name: str | None = None,
         cutoffs: list[datetime] | None = None,
+        strategy: Strategy | None = None,
     ) -> None:
         self.tracker = tracker
         # The `similar` engine's label models: one per cutoff, fit only on issues created before
@@ -48,6 +51,7 @@ class Evaluator:
         self.labels = labels
         self.config = config
         self.engine_name = engine_name
+        self.strategy = strategy
         self.bot_login = config.approval.bot_login
         self._local = threading.local()
         self.engine, _ = self.engines()  # fail early on an unknown engine
@@ -55,7 +59,7 @@ class Evaluator:
     def engines(self) -> tuple[Engine, Engine | None]:
         pair = getattr(self._local, "engines", None)
         if pair is None:
-            pair = engines_for(self.config, self.labels, self.engine_name)
+            pair = engines_for(self.config, self.labels, self.engine_name, self.strategy)
             for engine in pair:
                 if engine is not None and hasattr(engine, "label_source"):
                     engine.label_source = self.label_source  # type: ignore[attr-defined]
@@ -70,6 +74,7 @@ class Evaluator:
         gold = gold_for(self.tracker, issue, view.moment, self.labels, self.bot_login)
         engine, fallback = self.engines()
         answered, error = True, None
+        likely: list[str] = []
         start = time.perf_counter()
         try:
             analysis = analyze(
@@ -83,8 +88,12 @@ class Evaluator:
                 as_of=view.moment,
             )
             decision, error = analysis.decision, analysis.error
+            likely = [f.path for f in analysis.context.likely_files]
         except EngineError as exc:
-            decision, error, answered = self._empty(engine, start), f"{engine.name}: {exc}", False
+            decision, answered = self._empty(engine, start, kind_of(exc)), False
+            error = f"{engine.name} ({kind_of(exc)}): {exc}"
+        except UserError:
+            raise  # a setup failure fails every issue: stop the run
         except Exception as exc:  # noqa: BLE001 - a long run goes on; the failure is counted
             log.warning("#%d: %s failed: %r", issue.number, engine.name, exc)
             decision, answered = self._empty(engine, start), False
@@ -103,12 +112,17 @@ class Evaluator:
             proposed_sure=proposed_sure,
             error=error,
             answered=answered,
+            likely_files=likely,
+            fixed_files=fixed_files(issue),
+            path_areas=path_areas(self.labels, likely),
         )
 
     @staticmethod
-    def _empty(engine: Engine, start: float) -> Decision:
-        d = Decision(engine=engine.name, model=engine.model)
-        usage = d.usage.model_copy(update={"latency_s": time.perf_counter() - start})
+    def _empty(engine: Engine, start: float, failure: str = "unknown") -> Decision:
+        d = Decision(engine=engine.name, model=engine.model, strategy=engine.strategy)
+        usage = d.usage.model_copy(
+            update={"latency_s": time.perf_counter() - start, "failure": failure}
+        )
         return d.model_copy(update={"usage": usage})
 
 

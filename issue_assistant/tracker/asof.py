@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from issue_assistant.tracker.base import Tracker
-from issue_assistant.tracker.models import Issue, Repository
+from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
+from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 
 ONE_MINUTE = timedelta(minutes=1)
 
@@ -43,7 +44,25 @@ def state_at(issue: Issue, moment: datetime) -> tuple[str, str | None, datetime 
     return "open", None, None
 
 
-def duplicate_at(issue: Issue, moment: datetime) -> int | None:
+def names_issue(text: str | None, number: int, repository: str | None = None) -> bool:
+    """Whether `text` refers to issue `number` as a whole reference: `#N` (also in "Duplicate
+    of #N"), `OWNER/REPO#N` or a URL to the issue, of this repository when it is known.
+
+    `#12` is not named by `#123`, `#12a`, `x#12` or another repository's `#12`.
+    """
+    if not text or str(number) not in text:
+        return False
+    forms = [rf"(?<![\w/#&])#{number}(?![\w-])"]
+    if repository:
+        repo = re.escape(repository)
+        forms += [
+            rf"(?<![\w/.-]){repo}#{number}(?![\w-])",
+            rf"\bhttps?://(?:www\.)?github\.com/{repo}/(?:issues|pull)/{number}(?![\w-])",
+        ]
+    return re.search("|".join(forms), text, re.IGNORECASE) is not None
+
+
+def duplicate_at(issue: Issue, moment: datetime, repository: str | None = None) -> int | None:
     """The known original at `moment`: only once the issue was closed or marked by then."""
     if issue.duplicate_of is None:
         return None
@@ -54,7 +73,9 @@ def duplicate_at(issue: Issue, moment: datetime) -> int | None:
         or (e.event == "closed" and e.state_reason == "duplicate")
     ]
     marks += [
-        c.created_at for c in issue.comments or [] if f"#{issue.duplicate_of}" in (c.body or "")
+        c.created_at
+        for c in issue.comments or []
+        if names_issue(c.body, issue.duplicate_of, repository)
     ]
     if marks:
         return issue.duplicate_of if min(marks) <= moment else None
@@ -63,7 +84,7 @@ def duplicate_at(issue: Issue, moment: datetime) -> int | None:
     return None
 
 
-def rewind(issue: Issue, moment: datetime) -> Issue:
+def rewind(issue: Issue, moment: datetime, repository: str | None = None) -> Issue:
     """A copy of `issue` as it was at `moment` (which must not be before its creation)."""
     state, reason, closed_at = state_at(issue, moment)
     return issue.model_copy(
@@ -78,7 +99,27 @@ def rewind(issue: Issue, moment: datetime) -> Issue:
             "comments": None
             if issue.comments is None
             else [c for c in issue.comments if c.created_at <= moment],
-            "duplicate_of": duplicate_at(issue, moment),
+            "duplicate_of": duplicate_at(issue, moment, repository),
+            "fixed_by": issue.fixed_by if closed_at is not None else None,
+        }
+    )
+
+
+def rewind_discussion(discussion: Discussion, moment: datetime) -> Discussion:
+    """A discussion as it was at `moment`: an answer or close made later is not there yet.
+
+    When it was locked (or closed, without `closed_at`) is unknown, so the view does not show it.
+    """
+    answered = discussion.answer_chosen_at is not None and discussion.answer_chosen_at <= moment
+    closed = discussion.closed and discussion.closed_at is not None
+    closed = closed and discussion.closed_at <= moment  # type: ignore[operator]
+    return discussion.model_copy(
+        update={
+            "answer_chosen_at": discussion.answer_chosen_at if answered else None,
+            "answer": discussion.answer if answered else None,
+            "closed": closed,
+            "closed_at": discussion.closed_at if closed else None,
+            "locked": False,
         }
     )
 
@@ -103,16 +144,35 @@ class AsOfView:
     def repository(self) -> Repository:
         return self._tracker.repository
 
+    @property
+    def source(self) -> Tracker:
+        """The tracker this view rewinds (for indexes built once over all of it)."""
+        return self._tracker
+
     def get_issue(self, number: int) -> Issue:
         issue = self._tracker.get_issue(number)
         if issue.created_at > self.moment:
             raise KeyError(number)
-        return rewind(issue, self.moment)
+        return rewind(issue, self.moment, self.repository.full_name)
 
     def all_issues(self) -> Iterator[Issue]:
         for issue in self._tracker.all_issues():
             if issue.created_at <= self.moment and issue.number != self.hide:
-                yield rewind(issue, self.moment)
+                yield rewind(issue, self.moment, self.repository.full_name)
+
+    def releases(self) -> list[Release] | None:
+        """Releases published before the moment, newest first (None when unknown)."""
+        known = releases_of(self._tracker)
+        if known is None:
+            return None
+        return [r for r in known if r.published_at < self.moment]
+
+    def discussions(self) -> list[Discussion] | None:
+        """Discussions created before the moment, as they were then (None when unknown)."""
+        known = discussions_of(self._tracker)
+        if known is None:
+            return None
+        return [rewind_discussion(d, self.moment) for d in known if d.created_at < self.moment]
 
     def target(self) -> Issue:
         """The hidden issue itself, as it was at the moment.

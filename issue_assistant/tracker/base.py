@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Protocol
 
-from issue_assistant.tracker.models import Issue, Repository
+from issue_assistant.tracker.models import Claim, Discussion, Issue, Release, Repository
 
 
 class Tracker(Protocol):
@@ -60,3 +60,23 @@ class WritableTracker(Tracker, Protocol):
     def edit_comment(self, comment_id: int, body: str) -> None: ...
 
     def close(self, number: int, state_reason: str) -> None: ...
+
+    def claim(self, comment_id: int) -> Claim:
+        """React 👀 as the bot; `new` is False when the reaction was already there (held)."""
+        ...
+
+    def release(self, comment_id: int, claim_id: int) -> None:
+        """Withdraw a claim (a claim already gone is fine)."""
+        ...
+
+
+def releases_of(tracker: object) -> list[Release] | None:
+    """The tracker's releases, newest first, or None when it does not know them."""
+    get = getattr(tracker, "releases", None)
+    return get() if callable(get) else None
+
+
+def discussions_of(tracker: object) -> list[Discussion] | None:
+    """The tracker's discussions, oldest first, or None when it does not know them."""
+    get = getattr(tracker, "discussions", None)
+    return get() if callable(get) else None

@@ -26,6 +26,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from issue_assistant.tracker.fetch_context import ContextState, fetch_context
 from issue_assistant.tracker.github import (
     TRIAGE_ROLES,
     WRITE_ROLES,
@@ -93,6 +94,7 @@ class PartialState:
         self.fetched_at = fetched_at
         self.roles: dict[str, str] = {}
         self.issues: dict[int, Issue] = {}
+        self.context = ContextState()
         self.resumed = False
         if resume and path.is_file():
             self._load()
@@ -126,6 +128,8 @@ class PartialState:
             elif record.get("kind") == "issue":
                 issue = Issue.model_validate(record)
                 self.issues[issue.number] = issue
+            else:
+                self.context.load(record)
 
     def _rewrite(self) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -136,6 +140,8 @@ class PartialState:
                 fh.write(json.dumps({"kind": "permission", "login": login, "role": role}) + "\n")
             for issue in self.issues.values():
                 fh.write(json.dumps(issue_record(issue), ensure_ascii=False) + "\n")
+            for record in self.context.records():
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         os.replace(tmp, self.path)
 
     def _header(self) -> dict[str, Any]:
@@ -158,6 +164,10 @@ class PartialState:
     def add_issue(self, issue: Issue) -> None:
         self.issues[issue.number] = issue
         self._append(issue_record(issue))
+
+    def add_context(self, record: dict[str, Any]) -> None:
+        self.context.load(record)
+        self._append(record)
 
     def close(self) -> None:
         if self._fh is not None:
@@ -250,11 +260,14 @@ def fetch_snapshot(
     base_url: str | None = None,
     fetched_at: datetime | None = None,
     console: Console | None = None,
+    fixed_by: bool = False,
 ) -> Snapshot:
     """Write a snapshot of a repository (`OWNER/NAME` or a `GitHubTracker`) to `out_path`.
 
     With `resume`, issues already in `OUT.partial.jsonl` (from an interrupted run) are not
-    fetched again, and that run's `fetched_at` is kept. Errors propagate (`GitHubError`,
+    fetched again, and that run's `fetched_at` is kept. Releases and discussions follow the
+    issues; with `fixed_by`, also the files changed by each pull request that says "Fixes #N"
+    about a closed issue. Errors propagate (`GitHubError`,
     `UserError`) and leave the partial file for the next run.
     """
     tracker = source if isinstance(source, GitHubTracker) else _tracker_for(source, token, base_url)
@@ -275,15 +288,22 @@ def fetch_snapshot(
         for issue in todo:
             state.add_issue(_with_history(tracker, issue, state, pattern))
             report.advance(issue.number)
+        report.stop()
+        issues = list(state.issues.values())
+        fetch_context(
+            tracker, state.context, state.add_context, issues, fixed_by=fixed_by, line=report.line
+        )
     finally:
         report.stop()
         state.close()
     maintainers = sorted((u for u, r in state.roles.items() if r in TRIAGE_ROLES), key=str.lower)
+    includes = state.context.includes(fixed_by)
     final = repository.model_copy(
-        update={"fetched_at": state.fetched_at, "maintainers": maintainers}
+        update={"fetched_at": state.fetched_at, "maintainers": maintainers, "includes": includes}
     )
-    issues = list(state.issues.values())
-    write_snapshot(out, final, issues)
+    issues = state.context.with_fixed_by(list(state.issues.values()))
+    extra = {"releases": state.context.releases, "discussions": state.context.discussions.values()}
+    write_snapshot(out, final, issues, **extra)  # type: ignore[arg-type]
     state.path.unlink(missing_ok=True)
     report.line(f"wrote {out}: {len(issues)} issues and pull requests")
-    return Snapshot(final, issues, path=out)
+    return Snapshot(final, issues, path=out, **extra)  # type: ignore[arg-type]

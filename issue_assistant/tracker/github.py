@@ -8,6 +8,7 @@ Every request goes through PyGithub's `Requester` (auth, throttling, `GithubRetr
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from urllib3.util.retry import Retry
 
 from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.tracker.models import (
+    Claim,
     Comment,
     Event,
     Issue,
@@ -151,7 +153,8 @@ def to_issue(data: dict[str, Any]) -> Issue:
     )
 
 
-def to_comment(data: dict[str, Any]) -> Comment:
+def to_comment(data: dict[str, Any], *, edited: bool = True) -> Comment:
+    """A comment; `edited=False` leaves out `updated_at` (snapshots do not keep it)."""
     return Comment(
         id=data.get("id"),
         user=to_user(data.get("user")) or GHOST,
@@ -159,6 +162,7 @@ def to_comment(data: dict[str, Any]) -> Comment:
         body=data.get("body") or "",
         author_association=data.get("author_association"),
         url=data.get("html_url"),
+        updated_at=data.get("updated_at") if edited else None,
     )
 
 
@@ -178,7 +182,7 @@ def split_timeline(items: list[dict[str, Any]]) -> tuple[list[Event], list[Comme
     events = [
         to_event(i) for i in items if i.get("event") in HISTORY_EVENTS and i.get("created_at")
     ]
-    comments = [to_comment(i) for i in items if i.get("event") == "commented"]
+    comments = [to_comment(i, edited=False) for i in items if i.get("event") == "commented"]
     return events, comments
 
 
@@ -197,6 +201,14 @@ def _message(exc: GithubException) -> str:
         else:
             details.append(str(err))
     return f"{message} ({'; '.join(details)})" if details else message
+
+
+def _text_message(text: str | None) -> str:
+    try:
+        data = json.loads(text or "{}")
+    except ValueError:
+        return (text or "error")[:200]
+    return str(data.get("message") or "error") if isinstance(data, dict) else "error"
 
 
 def _transient(exc: GitHubError) -> bool:
@@ -335,6 +347,7 @@ class GitHubTracker:
                 user=to_user(d.get("user")) or GHOST,
                 content=d["content"],
                 created_at=d.get("created_at"),
+                id=d.get("id"),
             )
             for d in self._list(path)
         ]
@@ -403,6 +416,40 @@ class GitHubTracker:
             if not _transient(exc):
                 raise
             self._request("POST", path, {"content": content})
+
+    def claim(self, comment_id: int) -> Claim:
+        """React 👀: GitHub answers 201 when it made the reaction, 200 when it was there.
+
+        After a lost answer the reaction is asked for again; a 200 then is taken as this run's
+        own (two runs at once and a lost answer together are not told apart).
+        """
+        path = f"{self._path}/issues/comments/{comment_id}/reactions"
+        lost = False
+        for _ in range(2):
+            try:
+                with self._api("POST", path):
+                    status, _, text = self._requester.requestJson(
+                        "POST", path, input={"content": "eyes"}
+                    )
+                if status not in (200, 201):
+                    raise GitHubError("POST", path, status, _text_message(text))
+                data = json.loads(text or "{}")
+                return Claim(
+                    id=data["id"], new=status == 201 or lost, created_at=data.get("created_at")
+                )
+            except GitHubError as exc:
+                if not _transient(exc) or lost:
+                    raise
+                lost = True
+        raise AssertionError("unreachable")
+
+    def release(self, comment_id: int, claim_id: int) -> None:
+        path = f"{self._path}/issues/comments/{comment_id}/reactions/{claim_id}"
+        try:
+            self._request("DELETE", path)
+        except GitHubError as exc:
+            if exc.status != 404:
+                raise
 
     def close(self, number: int, state_reason: str) -> None:
         """Close with `state_reason`: completed, not_planned or duplicate."""

@@ -13,7 +13,16 @@ from itertools import count
 from typing import Any
 
 from issue_assistant.errors import GitHubError
-from issue_assistant.tracker.models import Comment, Issue, LabelInfo, Reaction, Repository, User
+from issue_assistant.labelnames import find_label, has_label
+from issue_assistant.tracker.models import (
+    Claim,
+    Comment,
+    Issue,
+    LabelInfo,
+    Reaction,
+    Repository,
+    User,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -40,6 +49,8 @@ class MemoryTracker:
         self.writes: list[tuple[Any, ...]] = []
         self.reads: list[tuple[Any, ...]] = []
         self.fail_on: dict[str, BaseException] = {}
+        self.claims: list[tuple[Any, ...]] = []  # claim/release, kept apart from `writes`
+        self._held: dict[int, tuple[int, datetime]] = {}
         self.now = now
         self._ids = count(1001)
 
@@ -92,7 +103,10 @@ class MemoryTracker:
         return comment
 
     def react(self, comment_id: int, login: str, content: str = "+1") -> Reaction:
-        reaction = Reaction(user=User(login=login), content=content, created_at=self.tick())
+        at = self.tick()
+        reaction = Reaction(
+            user=User(login=login), content=content, created_at=at, id=next(self._ids)
+        )
         self.reactions.setdefault(comment_id, []).append(reaction)
         return reaction
 
@@ -158,7 +172,11 @@ class MemoryTracker:
     def comment_reactions(self, comment_id: int) -> list[Reaction]:
         self.reads.append(("comment_reactions", comment_id))
         self._check("comment_reactions")
-        return list(self.reactions.get(comment_id, []))
+        reactions = list(self.reactions.get(comment_id, []))
+        if held := self._held.get(comment_id):
+            bot = User(login=self.login, type="Bot")
+            reactions.append(Reaction(id=held[0], user=bot, content="eyes", created_at=held[1]))
+        return reactions
 
     def permission(self, login: str) -> str:
         self.reads.append(("permission", login))
@@ -170,7 +188,7 @@ class MemoryTracker:
         return [
             i.model_copy()
             for _, i in sorted(self.issues.items())
-            if state in ("all", i.state) and label in i.labels and not i.is_pull_request
+            if state in ("all", i.state) and has_label(i.labels, label) and not i.is_pull_request
         ]
 
     # -- writes -----------------------------------------------------------------------------------
@@ -178,19 +196,21 @@ class MemoryTracker:
     def add_labels(self, number: int, labels: list[str]) -> None:
         self._check("add_labels")
         current = list(self._issue(number).labels)
-        for name in labels:
-            if name not in current:
-                current.append(name)
+        known = self.repository.labels
+        for name in labels:  # GitHub keeps an existing label's spelling
+            if not has_label(current, name):
+                current.append(find_label((lab.name for lab in known), name) or name)
         self._set(number, labels=current)
         self.writes.append(("add_labels", number, list(labels)))
 
     def remove_label(self, number: int, label: str) -> None:
         self._check("remove_label")
         current = self._issue(number).labels
-        if label not in current:
+        there = find_label(current, label)
+        if there is None:
             path = f"/repos/{self.full_name}/issues/{number}/labels/{label}"
             raise GitHubError("DELETE", path, 404, "Label does not exist")
-        self._set(number, labels=[n for n in current if n != label])
+        self._set(number, labels=[n for n in current if n != there])
         self.writes.append(("remove_label", number, label))
 
     def create_comment(self, number: int, body: str) -> Comment:
@@ -203,8 +223,27 @@ class MemoryTracker:
 
     def edit_comment(self, comment_id: int, body: str) -> None:
         self._check("edit_comment")
-        self.comment(comment_id).body = body
+        comment = self.comment(comment_id)
+        comment.body = body
+        comment.updated_at = self.tick()
         self.writes.append(("edit_comment", comment_id, body))
+
+    def claim(self, comment_id: int) -> Claim:
+        self._check("claim")
+        self.comment(comment_id)
+        held = self._held.get(comment_id)
+        self.claims.append(("claim", comment_id))
+        if held is not None:
+            return Claim(id=held[0], new=False, created_at=held[1])
+        cid = next(self._ids)
+        self._held[comment_id] = (cid, self.now)
+        return Claim(id=cid, new=True, created_at=self.now)
+
+    def release(self, comment_id: int, claim_id: int) -> None:
+        self._check("release")
+        self.claims.append(("release", comment_id))
+        if self._held.get(comment_id, (None,))[0] == claim_id:
+            del self._held[comment_id]
 
     def close(self, number: int, state_reason: str) -> None:
         self._check("close")

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 MAINTAINER_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+
+
+def _utf8(value: Any) -> Any:
+    """Text that UTF-8 can hold: a lone surrogate (JSON's `\\ud800`) becomes U+FFFD."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return value
+
+
+Text = Annotated[str, BeforeValidator(_utf8)]
 
 
 class User(BaseModel):
@@ -35,10 +48,11 @@ class Event(BaseModel):
 class Comment(BaseModel):
     user: User
     created_at: datetime
-    body: str = ""
+    body: Text = ""
     author_association: str | None = None
     id: int | None = None
     url: str | None = None
+    updated_at: datetime | None = None  # set by an edit (GitHub's `updated_at`)
 
 
 class LabelInfo(BaseModel):
@@ -47,12 +61,19 @@ class LabelInfo(BaseModel):
     color: str | None = None
 
 
+class FixedBy(BaseModel):
+    """A pull request that closed the issue ("Fixes #N"), with the files it changed."""
+
+    number: int
+    files: list[str] = Field(default_factory=list)
+
+
 class Issue(BaseModel):
     """An issue or pull request. `events`/`comments`: None when unknown, [] when there were none."""
 
     number: int
-    title: str
-    body: str | None = ""
+    title: Text
+    body: Text | None = ""
     user: User
     author_association: str | None = None
     created_at: datetime
@@ -65,6 +86,7 @@ class Issue(BaseModel):
     comments: list[Comment] | None = None
     duplicate_of: int | None = None
     updated_at: datetime | None = None
+    fixed_by: list[FixedBy] | None = None
 
     @property
     def text(self) -> str:
@@ -80,6 +102,9 @@ class Repository(BaseModel):
     fetched_at: datetime
     labels: list[LabelInfo] = Field(default_factory=list)
     maintainers: list[str] | None = None
+    # Optional line kinds whose list is complete in this snapshot ("releases", "discussions",
+    # "fixed_by"); a kind not named here may be absent because it was never fetched.
+    includes: list[str] = Field(default_factory=list)
 
     def is_maintainer(self, login: str, association: str | None = None) -> bool:
         if self.maintainers is not None:
@@ -93,3 +118,69 @@ class Reaction(BaseModel):
     user: User
     content: str
     created_at: datetime | None = None
+    id: int | None = None
+
+
+class Claim(BaseModel):
+    """The bot's 👀 on a comment, held by one `apply` run while it writes (`new`: made now)."""
+
+    id: int
+    new: bool
+    created_at: datetime | None = None
+
+
+NOTES_LIMIT = 2000
+
+
+class Release(BaseModel):
+    """A published release: its tag, name, when, and the start of its notes."""
+
+    kind: Literal["release"] = "release"
+    tag: str
+    name: str | None = None
+    published_at: datetime
+    notes: str = ""
+    prerelease: bool = False
+
+    @property
+    def title(self) -> str:
+        return self.name or self.tag
+
+
+class Discussion(BaseModel):
+    """A GitHub discussion; `answer_chosen_at` is when an answer was marked (Q&A categories)."""
+
+    kind: Literal["discussion"] = "discussion"
+    number: int
+    title: str
+    body: str = ""
+    category: str | None = None
+    user: User | None = None
+    created_at: datetime
+    answer_chosen_at: datetime | None = None
+    answer: str | None = None
+    closed: bool = False
+    closed_at: datetime | None = None
+    locked: bool = False
+
+    @property
+    def text(self) -> str:
+        return f"{self.title}\n\n{self.body or ''}"
+
+    @property
+    def answered(self) -> bool:
+        return self.answer_chosen_at is not None
+
+
+def excerpt(text: str | None, limit: int = NOTES_LIMIT) -> str:
+    """`text` cut at a line or word boundary to at most `limit` characters."""
+    text = (text or "").strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    for sep in ("\n", " "):
+        at = cut.rfind(sep)
+        if at > limit // 2:
+            cut = cut[:at]
+            break
+    return cut.rstrip() + " …"

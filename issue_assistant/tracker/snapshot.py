@@ -13,7 +13,7 @@ from typing import IO
 from pydantic import ValidationError
 
 from issue_assistant.errors import UserError
-from issue_assistant.tracker.models import Issue, Repository
+from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 
 
 def _open_text(path: Path, mode: str) -> IO[str]:
@@ -31,12 +31,34 @@ def _first_error(exc: ValidationError) -> str:
 class Snapshot:
     """A repository's tracker frozen at `repository.fetched_at`; implements `Tracker`."""
 
-    def __init__(self, repository: Repository, issues: Iterable[Issue], path: Path | None = None):
+    def __init__(
+        self,
+        repository: Repository,
+        issues: Iterable[Issue],
+        path: Path | None = None,
+        *,
+        releases: Iterable[Release] = (),
+        discussions: Iterable[Discussion] = (),
+    ):
         self._repository = repository
         self._issues: dict[int, Issue] = {}
         for issue in sorted(issues, key=lambda i: (i.created_at, i.number)):
             self._issues[issue.number] = issue
         self.path = path
+        self._releases = sorted(releases, key=lambda r: r.published_at, reverse=True)
+        self._discussions = sorted(discussions, key=lambda d: (d.created_at, d.number))
+
+    def releases(self) -> list[Release] | None:
+        """Published releases, newest first; None when this snapshot does not know them."""
+        if self._releases or "releases" in self._repository.includes:
+            return list(self._releases)
+        return None
+
+    def discussions(self) -> list[Discussion] | None:
+        """Discussions, oldest first; None when this snapshot does not know them."""
+        if self._discussions or "discussions" in self._repository.includes:
+            return list(self._discussions)
+        return None
 
     @property
     def repository(self) -> Repository:
@@ -62,6 +84,8 @@ def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
         raise UserError("snapshot file not found", where=str(p))
     repository: Repository | None = None
     issues: list[Issue] = []
+    releases: list[Release] = []
+    discussions: list[Discussion] = []
     try:
         with _open_text(p, "r") as fh:
             for lineno, line in enumerate(fh, start=1):
@@ -86,13 +110,22 @@ def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
                             )
                     elif kind == "issue":
                         issues.append(Issue.model_validate(record))
+                    elif kind == "release":
+                        releases.append(Release.model_validate(record))
+                    elif kind == "discussion":
+                        discussions.append(Discussion.model_validate(record))
+                    # any other kind is from a newer writer: ignored, so the format can grow
                 except ValidationError as exc:
                     raise UserError(_first_error(exc), where=where) from None
+    except UnicodeDecodeError as exc:
+        read = len(issues) + (repository is not None)
+        message = f"not UTF-8 text ({exc.reason}), after {read} good record(s)"
+        raise UserError(message, where=str(p)) from None
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise UserError(f"cannot read snapshot ({exc})", where=str(p)) from None
     if repository is None:
         raise UserError("empty snapshot (no repository line)", where=str(p))
-    return Snapshot(repository, issues, path=p)
+    return Snapshot(repository, issues, path=p, releases=releases, discussions=discussions)
 
 
 def issue_record(issue: Issue) -> dict:
@@ -104,8 +137,23 @@ def issue_record(issue: Issue) -> dict:
     return data
 
 
+def release_record(release: Release) -> dict:
+    return release.model_dump(mode="json", exclude_none=True)
+
+
+def discussion_record(discussion: Discussion) -> dict:
+    data = discussion.model_dump(mode="json", exclude_none=True)
+    data.setdefault("answer_chosen_at", None)
+    return data
+
+
 def write_snapshot(
-    path: str | os.PathLike[str], repository: Repository, issues: Iterable[Issue]
+    path: str | os.PathLike[str],
+    repository: Repository,
+    issues: Iterable[Issue],
+    *,
+    releases: Iterable[Release] = (),
+    discussions: Iterable[Discussion] = (),
 ) -> None:
     """Write atomically: a temporary file beside the target, renamed into place when complete."""
     p = Path(path)
@@ -119,6 +167,10 @@ def write_snapshot(
             fh.write(json.dumps(repository.model_dump(mode="json", exclude_none=True)) + "\n")
             for issue in sorted(issues, key=lambda i: i.number):
                 fh.write(json.dumps(issue_record(issue), ensure_ascii=False) + "\n")
+            for release in sorted(releases, key=lambda r: r.published_at):
+                fh.write(json.dumps(release_record(release), ensure_ascii=False) + "\n")
+            for discussion in sorted(discussions, key=lambda d: d.number):
+                fh.write(json.dumps(discussion_record(discussion), ensure_ascii=False) + "\n")
         os.replace(tmp_path, p)
     finally:
         tmp_path.unlink(missing_ok=True)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from tests.fakegithub.context import ContextEndpoints
 from tests.fakegithub.render import RenderedState
 from tests.fakegithub.state import REACTIONS, iso
 
@@ -31,7 +32,7 @@ class ApiError(Exception):
         super().__init__(status, message)
 
 
-class Endpoints(RenderedState):
+class Endpoints(ContextEndpoints, RenderedState):
     """The REST endpoints over the state; `ROUTES` maps (method, path regex) to a method name.
 
     `{repo}` in a pattern stands for the repository's full name.
@@ -46,6 +47,7 @@ class Endpoints(RenderedState):
         ("PATCH", r"/repos/{repo}/issues/comments/(\d+)", "_edit_comment"),
         ("GET", r"/repos/{repo}/issues/comments/(\d+)/reactions", "_list_reactions"),
         ("POST", r"/repos/{repo}/issues/comments/(\d+)/reactions", "_create_reaction"),
+        ("DELETE", r"/repos/{repo}/issues/comments/(\d+)/reactions/(\d+)", "_delete_reaction"),
         ("GET", r"/repos/{repo}/issues/(\d+)", "_get_issue"),
         ("PATCH", r"/repos/{repo}/issues/(\d+)", "_edit_issue"),
         ("GET", r"/repos/{repo}/issues/(\d+)/comments", "_list_comments"),
@@ -55,6 +57,9 @@ class Endpoints(RenderedState):
         ("DELETE", r"/repos/{repo}/issues/(\d+)/labels/([^/]+)", "_remove_label"),
         ("GET", r"/repos/{repo}/issues/(\d+)/timeline", "_timeline"),
         ("GET", r"/repos/{repo}/collaborators/([^/]+)/permission", "_permission"),
+        ("GET", r"/repos/{repo}/releases", "_list_releases"),
+        ("GET", r"/repos/{repo}/pulls/(\d+)/files", "_list_pull_files"),
+        ("POST", r"/graphql", "_graphql"),
     )
 
     def _page(
@@ -104,7 +109,7 @@ class Endpoints(RenderedState):
             i
             for i in self.issues.values()
             if (state == "all" or i.state == state)
-            and all(n in i.labels for n in wanted)
+            and all(n.casefold() in {x.casefold() for x in i.labels} for n in wanted)
             and (since is None or iso(i.updated_at) >= since)  # type: ignore[operator]
         ]
         sort = query.get("sort", "created")
@@ -202,6 +207,14 @@ class Endpoints(RenderedState):
         reaction = next(r for r in self.reactions if r.id == rid)
         return (201 if len(self.reactions) > before else 200), {}, self.reaction_json(reaction)
 
+    def _delete_reaction(self, cid: str, rid: str, *, query: dict[str, str], body: Any) -> Any:
+        comment = self._comment(cid)
+        for r in self.reactions:
+            if r.id == int(rid) and r.comment_id == comment.id:
+                self.reactions.remove(r)
+                return 204, {}, None
+        raise ApiError(404)
+
     def _list_issue_labels(self, number: str, *, query: dict[str, str], body: Any) -> Any:
         return [self.label_json(n) for n in self._issue(number).labels]
 
@@ -212,15 +225,18 @@ class Endpoints(RenderedState):
             raise ApiError(
                 422, errors=[{"resource": "Label", "field": "labels", "code": "invalid"}]
             )
-        for name in names:
-            if name not in issue.labels:
+        for name in names:  # label names are compared without case; a known label keeps its own
+            if name.casefold() not in {n.casefold() for n in issue.labels}:
+                name = next((n for n in self.labels if n.casefold() == name.casefold()), name)
                 self.add_event(issue.number, "labeled", self.viewer, label=name)
+                self.add_label(name)
                 issue.labels.append(name)
         return [self.label_json(n) for n in issue.labels]
 
     def _remove_label(self, number: str, name: str, *, query: dict[str, str], body: Any) -> Any:
         issue = self._issue(number)
-        if name not in issue.labels:
+        name = next((n for n in issue.labels if n.casefold() == name.casefold()), "")
+        if not name:
             raise ApiError(404, "Label does not exist")
         issue.labels.remove(name)
         self.add_event(issue.number, "unlabeled", self.viewer, label=name)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,6 +32,8 @@ class Failure:
     """An injected failure: the next `times` matching requests get `status` (or a dropped line).
 
     With `apply=True` the request is carried out first (the write happens, the answer is lost).
+    With `delay`, the answer (or the dropped line) waits that many seconds first (a timeout when
+    it is longer than the client's); `status=0` with `apply=True` and a delay only delays.
     """
 
     method: str
@@ -40,6 +44,7 @@ class Failure:
     times: int = 1
     apply: bool = False
     disconnect: bool = False
+    delay: float = 0.0
 
     def matches(self, method: str, path: str) -> bool:
         return self.method in ("*", method) and self.pattern.search(path) is not None
@@ -64,6 +69,7 @@ class FakeGitHub(Endpoints):
         self.token = token
         self.requests: list[LoggedRequest] = []
         self.failures: list[Failure] = []
+        self.hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -106,6 +112,7 @@ class FakeGitHub(Endpoints):
         *,
         apply: bool = False,
         disconnect: bool = False,
+        delay: float = 0.0,
     ) -> Failure:
         """Fail the next `times` requests matching `method` (or `*`) and the path regex."""
         failure = Failure(
@@ -117,6 +124,7 @@ class FakeGitHub(Endpoints):
             times,
             apply,
             disconnect,
+            delay,
         )
         with self.lock:
             self.failures.append(failure)
@@ -139,10 +147,26 @@ class FakeGitHub(Endpoints):
         body = {"message": "API rate limit exceeded for installation ID 1."}
         return self.fail_next(method, path_regex, 403, headers, body)
 
+    def before(self, method: str, path_regex: str, action: Callable[[], None]) -> None:
+        """Run `action` (once) just before the next request matching `method` and the regex is
+        served: a human acting while a run is under way (a vote, an edit)."""
+        with self.lock:
+            self.hooks.append((method.upper(), re.compile(path_regex), action))
+
     @property
     def writes(self) -> list[tuple[str, str, Any]]:
         """(method, path, body) of every request other than GET, in order."""
         return [(r.method, r.path, r.body) for r in self.requests if r.method != "GET"]
+
+    @property
+    def claims(self) -> list[tuple[str, str, Any]]:
+        """The writes that claim or release a comment (reactions), apart from the issue's."""
+        return [w for w in self.writes if "/reactions" in w[1]]
+
+    @property
+    def issue_writes(self) -> list[tuple[str, str, Any]]:
+        """Every write but the claims: what changes the issue, its labels and comments."""
+        return [w for w in self.writes if "/reactions" not in w[1]]
 
     def paths(self, method: str = "GET") -> list[str]:
         return [r.path for r in self.requests if r.method == method]
@@ -157,11 +181,22 @@ class FakeGitHub(Endpoints):
         self, method: str, raw_path: str, headers: dict[str, str], body: Any
     ) -> tuple[int, dict[str, str], Any] | None:
         """Answer one request: (status, headers, JSON body), or None to drop the connection."""
+        delay, result = self.answer(method, raw_path, headers, body)
+        return result
+
+    def answer(
+        self, method: str, raw_path: str, headers: dict[str, str], body: Any
+    ) -> tuple[float, tuple[int, dict[str, str], Any] | None]:
+        """`handle` with the delay the answer must wait (injected timeouts)."""
         split = urlsplit(raw_path)
         path = unquote(split.path)
         query = dict(parse_qsl(split.query, keep_blank_values=True))
         entry = LoggedRequest(method, path, query, body)
         with self.lock:
+            for hook in list(self.hooks):
+                if hook[0] in ("*", method) and hook[1].search(path):
+                    self.hooks.remove(hook)
+                    hook[2]()
             self.requests.append(entry)
             failure = next((f for f in self.failures if f.matches(method, path)), None)
             if failure is not None:
@@ -171,19 +206,21 @@ class FakeGitHub(Endpoints):
             result = None
             if failure is None or failure.apply:
                 result = self._route(method, split.path, query, headers, body)
+            delay = failure.delay if failure is not None else 0.0
             if failure is not None:
                 if failure.disconnect:
                     entry.status = -1
-                    return None
-                msg = (
-                    failure.body
-                    if failure.body is not None
-                    else {"message": DEFAULT_MESSAGES.get(failure.status, "Server Error")}
-                )
-                result = (failure.status, dict(failure.headers), msg)
+                    return delay, None
+                if failure.status:
+                    msg = (
+                        failure.body
+                        if failure.body is not None
+                        else {"message": DEFAULT_MESSAGES.get(failure.status, "Server Error")}
+                    )
+                    result = (failure.status, dict(failure.headers), msg)
             assert result is not None
             entry.status = result[0]
-            return result
+            return delay, result
 
     def _route(
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: Any
@@ -226,7 +263,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         headers = {k.lower(): v for k, v in self.headers.items()}
-        result = self.fake.handle(self.command, self.path, headers, body)
+        delay, result = self.fake.answer(self.command, self.path, headers, body)
+        if delay:
+            time.sleep(delay)
         if result is None:
             self.close_connection = True
             return

@@ -115,7 +115,8 @@ class RepoState:
     def add_label(
         self, name: str, color: str | None = "ededed", description: str | None = None
     ) -> None:
-        self.labels.setdefault(name, {"color": color, "description": description})
+        if not any(n.casefold() == name.casefold() for n in self.labels):  # GitHub ignores case
+            self.labels[name] = {"color": color, "description": description}
 
     def add_issue(
         self,

@@ -1,0 +1,97 @@
+"""The `claude` engine: Claude Code headless (`claude -p`), read-only, prompt on stdin.
+
+Tools: Read, Grep, Glob and the one shell command `issue-assistant search` (agent strategy);
+`--permission-mode dontAsk` refuses anything not pre-allowed, `--strict-mcp-config` loads no MCP
+server. The prompt goes on stdin, since `--allowedTools A B "prompt"` takes the prompt for a tool.
+Output: one JSON object (`result`, `subtype`, `is_error`, `total_cost_usd`, `usage`, `num_turns`,
+`session_id`); `subtype` `error_max_turns` (or the budget's) is a limit, answered by resuming the
+session for a final answer. `--max-budget-usd` is `[engine] budget_usd`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from issue_assistant.decision import Usage
+from issue_assistant.engines.base import register
+from issue_assistant.engines.command import (
+    CommandEngine,
+    Finished,
+    Reply,
+    failure,
+    json_object,
+    text_failure,
+)
+from issue_assistant.engines.failures import from_text
+
+READ_TOOLS = ("Read", "Grep", "Glob")
+SEARCH = "Bash(issue-assistant search:*)"
+DENIED = ("Write", "Edit", "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch", "Task")
+
+
+@register
+class ClaudeEngine(CommandEngine):
+    """Claude Code on your machine or in the CLI image: your login, or ANTHROPIC_API_KEY."""
+
+    name = "claude"
+    command = "claude"
+    package = "@anthropic-ai/claude-code"
+    key_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+    login_files = (".claude/.credentials.json",)
+    login_hint = "or run `claude` once and log in (`claude setup-token` for a workflow)"
+
+    def argv(self, prompt: str, work: Path, *, resume: str | None = None) -> list[str]:
+        agent = self.strategy == "agent"
+        tools = ",".join(READ_TOOLS + (("Bash",) if agent else ()))
+        allowed = ",".join(READ_TOOLS + ((SEARCH,) if agent else ()))
+        argv = [self.binary, "-p", "--output-format", "json"]
+        if self.config.engine.model:
+            argv += ["--model", self.config.engine.model]
+        turns = 2 if resume else self.config.engine.max_turns
+        argv += [
+            "--max-turns",
+            str(turns),
+            "--max-budget-usd",
+            f"{self.config.engine.budget_usd:g}",
+            "--tools",
+            tools,
+            "--allowedTools",
+            allowed,
+            "--disallowedTools",
+            ",".join(DENIED),
+            "--strict-mcp-config",
+            "--permission-mode",
+            "dontAsk",
+        ]
+        if resume:
+            argv += ["--resume", resume]
+        return argv
+
+    def stdin(self, prompt: str) -> str | None:
+        return prompt
+
+    def parse(self, done: Finished) -> Reply:
+        data = json_object(done.stdout.strip())
+        if data is None:
+            if done.code:
+                raise text_failure("claude", done)
+            raise failure("claude printed no JSON result", "schema")
+        u = data.get("usage") or {}
+        cost = data.get("total_cost_usd")
+        usage = Usage(
+            tokens_in=int(u.get("input_tokens") or 0),
+            tokens_out=int(u.get("output_tokens") or 0),
+            cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
+            cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0),
+            cost_usd=float(cost or 0.0),
+            cost_known=isinstance(cost, int | float),
+            turns=int(data.get("num_turns") or 0),
+        )
+        session = data.get("session_id")
+        subtype = data.get("subtype")
+        if str(subtype).startswith("error_max"):  # error_max_turns, error_max_budget_usd
+            raise failure(f"claude stopped at a limit ({subtype})", "limit", session)
+        if data.get("is_error") or subtype != "success":
+            text = str(data.get("result") or subtype or "error")
+            raise failure(f"claude: {text[:300]}", from_text(text), session)
+        return Reply(str(data.get("result") or ""), usage, session)

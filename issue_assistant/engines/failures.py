@@ -1,0 +1,101 @@
+"""Why an engine call failed, and what to do about it (docs/engines.md, "Failures").
+
+| class | recovery |
+| --- | --- |
+| transient | backoff with jitter within the issue's time budget |
+| schema | one re-ask quoting the validation errors, then give up |
+| limit | a forced final answer from what was gathered |
+| setup | a UserError, no retry |
+| unknown | no retry; the fallback engine answers |
+
+Classes come from structured signals (HTTP status, exit codes, SDK error types); text is read
+only as a last resort, and what matches nothing stays `unknown`.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Callable
+from typing import Literal, TypeVar
+
+from issue_assistant.errors import EngineError
+
+Kind = Literal["transient", "schema", "limit", "setup", "unknown"]
+KINDS: tuple[Kind, ...] = ("transient", "schema", "limit", "setup", "unknown")
+
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+SETUP_STATUS = frozenset({401, 403})
+_TRANSIENT_TEXT = re.compile(
+    r"\b(overloaded|rate.?limit|too many requests|connection reset|temporarily unavailable|"
+    r"try again later|timed? ?out)\b",
+    re.IGNORECASE,
+)
+_SETUP_TEXT = re.compile(
+    r"\b(not logged in|please log ?in|invalid api key|authentication|unauthori[sz]ed|"
+    r"login required)\b",
+    re.IGNORECASE,
+)
+
+T = TypeVar("T")
+
+
+class EngineFailure(EngineError):
+    """An EngineError with its class; `detail` is for logs, the message for people."""
+
+    def __init__(self, message: str, kind: Kind = "unknown") -> None:
+        super().__init__(message)
+        self.kind: Kind = kind
+
+
+def kind_of(exc: BaseException) -> Kind:
+    """The class of a failure: its own, or `unknown` for any other error."""
+    return getattr(exc, "kind", "unknown") if isinstance(exc, EngineError) else "unknown"
+
+
+def from_status(status: int | None) -> Kind:
+    """The class of an HTTP status (None: no response at all, a transient network failure)."""
+    if status is None:
+        return "transient"
+    if status in TRANSIENT_STATUS:
+        return "transient"
+    if status in SETUP_STATUS:
+        return "setup"
+    return "unknown"
+
+
+def from_text(text: str) -> Kind:
+    """Last resort: a CLI's error message. Unknown unless a well-known phrase is in it."""
+    if _SETUP_TEXT.search(text):
+        return "setup"
+    if _TRANSIENT_TEXT.search(text):
+        return "transient"
+    return "unknown"
+
+
+def backoff(attempt: int, base: float = 1.0, cap: float = 20.0) -> float:
+    """Full-jitter exponential backoff, in seconds, for retry number `attempt` (1, 2, ...)."""
+    return random.uniform(0, min(cap, base * 2 ** (attempt - 1)))
+
+
+def with_retries(
+    call: Callable[[], T],
+    *,
+    remaining: Callable[[], float],
+    attempts: int = 3,
+    sleep: Callable[[float], None] = time.sleep,
+    base: float = 1.0,
+) -> tuple[T, int]:
+    """`call()`, retried on transient failures while the time budget allows; (result, retries)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return call(), attempt - 1
+        except EngineFailure as exc:
+            if exc.kind != "transient" or attempt == attempts:
+                raise
+            pause = backoff(attempt, base)
+            if pause + 1.0 >= remaining():
+                raise
+            sleep(pause)
+    raise AssertionError("unreachable")

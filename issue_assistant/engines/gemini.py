@@ -1,0 +1,124 @@
+"""The `gemini` engine: Gemini CLI headless (`gemini -p PROMPT -o json`), read-only.
+
+The approval modes are not read-only in headless runs, so the tools are restricted in the
+settings written to the temporary HOME: `tools.core` lists only read tools and the one shell
+command `issue-assistant search`, every write and web tool is excluded, no MCP server is
+configured, and the working directory is trusted explicitly (an untrusted one exits 55).
+Output: `response`, `stats`, `error`; exit 53 is the turn limit, 41 an authentication failure.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from issue_assistant.decision import Usage
+from issue_assistant.engines import prices
+from issue_assistant.engines.base import register
+from issue_assistant.engines.command import (
+    CommandEngine,
+    CommandOptions,
+    Finished,
+    Reply,
+    failure,
+    json_object,
+    text_failure,
+)
+from issue_assistant.engines.failures import Kind, from_status, from_text
+
+READ_TOOLS = ("read_file", "read_many_files", "glob", "search_file_content", "list_directory")
+SEARCH = "run_shell_command(issue-assistant search)"
+EXCLUDED = ("write_file", "replace", "web_fetch", "google_web_search", "save_memory")
+EXIT: dict[int, Kind] = {41: "setup", 52: "setup", 55: "setup", 53: "limit", 42: "unknown"}
+
+
+class GeminiOptions(CommandOptions):
+    model: str = Field(default="", description="default model when [engine] model is empty")
+
+
+@register
+class GeminiEngine(CommandEngine):
+    """Gemini CLI: your Google login, or GEMINI_API_KEY."""
+
+    name = "gemini"
+    Options = GeminiOptions
+    command = "gemini"
+    package = "@google/gemini-cli"
+    key_env = ("GEMINI_API_KEY",)
+    login_files = (".gemini/oauth_creds.json", ".gemini/google_accounts.json")
+    login_hint = "or run `gemini` once and log in with Google"
+
+    @property
+    def model(self) -> str:
+        return self.config.engine.model or self.options.model  # type: ignore[attr-defined]
+
+    def settings(self) -> dict[str, Any]:
+        core = list(READ_TOOLS) + ([SEARCH] if self.strategy == "agent" else [])
+        auth = "gemini-api-key" if self._has_key() else "oauth-personal"
+        return {
+            "tools": {
+                "core": core,
+                "allowed": [SEARCH] if self.strategy == "agent" else [],
+                "exclude": list(EXCLUDED),
+            },
+            "mcpServers": {},
+            "model": {"maxSessionTurns": self.config.engine.max_turns},
+            "security": {"folderTrust": {"enabled": True}, "auth": {"selectedType": auth}},
+            "telemetry": {"enabled": False},
+            "privacy": {"usageStatisticsEnabled": False},
+        }
+
+    def setup_home(self, home: Path, work: Path) -> None:
+        super().setup_home(home, work)
+        d = home / ".gemini"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "settings.json").write_text(json.dumps(self.settings(), indent=2))
+        (d / "trustedFolders.json").write_text(json.dumps({str(work): "TRUST_FOLDER"}))
+
+    def argv(self, prompt: str, work: Path, *, resume: str | None = None) -> list[str]:
+        argv = [self.binary, "-p", prompt, "-o", "json"]
+        if self.model:
+            argv += ["-m", self.model]
+        return argv
+
+    def parse(self, done: Finished) -> Reply:
+        data = json_object(done.stdout.strip())
+        if done.code in EXIT:
+            detail = ((data or {}).get("error") or {}).get("message") or f"exit {done.code}"
+            raise failure(f"gemini: {str(detail)[:300]}", EXIT[done.code])
+        if data is None:
+            if done.code:
+                raise text_failure("gemini", done)
+            raise failure("gemini printed no JSON", "schema")
+        error = data.get("error")
+        if error:
+            code = error.get("code") if isinstance(error, dict) else None
+            message = str(error.get("message") if isinstance(error, dict) else error)
+            kind = from_status(code) if isinstance(code, int) else from_text(message)
+            raise failure(f"gemini: {message[:300]}", kind)
+        return Reply(str(data.get("response") or ""), self._usage(data.get("stats") or {}))
+
+    def _usage(self, stats: dict[str, Any]) -> Usage:
+        usage = Usage(tool_calls=int((stats.get("tools") or {}).get("totalCalls") or 0))
+        known, dollars = True, 0.0
+        for model, info in (stats.get("models") or {}).items():
+            t = info.get("tokens") or {}
+            cached = int(t.get("cached") or 0)
+            t_in = max(int(t.get("prompt") or 0) - cached, 0)
+            t_out = int(t.get("candidates") or 0) + int(t.get("thoughts") or 0)
+            price = prices.cost(model, "google", t_in, t_out, cache_read=cached)
+            known &= price is not None
+            dollars += price or 0.0
+            turns = int((info.get("api") or {}).get("totalRequests") or 0)
+            usage = usage.model_copy(
+                update={
+                    "tokens_in": usage.tokens_in + t_in,
+                    "tokens_out": usage.tokens_out + t_out,
+                    "cache_read_tokens": usage.cache_read_tokens + cached,
+                    "turns": usage.turns + turns,
+                }
+            )
+        return usage.model_copy(update={"cost_usd": dollars, "cost_known": known})

@@ -1,0 +1,117 @@
+"""The resumable part of `snapshot` after the issues: releases, discussions, fixing PRs' files.
+
+Progress is kept in the partial file as lines of its own (`release`, `discussion`, `progress`
+and `fixed_by`), so an interrupted run resumes after the last page or pull request it finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from issue_assistant.tracker.github import GitHubTracker
+from issue_assistant.tracker.github_context import (
+    closing_links,
+    discussion_pages,
+    list_releases,
+    pull_files,
+)
+from issue_assistant.tracker.models import Discussion, FixedBy, Issue, Release
+from issue_assistant.tracker.snapshot import discussion_record, release_record
+
+
+class ContextState:
+    """What is known so far of releases, discussions and fixing pull requests."""
+
+    def __init__(self) -> None:
+        self.releases: list[Release] = []
+        self.releases_done = False
+        self.discussions: dict[int, Discussion] = {}
+        self.cursor: str | None = None
+        self.discussions_done = False
+        self.fixed: dict[int, dict[int, list[str]]] = {}  # issue -> PR -> files
+        self.fixed_done = False
+
+    def load(self, record: dict[str, Any]) -> None:
+        """Take one partial-file line (other kinds are ignored)."""
+        kind = record.get("kind")
+        if kind == "release":
+            self.releases.append(Release.model_validate(record))
+        elif kind == "discussion":
+            d = Discussion.model_validate(record)
+            self.discussions[d.number] = d
+        elif kind == "fixed_by":
+            self.fixed.setdefault(record["issue"], {})[record["pr"]] = list(record["files"])
+        elif kind == "progress":
+            of = record.get("of")
+            if of == "releases":
+                self.releases_done = bool(record.get("done"))
+            elif of == "discussions":
+                self.cursor = record.get("after")
+                self.discussions_done = bool(record.get("done"))
+            elif of == "fixed_by":
+                self.fixed_done = bool(record.get("done"))
+
+    def records(self) -> list[dict[str, Any]]:
+        """Lines that restore this state when loaded in order."""
+        out: list[dict[str, Any]] = [release_record(r) for r in self.releases]
+        if self.releases_done:
+            out.append({"kind": "progress", "of": "releases", "done": True})
+        out += [discussion_record(d) for d in self.discussions.values()]
+        if self.cursor is not None or self.discussions_done:
+            progress = {"after": self.cursor, "done": self.discussions_done}
+            out.append({"kind": "progress", "of": "discussions", **progress})
+        for issue, prs in self.fixed.items():
+            for pr, files in prs.items():
+                out.append({"kind": "fixed_by", "issue": issue, "pr": pr, "files": files})
+        if self.fixed_done:
+            out.append({"kind": "progress", "of": "fixed_by", "done": True})
+        return out
+
+    def includes(self, fixed_by: bool) -> list[str]:
+        kinds = ["releases", "discussions"]
+        return kinds + ["fixed_by"] if fixed_by else kinds
+
+    def with_fixed_by(self, issues: list[Issue]) -> list[Issue]:
+        """`issues` with `fixed_by` set where a fixing pull request is known."""
+        out = []
+        for issue in issues:
+            prs = self.fixed.get(issue.number)
+            if prs:
+                fixed = [FixedBy(number=n, files=f) for n, f in sorted(prs.items())]
+                issue = issue.model_copy(update={"fixed_by": fixed})
+            out.append(issue)
+        return out
+
+
+def fetch_context(
+    tracker: GitHubTracker,
+    state: ContextState,
+    add: Callable[[dict[str, Any]], None],
+    issues: list[Issue],
+    *,
+    fixed_by: bool = False,
+    line: Callable[[str], None] = lambda _: None,
+) -> None:
+    """Fetch what `state` lacks; `add` records (and applies) each new partial-file line."""
+    if not state.releases_done:
+        for release in list_releases(tracker):
+            add(release_record(release))
+        add({"kind": "progress", "of": "releases", "done": True})
+        line(f"{len(state.releases)} releases")
+    if not state.discussions_done:
+        for page in discussion_pages(tracker, state.cursor):
+            for d in page.discussions:
+                add(discussion_record(d))
+            add({"kind": "progress", "of": "discussions", "after": page.cursor, "done": page.last})
+        line(f"{len(state.discussions)} discussions")
+    if fixed_by and not state.fixed_done:
+        links = closing_links(issues)
+        for number, prs in sorted(links.items()):
+            for pr in prs:
+                if pr in state.fixed.get(number, {}):
+                    continue
+                files = pull_files(tracker, pr)
+                add({"kind": "fixed_by", "issue": number, "pr": pr, "files": files})
+        add({"kind": "progress", "of": "fixed_by", "done": True})
+        line(f"{len(links)} issues closed by a pull request")

@@ -1,0 +1,138 @@
+"""The one vote rule, used by `analyze` (to leave a voted comment alone) and by `apply`.
+
+A vote is a 👍/👎 reaction on the assistant's comment, or a `/assistant approve|dismiss` command
+on its own line (outside code, quotes and lists) in a later comment. It counts only when:
+
+- its author's role on the repository is in `approval.roles` (and it is not the bot itself);
+- it was given on the text now in the comment: once the comment was edited (a re-analysis),
+  a vote from before the edit (GitHub's `updated_at`, in seconds) was for an older proposal and
+  does not count. One from the same second counts: `analyze` looks for votes right before it
+  edits, and a reaction that moved `updated_at` itself must not void itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Literal
+
+from markdown_it import MarkdownIt
+
+from issue_assistant.errors import GitHubError
+from issue_assistant.tracker.models import Comment
+
+log = logging.getLogger(__name__)
+
+Action = Literal["approve", "dismiss"]
+REACTIONS: dict[str, Action] = {"+1": "approve", "-1": "dismiss"}
+_LINE = re.compile(r"/assistant[ \t]+(approve|dismiss)(?![\w-])", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark")
+
+
+def slash_command(body: str | None) -> Action | None:
+    """'approve' or 'dismiss' when a line of a top-level paragraph starts with the command.
+
+    Fenced and indented code, quotes (`>`), lists and HTML never count: the text is parsed
+    as Markdown, as GitHub shows it.
+    """
+    if not body or "/assistant" not in body.lower():
+        return None
+    for token in _parser().parse(body):
+        if token.type != "inline" or token.level != 1:
+            continue  # level 1: the inline text of a paragraph that is not nested
+        for line in token.content.splitlines():
+            match = _LINE.match(line.strip())
+            if match:
+                return match.group(1).lower()  # type: ignore[return-value]
+    return None
+
+
+@dataclass
+class Vote:
+    action: Action
+    actor: str
+    at: datetime
+    via: str
+
+
+def shown_since(comment: Comment) -> datetime | None:
+    """When the comment's current text was written, if it was edited after being posted."""
+    if comment.updated_at is not None and comment.updated_at > comment.created_at:
+        return comment.updated_at
+    return None
+
+
+class VoteRule:
+    """Who may decide (roles looked up once per login) and which votes count."""
+
+    def __init__(
+        self,
+        permission: Callable[[str], str],
+        roles: Iterable[str],
+        bot_login: str,
+    ) -> None:
+        self._permission = permission
+        self.roles = frozenset(roles)
+        self.bot = bot_login
+        self._cache: dict[str, str] = {}
+
+    def role(self, login: str) -> str:
+        key = login.lower()
+        if key not in self._cache:
+            try:
+                self._cache[key] = self._permission(login)
+            except GitHubError as exc:
+                if exc.status != 404:
+                    raise
+                self._cache[key] = "none"
+        return self._cache[key]
+
+    def may_decide(self, login: str) -> bool:
+        if login.lower() == self.bot.lower():
+            return False
+        return self.role(login) in self.roles
+
+    def candidates(
+        self, comment: Comment, reactions: Iterable, comments: Iterable[Comment], now: datetime
+    ) -> list[Vote]:
+        """Every vote-shaped reaction or command on `comment`, earliest first (not yet checked)."""
+        votes: list[Vote] = []
+        for r in reactions:
+            action = REACTIONS.get(r.content)
+            if action:
+                at = r.created_at or now
+                votes.append(Vote(action, r.user.login, at, f"{r.content} reaction"))
+        for c in comments:
+            if c.id == comment.id or c.created_at < comment.created_at:
+                continue
+            action = slash_command(c.body)
+            if action:
+                votes.append(Vote(action, c.user.login, c.created_at, f"/assistant {action}"))
+        return sorted(votes, key=lambda v: v.at)
+
+    def first_vote(
+        self, comment: Comment, reactions: Iterable, comments: Iterable[Comment], now: datetime
+    ) -> Vote | None:
+        """The earliest vote that counts; the others are logged and ignored."""
+        edited = shown_since(comment)
+        for vote in self.candidates(comment, reactions, comments, now):
+            if edited is not None and vote.at < edited:
+                log.info(
+                    "ignored %s by %s: given before the proposal was last changed (%s)",
+                    vote.via,
+                    vote.actor,
+                    edited.isoformat(),
+                )
+                continue
+            if self.may_decide(vote.actor):
+                return vote
+            log.info("ignored %s by %s (not a maintainer)", vote.via, vote.actor)
+        return None
