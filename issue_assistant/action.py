@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 import uuid
 from collections.abc import Mapping
@@ -20,10 +19,11 @@ from typing import Any
 
 from issue_assistant.approve import ApplyResult, Approver, resolve_writes, slash_command
 from issue_assistant.config import Config, LabelsConfig, load_both
-from issue_assistant.errors import EngineError, GitHubError, UserError
+from issue_assistant.errors import AssistantError, UserError, print_action
 from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason
 from issue_assistant.render import render
-from issue_assistant.sanitize import RAW_KEYS, LogSanitizer, sanitize_json
+from issue_assistant.sanitize import RAW_KEYS, LogSanitizer, sanitize, sanitize_json
+from issue_assistant.settings import Settings, get_input, using
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.webhook import CommentPayload, IssuesPayload, parse_payload
 
@@ -56,13 +56,7 @@ def setup_logging(in_actions: bool) -> logging.Handler:
     return handler
 
 
-def get_input(env: Mapping[str, str], name: str) -> str:
-    """An action input as the runner passes it (`INPUT_NAME`, hyphens kept or turned into `_`)."""
-    upper = name.upper()
-    for key in (f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}"):
-        if env.get(key, "").strip():
-            return env[key].strip()
-    return ""
+__all__ = ["get_input", "main", "run"]
 
 
 @dataclass
@@ -74,9 +68,9 @@ class Outcome:
     status: int = 0
 
 
-def load_event(env: Mapping[str, str]) -> Any:
+def load_event(settings: Settings) -> Any:
     """The event payload as JSON (checked against the fields used by `run_analyze`/`run_apply`)."""
-    path = env.get("GITHUB_EVENT_PATH")
+    path = settings.event_path
     if not path:
         return {}
     try:
@@ -85,13 +79,13 @@ def load_event(env: Mapping[str, str]) -> Any:
         raise UserError(f"cannot read the event ({exc})", where=path) from None
 
 
-def _where(env: Mapping[str, str]) -> str:
-    name = env.get("GITHUB_EVENT_NAME") or "event"
-    return f"{env.get('GITHUB_EVENT_PATH') or 'the event'} ({name} payload)"
+def _where(env: Settings) -> str:
+    name = env.event_name or "event"
+    return f"{env.event_path or 'the event'} ({name} payload)"
 
 
 def run_analyze(
-    env: Mapping[str, str],
+    env: Settings,
     event: dict[str, Any],
     tracker: WritableTracker | None,
     labels: LabelsConfig,
@@ -99,7 +93,7 @@ def run_analyze(
     writes: str,
     now: datetime | None,
 ) -> Outcome:
-    full_name = env.get("GITHUB_REPOSITORY", "")
+    full_name = env.require_repository()
     payload = parse_payload(IssuesPayload, event, _where(env)).issue
     if payload is None:
         result = LiveResult(full_name, 0, writes, skipped="no issue in the event")  # type: ignore[arg-type]
@@ -114,7 +108,7 @@ def run_analyze(
             payload.number,
             labels=labels,
             config=config,
-            engine_name=get_input(env, "engine") or None,
+            engine_name=env.engine,
             writes=writes,
             tracker=tracker or _connect(env, config),
             now=now,
@@ -138,7 +132,7 @@ def run_analyze(
 
 
 def run_apply(
-    env: Mapping[str, str],
+    env: Settings,
     event: dict[str, Any],
     tracker: WritableTracker | None,
     labels: LabelsConfig,
@@ -148,7 +142,7 @@ def run_apply(
 ) -> Outcome:
     numbers: list[int] | None = None
     reason = None
-    if env.get("GITHUB_EVENT_NAME") == "issue_comment":
+    if env.event_name == "issue_comment":
         payload = parse_payload(CommentPayload, event, _where(env))
         login = payload.comment.user.login if payload.comment.user else ""
         if not slash_command(payload.comment.body):
@@ -169,7 +163,7 @@ def run_apply(
         approver = Approver(tracker, labels, config, writes=writes, now=now)  # type: ignore[arg-type]
         results = approver.run(numbers)
     decided = [r for r in results if r.status in ("approved", "dismissed")]
-    full_name = env.get("GITHUB_REPOSITORY", "")
+    full_name = env.repository or ""
     outputs = {
         "decision": json.dumps(
             sanitize_json([r.to_json() for r in results], full_name, raw_keys=APPLY_RAW),
@@ -192,11 +186,11 @@ def run_apply(
     return Outcome(outputs, summary, 1 if failed else 0)
 
 
-def _connect(env: Mapping[str, str], config: Config) -> WritableTracker:
+def _connect(env: Settings, config: Config) -> WritableTracker:
     return connect(
-        env["GITHUB_REPOSITORY"],
-        get_input(env, "github-token") or env.get("GITHUB_TOKEN") or None,
-        base_url=env.get("GITHUB_API_URL") or None,
+        env.require_repository(),
+        env.require_token(),
+        base_url=env.api_url,
         bot_login=config.approval.bot_login,
     )
 
@@ -223,46 +217,48 @@ def write_summary(path: str | None, text: str) -> None:
 def run(
     env: Mapping[str, str], *, tracker: WritableTracker | None = None, now: datetime | None = None
 ) -> int:
-    """One Action run; raises UserError, GitHubError or EngineError for `main` to report."""
-    command = (get_input(env, "command") or "analyze").lower()
+    """One Action run; raises an AssistantError (UserError, GitHubError, EngineError) for `main`
+    to report. `env` is read once, into the settings the rest of the run uses."""
+    settings = Settings.from_env(env)
+    with using(settings):
+        return _run(settings, tracker, now)
+
+
+def _run(env: Settings, tracker: WritableTracker | None, now: datetime | None) -> int:
+    command = (env.command or "analyze").lower()
     if command not in ("analyze", "apply"):
         raise UserError(f"command must be analyze or apply, not {command!r}")
-    root = Path(env.get("GITHUB_WORKSPACE") or Path.cwd())
-    labels, config = load_both(
-        get_input(env, "labels") or None, get_input(env, "config") or None, root=root
-    )
-    if model := get_input(env, "model"):
+    root = Path(env.workspace or Path.cwd())
+    labels, config = load_both(env.labels, env.config, root=root)
+    if model := env.model:
         engine = config.engine.model_copy(update={"model": model})
         config = config.model_copy(update={"engine": engine})
-    writes = resolve_writes(get_input(env, "writes"), config, env.get("GITHUB_ACTIONS") == "true")
-    if not env.get("GITHUB_REPOSITORY"):
+    writes = resolve_writes(env.writes, config, env.actions)
+    if not env.repository:
         raise UserError("GITHUB_REPOSITORY is not set")
     event = load_event(env)
     step = run_analyze if command == "analyze" else run_apply
     outcome = step(env, event, tracker, labels, config, writes, now)
-    write_outputs(env.get("GITHUB_OUTPUT"), outcome.outputs)
-    write_summary(env.get("GITHUB_STEP_SUMMARY"), outcome.summary)
+    write_outputs(env.output, outcome.outputs)
+    write_summary(env.step_summary, outcome.summary)
     return outcome.status
 
 
 def main(env: Mapping[str, str] | None = None, *, tracker: WritableTracker | None = None) -> int:
-    """Run from the environment; one log line and a non-zero status on any failure."""
-    env = os.environ if env is None else env
-    if key := get_input(env, "anthropic-api-key"):
-        os.environ["ANTHROPIC_API_KEY"] = key  # where the engine's client looks for it
-    handler = setup_logging(env.get("GITHUB_ACTIONS") == "true")
-    handler.addFilter(LogSanitizer(env.get("GITHUB_REPOSITORY", "")))
+    """Run from the environment; one `::error::` line (sanitized like every log line) and a
+    non-zero status on any failure."""
     try:
-        return run(env, tracker=tracker)
-    except UserError as exc:
-        log.error("error: %s", exc)
-        return exc.exit_code
-    except GitHubError as exc:
-        log.error("%s; nothing more was written", exc)
-        return 1
-    except EngineError as exc:
-        log.error("engine failed: %s; nothing was written", exc)
-        return 1
+        settings = Settings.from_env(env)
+    except AssistantError as exc:
+        return print_action(exc)
+    repository = settings.repository or ""
+    handler = setup_logging(settings.actions)
+    handler.addFilter(LogSanitizer(repository))
+    try:
+        with using(settings):
+            return _run(settings, tracker, None)
+    except AssistantError as exc:
+        return print_action(exc, clean=lambda text: sanitize(text, repository, 2000, plain=True))
     finally:
         log.removeHandler(handler)
         RETRY_LOG.removeHandler(handler)

@@ -1,4 +1,10 @@
-"""Command-line parsing only: each subcommand lives in `issue_assistant.commands.<name>`."""
+"""Command-line parsing only: each subcommand lives in `issue_assistant.commands.<name>`.
+
+A command module holds `HELP`, `add_arguments(parser)` and `run(args)`. Its top level imports only
+argparse and light helpers (`commands.args`): building the parser imports every command module,
+so anything heavy (pydantic, PyGithub, tantivy, jinja2, rich, an engine's SDK) is imported inside
+`run`, for the chosen command only. `tests/test_cli_startup.py` checks this.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,10 @@ import sys
 from importlib import import_module
 
 from issue_assistant import __version__
-from issue_assistant.errors import EngineError, GitHubError, UserError
+from issue_assistant.errors import AssistantError, print_cli
 
 COMMANDS = [
+    "init",
     "analyze",
     "apply",
     "evaluate",
@@ -40,8 +47,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_completion(parser: argparse.ArgumentParser) -> None:
+    """`--print-completion bash|zsh|tcsh`: a shell completion script, from the optional `shtab`
+    (`pip install 'issue-assistant[completion]'`); imported only when asked for."""
+    try:
+        import shtab
+    except ImportError:
+        parser.error("--print-completion needs shtab: pip install 'issue-assistant[completion]'")
+    shtab.add_argument_to(parser, ["--print-completion"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    if "--print-completion" in (sys.argv[1:] if argv is None else argv):
+        add_completion(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -51,16 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     # PyGithub installs its own handler on the "github" logger; ours is enough.
     logging.getLogger("github").handlers.clear()
     try:
-        return int(args._run(args) or 0)
-    except UserError as exc:
-        print(f"issue-assistant: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except GitHubError as exc:
-        print(f"issue-assistant: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except EngineError as exc:
-        print(f"issue-assistant: engine failed, nothing was written: {exc}", file=sys.stderr)
-        return 1
+        from issue_assistant.settings import Settings, using
+
+        with using(Settings.from_env()):
+            return int(args._run(args) or 0)
+    except AssistantError as exc:
+        return print_cli(exc)
     except KeyboardInterrupt:
         print("issue-assistant: interrupted", file=sys.stderr)
         return 130

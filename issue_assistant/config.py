@@ -432,5 +432,8 @@ def load_both(
 ) -> tuple[LabelsConfig, Config]:
     labels_path = find_file("labels.toml", labels, root)
     if labels_path is None:
-        raise UserError("no labels.toml at the repository root or under .github/ (use --labels)")
+        raise UserError(
+            "no labels.toml at the repository root or under .github/ (use --labels, or draft "
+            "one from the repository's labels with `issue-assistant init`)"
+        )
     return load_labels(labels_path), load_config(find_file("config.toml", config, root))

@@ -30,9 +30,16 @@ def shorten(text: str, limit: int) -> str:
     return (cut[:space] if space > 0 else cut).rstrip() + "…"
 
 
+def _encodable(text: str) -> str:
+    """`text` with lone surrogates (not valid Unicode: no JSON reader takes them back) as `?`."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def bounded(limit: int) -> Any:
     """A string type that is cut to `limit` characters (a model's overlong text is not an error)."""
-    return Annotated[str, BeforeValidator(lambda v: shorten(v, limit) if isinstance(v, str) else v)]
+    return Annotated[
+        str, BeforeValidator(lambda v: shorten(_encodable(v), limit) if isinstance(v, str) else v)
+    ]
 
 
 def _questions(value: Any) -> Any:

@@ -1,9 +1,34 @@
-"""Errors a user can act on, kept apart from internal failures."""
+"""Errors a user can act on, kept apart from internal failures, and the one way each is shown.
+
+Every error the assistant raises on purpose is an `AssistantError` with an exit status: a user
+error (a file, a flag, an issue number) is 2, a GitHub or engine failure is 1. The CLI prints it
+with `print_cli`, the Action with `print_action` (one `::error::` annotation); neither prints a
+traceback. This module imports nothing heavy: the CLI imports it before choosing a command.
+"""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+from typing import TextIO
 
-class UserError(Exception):
+
+class AssistantError(Exception):
+    """An error the assistant reports to the user in one line, with an exit status."""
+
+    exit_code = 1
+    #: what the line says before the message ("error", "engine failed", ...)
+    label = "error"
+    #: appended to the message: what the failure did not do
+    consequence = ""
+
+    def line(self) -> str:
+        """The one line shown to the user (without the program name)."""
+        text = f"{self.label}: {self}"
+        return f"{text}; {self.consequence}" if self.consequence else text
+
+
+class UserError(AssistantError):
     """A problem with the user's input (a file, a flag, an issue number): one line, exit 2."""
 
     exit_code = 2
@@ -13,14 +38,17 @@ class UserError(Exception):
         super().__init__(f"{where}: {message}" if where else message)
 
 
-class EngineError(Exception):
+class EngineError(AssistantError):
     """An engine failed to produce a decision; nothing may be written from it."""
 
+    label = "engine failed"
+    consequence = "nothing was written"
 
-class GitHubError(Exception):
+
+class GitHubError(AssistantError):
     """A GitHub API call failed (403, 404, 422, 5xx after retries, or no connection)."""
 
-    exit_code = 1
+    consequence = "nothing more was written"
 
     def __init__(
         self, method: str, path: str, status: int | None, message: str, *, data: object = None
@@ -32,3 +60,28 @@ class GitHubError(Exception):
         self.data = data
         code = f"{status} " if status is not None else ""
         super().__init__(f"GitHub {method} {path} failed: {code}{message}".rstrip())
+
+
+def print_cli(exc: AssistantError, stream: TextIO | None = None) -> int:
+    """The CLI's one place to show an error: `issue-assistant: LINE` on stderr; the exit status."""
+    print(f"issue-assistant: {exc.line()}", file=stream or sys.stderr)
+    return exc.exit_code
+
+
+def annotation(exc: AssistantError, clean: Callable[[str], str] | None = None) -> str:
+    """The error as one GitHub Actions `::error::` workflow command (data escaped as the runner
+    expects: `%`, CR and LF); `clean` (e.g. the log sanitizer) is applied to the line first."""
+    text = clean(exc.line()) if clean else exc.line()
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return f"::error::{text}"
+
+
+def print_action(
+    exc: AssistantError,
+    stream: TextIO | None = None,
+    *,
+    clean: Callable[[str], str] | None = None,
+) -> int:
+    """The Action's one place to show an error: one `::error::` line; the exit status."""
+    print(annotation(exc, clean), file=stream or sys.stderr)
+    return exc.exit_code

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -75,12 +74,12 @@ def connect(
 ) -> WritableTracker:
     """The GitHub tracker for `full_name` (token from the argument, GITHUB_TOKEN or GH_TOKEN;
     the API at GITHUB_API_URL, as set on GitHub Enterprise runners)."""
+    from issue_assistant.settings import current
     from issue_assistant.tracker.github import GitHubTracker
 
-    token = token or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
-    if not token:
-        raise UserError("no GitHub token: set GITHUB_TOKEN (or the github-token input)")
-    base_url = base_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com"
+    settings = current()
+    token = token or settings.require_token()
+    base_url = base_url or settings.api_url
     return GitHubTracker(full_name, token, base_url, bot_login=bot_login)
 
 

@@ -215,6 +215,21 @@ def test_dry_run_outside_actions_writes_nothing(gh, tmp_path, fake_engine):
     assert "Writes: `dry-run`" in summary and "post the assistant's comment on #3" in summary
 
 
+def test_the_summary_shows_the_comment_and_in_dry_run_is_the_whole_output(
+    gh, tmp_path, fake_engine
+):
+    assert analyze(gh, tmp_path, fake_engine, writes="dry-run") == 0
+    assert gh.writes == []
+    dry = (tmp_path / "summary.md").read_text()
+    assert "### The comment a live run would post" in dry
+    (tmp_path / "summary.md").unlink()
+    assert analyze(gh, tmp_path, fake_engine) == 0
+    live = (tmp_path / "summary.md").read_text()
+    posted = assistant_comment(gh).body
+    assert posted in live and "<details><summary>The comment</summary>" in live
+    assert posted in dry  # the same text as the comment a live run posts
+
+
 def test_writes_input_off_overrides(gh, tmp_path, fake_engine):
     assert analyze(gh, tmp_path, fake_engine, writes="off") == 0
     assert gh.writes == []
@@ -229,6 +244,18 @@ def test_analyze_403_gives_one_error_line_and_exit_1(gh, tmp_path, fake_engine, 
     assert len(errors) == 1 and "403 Resource not accessible" in errors[0]
     assert [m for m, _, _ in gh.writes] == ["POST"]  # the refused one; no label added
     assert gh.issues[3].labels == ["bug"]
+
+
+def test_the_error_line_is_sanitized_like_the_log(gh, tmp_path, fake_engine, capsys):
+    # GitHub's message is not ours: a mention or an outside link in it must not reach the log.
+    message = "ping @octocat, see https://evil.example/x"
+    gh.fail_next("POST", r"/issues/3/comments$", 403, body={"message": message})
+    fake_engine.enqueue(DECISION)
+    env = environment(tmp_path, "analyze", "issues", event(tmp_path, "issues/opened.payload.json"))
+    assert action.main(env, tracker=make_tracker(gh)) == 1
+    errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("::error::")]
+    assert len(errors) == 1 and "403 ping" in errors[0]
+    assert "@octocat" not in errors[0] and "evil.example" not in errors[0]
 
 
 # ---- apply -------------------------------------------------------------------------------------
@@ -467,7 +494,8 @@ def test_action_yml_declares_what_the_entrypoint_reads_and_writes(gh, tmp_path, 
     import yaml
 
     spec = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
-    assert spec["runs"] == {"using": "docker", "image": "Dockerfile"}
+    assert spec["runs"]["using"] == "docker"
+    assert spec["runs"]["image"].startswith("docker://ghcr.io/")  # pulled, not built
     assert set(spec["inputs"]) == {
         "command",
         "engine",
@@ -481,18 +509,6 @@ def test_action_yml_declares_what_the_entrypoint_reads_and_writes(gh, tmp_path, 
     assert spec["inputs"]["writes"]["default"] == ""  # so that config.toml can decide
     analyze(gh, tmp_path, fake_engine)
     assert set(outputs(tmp_path)) == set(spec["outputs"]) == {"decision", "comment-url", "skipped"}
-
-
-def test_dockerfile_and_dockerignore():
-    text = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-    assert re.search(r"^FROM python:3\.11\.\d+-slim-bookworm AS base$", text, re.MULTILINE)
-    assert text.rstrip().endswith('ENTRYPOINT ["python", "-u", "-m", "issue_assistant.action"]')
-    assert "pip install --no-cache-dir ." in text and "[dev]" not in text
-    for tool in ("@anthropic-ai/claude-code", "@google/gemini-cli", "@github/copilot"):
-        assert tool in text
-    ignore = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
-    start = ignore.index("*")
-    assert ignore[start : start + 4] == ["*", "!pyproject.toml", "!README.md", "!issue_assistant/"]
 
 
 def concurrency_group(expression: str, event_name: str, number: int | None) -> str:

@@ -119,3 +119,13 @@ def test_schema_for_an_empty_group_has_no_empty_enum(hf_labels):
     assert schema["properties"]["priority"] == {"type": "null"}
     text = str(schema)
     assert "'enum': []" not in text
+
+
+def test_free_text_with_a_lone_surrogate_survives_the_comment_round_trip():
+    # Found by test_pipeline_properties: "\ud800" is not valid Unicode, so the plan in the
+    # comment (JSON) could not be read back and the approval would never find it.
+    import json
+
+    d = Decision(questions=["\ud800 which?"], summary="a\udc00b")
+    assert d.questions == ["? which?"] and d.summary == "a?b"
+    assert Decision.model_validate_json(json.dumps(d.model_dump(mode="json"))) == d

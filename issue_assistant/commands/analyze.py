@@ -10,19 +10,14 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from issue_assistant.commands.common import (
+from issue_assistant.commands.args import (
     add_checkout_argument,
     add_config_arguments,
     add_snapshot_argument,
-    get_issue,
+    add_strategy_argument,
     issue_number,
-    load_configs,
-    snapshot_and_index,
 )
-from issue_assistant.config import STRATEGIES
 from issue_assistant.errors import UserError
-from issue_assistant.pipeline import analyze, engines_for, prepare
-from issue_assistant.tracker.asof import AsOfView
 
 HELP = (
     "Print the comment the assistant would post for an issue (offline on a snapshot with "
@@ -58,11 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--issue", type=issue_number, metavar="N", help="the issue in the snapshot")
     parser.add_argument("--engine", metavar="NAME", help="engine (default: [engine] name)")
     parser.add_argument("--model", metavar="M", help="model for the engine")
-    parser.add_argument(
-        "--strategy",
-        choices=STRATEGIES,
-        help="zero-shot, rag or agent (default: [engine] strategy, else the engine's own)",
-    )
+    add_strategy_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument(
         "--minutes",
@@ -81,8 +72,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from issue_assistant.commands.common import (
+        cli_writes,
+        engine_name,
+        get_issue,
+        load_configs,
+        snapshot_and_index,
+    )
+    from issue_assistant.pipeline import analyze, engines_for, prepare
+    from issue_assistant.tracker.asof import AsOfView
+
     labels, config = load_configs(args)
-    config = config.with_engine(model=args.model, strategy=args.strategy)
+    config = config.with_engine(strategy=args.strategy)  # the model: load_configs (--model)
     if args.target:
         match = _LIVE.match(args.target)
         if not match:
@@ -94,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
             int(match.group(2)),
             labels=labels,
             config=config,
-            engine_name=args.engine,
-            writes="live" if args.apply else "dry-run",
+            engine_name=engine_name(args),
+            writes=cli_writes(args.apply, config),  # type: ignore[arg-type]
         )
         if result.skipped:
             print(f"issue-assistant: skipped: {result.skipped}", file=sys.stderr)
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     minutes = check_minutes(args.minutes)
     if args.context_dir:
         check_directory(args.context_dir)
-    engine, fallback = engines_for(config, labels, args.engine)
+    engine, fallback = engines_for(config, labels, engine_name(args))
     prepare(engine, fallback)
     snapshot, index = snapshot_and_index(args, config)
     original = get_issue(snapshot, args.issue)

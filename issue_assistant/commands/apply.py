@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import os
-import re
+import json
 import sys
 
-from issue_assistant.approve import Approver
-from issue_assistant.commands.common import add_config_arguments, issue_number, load_configs
-from issue_assistant.errors import GitHubError, UserError
-from issue_assistant.live import connect
-from issue_assistant.render import render
+from issue_assistant.commands.args import add_config_arguments, add_json_argument, issue_number
 
 HELP = (
     "Apply or dismiss the assistant's pending proposals on OWNER/REPO that a maintainer voted on "
     "(dry run unless --apply)."
 )
-_REPO = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,23 +29,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only this issue (repeatable; default: every open issue with the pending label)",
     )
     parser.add_argument("--apply", action="store_true", help="write (default: dry run)")
+    add_json_argument(parser, "one JSON object per issue looked at")
     add_config_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    repository = (
-        args.repository or os.environ.get("GH_REPO") or os.environ.get("GITHUB_REPOSITORY") or ""
-    )
-    if not _REPO.match(repository):
-        raise UserError(f"expected OWNER/REPO (or GH_REPO), got {repository!r}")
-    args.repository = repository
+    from issue_assistant.approve import Approver
+    from issue_assistant.commands.common import cli_writes, load_configs
+    from issue_assistant.live import connect
+    from issue_assistant.render import render
+    from issue_assistant.settings import current
+
+    args.repository = current().require_repository(args.repository)
     labels, config = load_configs(args)
-    writes = "live" if args.apply else "dry-run"
-    try:
-        tracker = connect(args.repository, bot_login=config.approval.bot_login)
-        results = Approver(tracker, labels, config, writes=writes).run(args.issue)
-    except GitHubError as exc:
-        print(f"issue-assistant: error: {exc}", file=sys.stderr)
-        return 1
-    sys.stdout.write(render("apply.txt.j2", results=results, writes=writes))
+    writes = cli_writes(args.apply, config)
+    tracker = connect(args.repository, bot_login=config.approval.bot_login)
+    results = Approver(tracker, labels, config, writes=writes).run(args.issue)  # type: ignore[arg-type]
+    if args.json:
+        for result in results:
+            print(json.dumps(result.to_json(), sort_keys=True))
+    else:
+        sys.stdout.write(render("apply.txt.j2", results=results, writes=writes))
     return 1 if any(r.status == "failed" for r in results) else 0

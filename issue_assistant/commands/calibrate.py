@@ -3,24 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
-from issue_assistant.commands.common import add_config_arguments
-from issue_assistant.config import load_both
+from issue_assistant.commands.args import add_config_arguments
 from issue_assistant.errors import UserError
-from issue_assistant.learn.calibrate import (
-    Calibration,
-    duplicate_calibration,
-    label_calibration,
-    write_calibration,
-)
-from issue_assistant.learn.store import refit
-from issue_assistant.pipeline import open_index
-from issue_assistant.render import render
-from issue_assistant.tracker.asof import AsOfView
 
 HELP = (
     "Fit the label model and the thresholds that reach [labels] target_precision (labels) and "
@@ -50,15 +37,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from issue_assistant.commands.common import cache_dir, load_configs
     from issue_assistant.commands.evaluate import _tracker
+    from issue_assistant.learn.calibrate import (
+        Calibration,
+        duplicate_calibration,
+        label_calibration,
+        write_calibration,
+    )
+    from issue_assistant.learn.store import refit
+    from issue_assistant.pipeline import open_index
+    from issue_assistant.render import render
+    from issue_assistant.settings import current
+    from issue_assistant.tracker.asof import AsOfView
 
-    labels, config = load_both(args.labels, args.config)
-    if not args.snapshot and not (args.repo or os.environ.get("GH_REPO")):
+    labels, config = load_configs(args)
+    if not args.snapshot and not (args.repo or current().repository):
         raise UserError("give --snapshot FILE, or --repo OWNER/REPO (or set GH_REPO)")
     tracker, source, _ = _tracker(args, labels, config)
-    cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
     start = time.perf_counter()
-    index = open_index(tracker, Path(cache))
+    index = open_index(tracker, cache_dir(args, config))
     moment = tracker.repository.fetched_at if args.snapshot else datetime.now(UTC)
     view = AsOfView(tracker, moment)
     model, _ = refit(view, index, labels, moment, force=True)

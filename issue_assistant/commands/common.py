@@ -1,55 +1,40 @@
-"""Arguments and loading steps that several commands share."""
+"""Loading steps that several commands share (heavy modules imported when called)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from issue_assistant.config import Config, LabelsConfig, find_file, load_both, load_config
-from issue_assistant.errors import UserError
-from issue_assistant.index import IssueIndex
-from issue_assistant.index.embeddings import load_embedder
-from issue_assistant.pipeline import index_path, open_index
-from issue_assistant.tracker.snapshot import (
-    IndexedSnapshot,
-    Snapshot,
-    file_stamp,
-    read_repository,
-    read_snapshot,
+from issue_assistant.commands.args import (  # noqa: F401 (re-exported for the commands)
+    add_checkout_argument,
+    add_config_arguments,
+    add_snapshot_argument,
+    issue_number,
 )
+from issue_assistant.errors import UserError
+
+if TYPE_CHECKING:
+    from issue_assistant.config import Config, LabelsConfig
+    from issue_assistant.index import IssueIndex
+    from issue_assistant.tracker.snapshot import IndexedSnapshot, Snapshot
 
 
-def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--labels", metavar="FILE", help="labels.toml (default: ./labels.toml, then .github/)"
-    )
-    parser.add_argument(
-        "--config", metavar="FILE", help="config.toml (default: ./config.toml, then .github/)"
-    )
+def config_paths(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """--labels and --config, else $ISSUE_ASSISTANT_LABELS / $ISSUE_ASSISTANT_CONFIG (or the
+    inputs), else None (the default search)."""
+    from issue_assistant.settings import current
+
+    s = current()
+    return getattr(args, "labels", None) or s.labels, getattr(args, "config", None) or s.config
 
 
-def add_snapshot_argument(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    parser.add_argument(
-        "--snapshot",
-        metavar="FILE",
-        required=required,
-        help="a snapshot file (.jsonl or .jsonl.gz) to work from, offline",
-    )
-    parser.add_argument(
-        "--cache-dir",
-        metavar="DIR",
-        help="where the index is kept (default: [index] cache_dir of config.toml)",
-    )
+def load_configs(args: argparse.Namespace, root: Path | None = None) -> tuple[LabelsConfig, Config]:
+    """Both files, with the model from --model, else $ISSUE_ASSISTANT_MODEL, else the config."""
+    from issue_assistant.config import load_both
 
-
-def add_checkout_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--checkout",
-        metavar="DIR",
-        help="the repository's checkout to find likely files in (default: [code] checkout); "
-        "'' for none",
-    )
+    labels, config = load_both(*config_paths(args), root)
+    return labels, with_checkout(args, with_model(config, getattr(args, "model", None)))
 
 
 def with_checkout(args: argparse.Namespace, config: Config) -> Config:
@@ -60,13 +45,32 @@ def with_checkout(args: argparse.Namespace, config: Config) -> Config:
     return config.model_copy(update={"code": config.code.model_copy(update={"checkout": checkout})})
 
 
-def load_configs(args: argparse.Namespace) -> tuple[LabelsConfig, Config]:
-    labels, config = load_both(args.labels, args.config)
-    return labels, with_checkout(args, config)
-
-
 def load_config_only(args: argparse.Namespace) -> Config:
-    return load_config(find_file("config.toml", getattr(args, "config", None)))
+    from issue_assistant.config import find_file, load_config
+
+    return with_model(load_config(find_file("config.toml", config_paths(args)[1])), None)
+
+
+def with_model(config: Config, flag: str | None) -> Config:
+    from issue_assistant.settings import current
+
+    model = flag or current().model
+    if not model:
+        return config
+    return config.model_copy(update={"engine": config.engine.model_copy(update={"model": model})})
+
+
+def engine_name(args: argparse.Namespace) -> str | None:
+    """--engine, else $ISSUE_ASSISTANT_ENGINE (or the input), else None ([engine] name)."""
+    from issue_assistant.settings import current
+
+    return getattr(args, "engine", None) or current().engine
+
+
+def cache_dir(args: argparse.Namespace, config: Config) -> Path:
+    from issue_assistant.settings import current
+
+    return Path(getattr(args, "cache_dir", None) or current().cache_dir or config.index.cache_dir)
 
 
 def snapshot_and_index(
@@ -74,29 +78,42 @@ def snapshot_and_index(
 ) -> tuple[Snapshot | IndexedSnapshot, IssueIndex]:
     """The snapshot and its index, brought up to date; when the index was last updated from
     this very file (same size and mtime) the snapshot is not parsed at all (a warm run)."""
-    cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
+    from issue_assistant.index import IssueIndex
+    from issue_assistant.index.embeddings import load_embedder
+    from issue_assistant.pipeline import index_path, open_index
+    from issue_assistant.tracker.snapshot import (
+        IndexedSnapshot,
+        file_stamp,
+        read_repository,
+        read_snapshot,
+    )
+
+    cache = cache_dir(args, config)
     path = Path(args.snapshot)
     repository = read_repository(path)
     stamp = file_stamp(path)
-    index = IssueIndex(index_path(Path(cache), repository.full_name))
+    index = IssueIndex(index_path(cache, repository.full_name))
     if index.source == stamp and index.repository is not None:
         if config.index.embeddings:
             index.enable_embeddings(lambda: load_embedder(True))
         return IndexedSnapshot(index.repository, index, path), index
     snapshot = read_snapshot(path)
-    index = open_index(snapshot, Path(cache), embeddings=config.index.embeddings)
+    index = open_index(snapshot, cache, embeddings=config.index.embeddings)
     index.mark_source(stamp, snapshot.repository)
     return snapshot, index
 
 
-def issue_number(value: str) -> int:
-    try:
-        n = int(value.lstrip("#"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an issue number: {value!r}") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"not an issue number: {value!r}")
-    return n
+def cli_writes(apply: bool, config: Config) -> str:
+    """The CLI's writes mode: `--apply` asks for live, else dry-run; `[approval] writes` (or
+    $ISSUE_ASSISTANT_WRITES) can only lower it (`off` < `dry-run` < `live`)."""
+    from issue_assistant.settings import current
+
+    order = ["off", "dry-run", "live"]
+    wanted = "live" if apply else "dry-run"
+    ceiling = (current().writes or config.approval.writes or "live").lower()
+    if ceiling not in order:
+        raise UserError(f"writes must be one of {', '.join(order)}, not {ceiling!r}")
+    return min(wanted, ceiling, key=order.index)
 
 
 def get_issue(snapshot: Snapshot | IndexedSnapshot, number: int):  # noqa: ANN201

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 
-from issue_assistant.commands.common import add_config_arguments, load_configs
-from issue_assistant.config import GROUPS
-from issue_assistant.engines import available
+from issue_assistant.commands.args import add_config_arguments, add_json_argument
 from issue_assistant.errors import UserError
 
 HELP = (
@@ -17,14 +16,18 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["check"], help="what to do")
+    add_json_argument(parser, "the label counts, the engine, its strategy and the fallback")
     add_config_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from issue_assistant.commands.common import load_configs
+    from issue_assistant.config import GROUPS
+    from issue_assistant.engines import available
     from issue_assistant.pipeline import engines_for, prepare
 
     labels, config = load_configs(args)
-    counts = ", ".join(f"{len(labels.group(g))} {g}" for g in GROUPS)  # type: ignore[arg-type]
+    counts = {g: len(labels.group(g)) for g in GROUPS}  # type: ignore[arg-type]
     engine = config.engine.name
     if engine not in available():
         raise UserError(f"engine {engine!r} is not installed (available: {', '.join(available())})")
@@ -36,6 +39,21 @@ def run(args: argparse.Namespace) -> int:
         names = " or ".join(repr(n) for n in (engine, config.engine.fallback) if n)
         raise UserError(f"engine {names} cannot be loaded: {exc}") from None
     prepare(main, fallback)  # a missing key, binary, login or model file: exit 2
-    also = f", fallback {config.engine.fallback}" if config.engine.fallback else ""
-    print(f"ok: labels ({counts}); engine {engine} ({main.strategy}{also}), ready")
+    fallback_name = config.engine.fallback or None
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "ok": True,
+                    "labels": counts,
+                    "engine": engine,
+                    "strategy": main.strategy,
+                    "fallback": fallback_name,
+                }
+            )
+        )
+        return 0
+    text = ", ".join(f"{n} {g}" for g, n in counts.items())
+    also = f", fallback {fallback_name}" if fallback_name else ""
+    print(f"ok: labels ({text}); engine {engine} ({main.strategy}{also}), ready")
     return 0

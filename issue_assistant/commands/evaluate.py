@@ -5,39 +5,26 @@ maintainers did; `evaluate merge FILES...` joins shards' results. Nothing is wri
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import logging
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from issue_assistant.commands.common import (
+from issue_assistant.commands.args import (
     add_checkout_argument,
     add_config_arguments,
-    with_checkout,
+    add_json_argument,
+    add_strategy_argument,
 )
-from issue_assistant.config import STRATEGIES, Config, LabelsConfig, load_both
 from issue_assistant.errors import UserError
-from issue_assistant.evaluate.report import (
-    checkout_root,
-    default_report_path,
-    ensure_outside,
-    results_path,
-    write_report,
-)
-from issue_assistant.evaluate.results import RunHeader, merge, open_results, read_results
-from issue_assistant.evaluate.runner import Evaluator, progress_for, run_all
-from issue_assistant.evaluate.selection import (
-    DEFAULT_ISSUES,
-    MAX_ISSUES,
-    parse_shard,
-    select,
-    shard,
-)
-from issue_assistant.learn.store import bucket_cutoffs
-from issue_assistant.pipeline import engines_for, open_index, prepare
-from issue_assistant.tracker.base import Tracker
-from issue_assistant.tracker.snapshot import read_snapshot
+from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES
+
+if TYPE_CHECKING:
+    from issue_assistant.config import Config, LabelsConfig
+    from issue_assistant.tracker.base import Tracker
 
 HELP = (
     "Measure the assistant on closed issues replayed as they were when opened, against what "
@@ -67,11 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--engine", metavar="NAME", help="engine (default: [engine] name)")
     parser.add_argument("--model", metavar="M", help="model for the engine")
-    parser.add_argument(
-        "--strategy",
-        choices=STRATEGIES,
-        help="zero-shot, rag or agent (default: [engine] strategy, else the engine's own)",
-    )
+    add_strategy_argument(parser)
     parser.add_argument(
         "--report",
         metavar="PATH",
@@ -94,8 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="where the index is kept (default: [index] cache_dir of config.toml)",
+        help="where the index is kept (default: $ISSUE_ASSISTANT_CACHE, then [index] cache_dir)",
     )
+    add_json_argument(parser, "a summary (the report's path and its measures)")
     add_config_arguments(parser)
     add_checkout_argument(parser)
 
@@ -107,52 +91,98 @@ def _tracker(
 
     Returns the tracker, a line on its source, and how many closed issues were examined live.
     """
+    from issue_assistant.settings import current
+    from issue_assistant.tracker.snapshot import read_snapshot
+
     if args.snapshot:
         snapshot = read_snapshot(args.snapshot)
         return snapshot, f"snapshot {Path(args.snapshot).name}", None
-    full_name = args.repo or os.environ.get("GH_REPO")
-    if not full_name:
+    settings = current()
+    if not (args.repo or settings.repository):
         raise UserError("no repository: set GH_REPO=OWNER/REPO, or use --repo or --snapshot FILE")
-    token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or ""
+    full_name = settings.require_repository(args.repo)
+    token = settings.github_token or ""
     try:
         from issue_assistant.tracker.github import GitHubTracker
     except ImportError:
         raise UserError("reading GitHub is not available in this version; use --snapshot") from None
     from issue_assistant.evaluate.live import read_live
 
-    gh = GitHubTracker(full_name, token, os.environ.get("GITHUB_API_URL"))
+    gh = GitHubTracker(full_name, token, settings.api_url)
     tracker, examined = read_live(gh, labels, config.approval.bot_login, args.issues)
     return tracker, "GitHub, read-only", examined
 
 
-def _merge(files: list[str], report: str | None) -> int:
+def _merge(files: list[str], report: str | None, as_json: bool = False) -> int:
+    from issue_assistant.evaluate.report import (
+        checkout_root,
+        default_report_path,
+        ensure_outside,
+        write_report,
+    )
+    from issue_assistant.evaluate.results import merge
+
     paths = [Path(f) for f in files]
     header, results = merge(paths)
     root = checkout_root()
     out = Path(report) if report else default_report_path(root, header.repository, header.shard)
     out = ensure_outside(out, root)
     write_report(out, header, results)
-    print(out)
+    print(_summary(out, header, results) if as_json else out)
     return 0
 
 
+def _summary(report: Path, header: object, results: list) -> str:  # noqa: ANN001
+    """`--json`: the report's path, the run's header and the measures, on one line."""
+    from issue_assistant.evaluate.metrics import measure
+    from issue_assistant.evaluate.report import results_path
+
+    def plain(value: object) -> object:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return dataclasses.asdict(value)
+        return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+
+    return json.dumps(
+        {
+            "report": str(report),
+            "results": str(results_path(report)),
+            "header": plain(header),
+            "measures": plain(measure(results)),
+        },
+        default=str,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
+    from issue_assistant.commands.common import cache_dir, engine_name, load_configs
+    from issue_assistant.evaluate.report import (
+        checkout_root,
+        default_report_path,
+        ensure_outside,
+        results_path,
+        write_report,
+    )
+    from issue_assistant.evaluate.results import RunHeader, open_results, read_results
+    from issue_assistant.evaluate.runner import Evaluator, progress_for, run_all
+    from issue_assistant.evaluate.selection import parse_shard, select, shard
+    from issue_assistant.learn.store import bucket_cutoffs
+    from issue_assistant.pipeline import engines_for, open_index, prepare
+
     if args.words:
         if args.words[0] != "merge":
             raise UserError(f"unknown evaluate action {args.words[0]!r} (did you mean `merge`?)")
-        return _merge(args.words[1:], args.report)
+        return _merge(args.words[1:], args.report, args.json)
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
     shard_of = parse_shard(args.shard) if args.shard else None
     root = checkout_root()
     if args.report:
         ensure_outside(Path(args.report), root)
-    labels, config = load_both(args.labels, args.config, root)
-    config = with_checkout(args, config)
-    config = config.with_engine(model=args.model, strategy=args.strategy)
+    labels, config = load_configs(args, root)  # with --model and --checkout
+    config = config.with_engine(strategy=args.strategy)
     if not 1 <= args.issues <= MAX_ISSUES:
         raise UserError(f"--issues must be between 1 and {MAX_ISSUES}, not {args.issues}")
-    prepare(*engines_for(config, labels, args.engine))  # before the first issue: exit 2 here
+    prepare(*engines_for(config, labels, engine_name(args)))  # before the first issue: exit 2 here
     tracker, source, examined = _tracker(args, labels, config)
     full_name = tracker.repository.full_name
     shard_text = f"{shard_of[0]}/{shard_of[1]}" if shard_of else None
@@ -162,8 +192,7 @@ def run(args: argparse.Namespace) -> int:
     )
     selection = select(tracker, labels, config.approval.bot_login, args.issues, examined=examined)
     items = shard(selection.issues, *shard_of) if shard_of else list(enumerate(selection.issues))
-    cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
-    index = open_index(tracker, Path(cache), embeddings=config.index.embeddings)
+    index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
     # Label models in time buckets over the whole selection (shards and resumed runs share them).
     cutoffs = bucket_cutoffs([i.created_at for i in selection.issues], BUCKET)
     evaluator = Evaluator(
@@ -171,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         index=index,
         labels=labels,
         config=config,
-        engine_name=args.engine,
+        engine_name=engine_name(args),
         cutoffs=cutoffs,
     )
     header = RunHeader(
@@ -216,8 +245,9 @@ def run(args: argparse.Namespace) -> int:
         writer.close()
     header, results, _ = read_results(jsonl)
     wanted = {issue.number for _, issue in items}
-    write_report(report, header, [r for n, r in results.items() if n in wanted])
-    print(report)
+    kept = [r for n, r in results.items() if n in wanted]
+    write_report(report, header, kept)
+    print(_summary(report, header, kept) if args.json else report)
     if interrupted:
         print(f"issue-assistant: interrupted; continue with --resume ({jsonl})", file=sys.stderr)
         return 130

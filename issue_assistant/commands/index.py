@@ -5,14 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from issue_assistant.commands.common import (
-    add_snapshot_argument,
-    load_config_only,
-    snapshot_and_index,
-)
-from issue_assistant.config import find_file, load_labels
-from issue_assistant.learn.store import refit
-from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.commands.args import add_snapshot_argument
 
 HELP = "Build or update the search index of a snapshot (only new or changed issues are written)."
 
@@ -28,6 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from issue_assistant.commands.common import load_config_only, snapshot_and_index
+    from issue_assistant.config import find_file, load_labels
+    from issue_assistant.learn.store import refit
+    from issue_assistant.tracker.asof import AsOfView
+
     config = load_config_only(args)
     start = time.perf_counter()
     snapshot, index = snapshot_and_index(args, config)

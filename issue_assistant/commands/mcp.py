@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from issue_assistant import __version__
@@ -75,16 +73,18 @@ def _tracker(args: argparse.Namespace, labels: LabelsConfig, bot_login: str) -> 
     if args.snapshot:
         return read_snapshot(args.snapshot)
     from issue_assistant.evaluate.live import read_live
+    from issue_assistant.settings import current
     from issue_assistant.tracker.github import GitHubTracker
 
-    token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or ""
-    gh = GitHubTracker(args.repo, token, os.environ.get("GITHUB_API_URL"))
+    settings = current()
+    gh = GitHubTracker(args.repo, settings.require_token(), settings.api_url)
     listed, _ = read_live(gh, labels, bot_login, 0)
     return LiveIssues(gh, listed)  # type: ignore[return-value]
 
 
 def toolbox(args: argparse.Namespace) -> Toolbox:
     """The tools on the source the arguments name (everything loaded before serving)."""
+    from issue_assistant.commands.common import cache_dir
     from issue_assistant.config import LabelsConfig, find_file, load_config, load_labels
     from issue_assistant.pipeline import open_index
     from issue_assistant.tools import Checkout, Toolbox
@@ -95,8 +95,7 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
     labels = load_labels(labels_path) if labels_path else LabelsConfig()
     config = load_config(find_file("config.toml", args.config))
     tracker = _tracker(args, labels, config.approval.bot_login)
-    cache = args.cache_dir or os.environ.get("ISSUE_ASSISTANT_CACHE") or config.index.cache_dir
-    index = open_index(tracker, Path(cache))
+    index = open_index(tracker, cache_dir(args, config))
     return Toolbox(RepoView.build(tracker, index, labels, args.as_of), checkout)
 
 

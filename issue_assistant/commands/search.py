@@ -4,35 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import socket
 import sys
-from datetime import UTC, datetime
 
-from issue_assistant.commands.common import (
-    add_snapshot_argument,
-    load_config_only,
-    snapshot_and_index,
-)
+from issue_assistant.commands.args import add_snapshot_argument, moment  # noqa: F401
 from issue_assistant.errors import UserError
-from issue_assistant.render import render
-from issue_assistant.tracker.asof import AsOfView
 
 HELP = (
     "Search a repository's issues (title matches weigh more), optionally as of a moment. "
     "Inside a command-line engine's run it searches the issue's own point-in-time index."
 )
 SOCKET_ENV = "ISSUE_ASSISTANT_SEARCH_SOCKET"
-
-
-def moment(value: str) -> datetime:
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not an ISO 8601 time: {value!r} (e.g. 2024-03-01T12:00:00Z)"
-        ) from None
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,11 +44,17 @@ def _engine_search(path: str, query: str, limit: int) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from issue_assistant.settings import current
+
     if not args.snapshot:
-        path = os.environ.get(SOCKET_ENV)
+        path = current().search_socket
         if not path:
             raise UserError("give --snapshot FILE")
         return _engine_search(path, args.query, args.limit)
+    from issue_assistant.commands.common import load_config_only, snapshot_and_index
+    from issue_assistant.render import render
+    from issue_assistant.tracker.asof import AsOfView
+
     config = load_config_only(args)
     snapshot, index = snapshot_and_index(args, config)
     hits = index.search(

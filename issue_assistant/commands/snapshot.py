@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from issue_assistant.errors import GitHubError, UserError
-from issue_assistant.tracker.fetch import fetch_snapshot, partial_path
+from issue_assistant.errors import GitHubError
 
 HELP = (
     "Fetch a repository's issues and pull requests, with their label, close and duplicate "
     "events and comments, and its releases and discussions, into a snapshot file (token from "
-    "GITHUB_TOKEN; resumable)."
+    "GITHUB_TOKEN or GH_TOKEN; resumable)."
 )
 
 
@@ -45,10 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    token = os.environ.get("GITHUB_TOKEN")
-    if not token:
-        raise UserError("GITHUB_TOKEN is not set: a token is needed to read the repository")
-    base_url = args.base_url or os.environ.get("GITHUB_API_URL") or None
+    from issue_assistant.settings import current
+    from issue_assistant.tracker.fetch import fetch_snapshot, partial_path
+
+    settings = current()
+    token = settings.require_token()
+    base_url = args.base_url or settings.api_url
     partial = partial_path(args.output)
     try:
         snapshot = fetch_snapshot(
@@ -59,17 +59,14 @@ def run(args: argparse.Namespace) -> int:
             base_url=base_url,
             fixed_by=args.fixed_by,
         )
-    except (GitHubError, KeyboardInterrupt) as exc:
+    except (GitHubError, KeyboardInterrupt):
         if partial.is_file():
             print(
                 f"issue-assistant: stopped; the issues fetched so far are kept in {partial}: "
                 "run the same command again to resume",
                 file=sys.stderr,
             )
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        print(f"issue-assistant: error: {exc}", file=sys.stderr)
-        return 1
+        raise
     issues = list(snapshot.all_issues())
     prs = sum(1 for i in issues if i.is_pull_request)
     print(

@@ -10,7 +10,6 @@ Retries of transient HTTP failures are the SDK's own; errors are classified by t
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -90,7 +89,9 @@ class AnthropicEngine(LLMEngine):
             import anthropic  # noqa: F401
         except ImportError:
             raise UserError("the anthropic engine needs the anthropic package") from None
-        if not os.environ.get("ANTHROPIC_API_KEY"):
+        from issue_assistant.settings import current
+
+        if not current().anthropic_api_key:
             raise UserError(
                 "the anthropic engine needs ANTHROPIC_API_KEY: export it, or in a workflow set "
                 "it from a repository secret (docs/engines.md)"
@@ -99,12 +100,15 @@ class AnthropicEngine(LLMEngine):
     def client(self, run: Run):  # noqa: ANN201
         import anthropic
 
+        from issue_assistant.settings import current
+
         self.prepare()
+        settings = current()
         return anthropic.Anthropic(
-            api_key=os.environ["ANTHROPIC_API_KEY"],
-            base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
+            api_key=settings.anthropic_api_key,
+            base_url=settings.anthropic_base_url,
             timeout=max(1.0, min(self.config.engine.timeout_seconds, run.deadline.remaining())),
-            max_retries=int(os.environ.get("ISSUE_ASSISTANT_MAX_RETRIES", "3")),
+            max_retries=settings.max_retries,
         )
 
     def _create(self, run: Run, **request: Any) -> Any:

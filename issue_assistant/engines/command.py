@@ -32,6 +32,7 @@ from issue_assistant.engines.failures import EngineFailure, Kind, from_text
 from issue_assistant.engines.prompt import check_answer, shown
 from issue_assistant.errors import UserError
 from issue_assistant.render import render
+from issue_assistant.settings import current
 
 if TYPE_CHECKING:
     from issue_assistant.context import Context
@@ -40,6 +41,11 @@ if TYPE_CHECKING:
 # engines' keys) never reaches it.
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 SOCKET_ENV = "ISSUE_ASSISTANT_SEARCH_SOCKET"
+
+
+def _home() -> Path:
+    """Our HOME (where the CLIs keep their logins)."""
+    return Path(current().home or Path.home())
 
 
 class CommandOptions(EngineOptions):
@@ -210,18 +216,18 @@ class CommandEngine(Engine):
             )
 
     def _has_key(self) -> bool:
-        return any(os.environ.get(k) for k in self.key_env)
+        return bool(current().variables(*self.key_env))
 
     def _logins(self) -> list[Path]:
         if not self.options.use_login:  # type: ignore[attr-defined]
             return []
-        home = Path(os.environ.get("HOME") or Path.home())
+        home = _home()
         return [home / f for f in self.login_files if (home / f).is_file()]
 
     def environment(self, home: Path, socket: str) -> dict[str, str]:
-        """PATH, locale, a temporary HOME, this engine's own key, and the search socket."""
-        env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
-        env.update({k: os.environ[k] for k in self.key_env if os.environ.get(k)})
+        """PATH, locale, a temporary HOME, this engine's own key, and the search socket (read
+        through the settings, which hold every variable a process may pass on)."""
+        env = current().variables(*BASE_ENV, *self.key_env)
         env.update(
             HOME=str(home),
             XDG_CONFIG_HOME=str(home / ".config"),
@@ -233,7 +239,7 @@ class CommandEngine(Engine):
     def setup_home(self, home: Path, work: Path) -> None:
         """Write the settings the CLI needs into the temporary HOME, and copy its login."""
         for src in self._logins():
-            dest = home / src.relative_to(Path(os.environ.get("HOME") or Path.home()))
+            dest = home / src.relative_to(_home())
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest)
 

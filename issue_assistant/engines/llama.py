@@ -106,7 +106,9 @@ class LlamaEngine(LLMEngine):
         return Path(self.config.engine.model).name if self.config.engine.model else ""
 
     def _model_path(self) -> str:
-        path = self.config.engine.model or os.environ.get("ISSUE_ASSISTANT_MODEL", "")
+        from issue_assistant.settings import current
+
+        path = self.config.engine.model or current().model or ""
         if not path:
             raise UserError("the llama engine needs a GGUF file: [engine] model or --model PATH")
         if not Path(path).is_file():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cache
 from typing import TYPE_CHECKING
 
 from issue_assistant.config import GROUPS, LabelsConfig, SimilarConfig
@@ -20,13 +21,12 @@ from issue_assistant.engines.base import Engine, register
 from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.store import cosine
 from issue_assistant.learn.calibration import proposals
-from issue_assistant.learn.model import SINGLE, LabelModel
-from issue_assistant.learn.store import StoreSource
 from issue_assistant.tracker.models import Issue
 from issue_assistant.versions import version_note
 
 if TYPE_CHECKING:
     from issue_assistant.context import Candidate, Context
+    from issue_assistant.learn.model import LabelModel
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6} .*$", re.MULTILINE)
 _FENCE = re.compile(r"```.*?```", re.DOTALL)
@@ -81,20 +81,24 @@ class SimilarEngine(Engine):
     name = "similar"
     Options = SimilarConfig
 
-    # Where label models come from: the artifact beside the index (analyze, the Action), or
-    # evaluate's time buckets (set by the evaluator).
-    label_source: object = StoreSource()
+    # Where label models come from: the artifact beside the index (analyze, the Action; None:
+    # the shared store, made on first use so loading the engine does not import scikit-learn),
+    # or evaluate's time buckets (set by the evaluator).
+    label_source: object | None = None
     # evaluate turns this off: calibration.json was fit on the whole history, later issues too.
     use_calibration_file: bool = True
 
     def label_model(self, context: Context) -> LabelModel | None:
         if self.config.labels.model == "vote":
             return None
-        return self.label_source.model_for(  # type: ignore[attr-defined]
+        source = self.label_source or _store_source()
+        return source.model_for(  # type: ignore[attr-defined]
             context.tracker, context.index, self.labels, context.issue.created_at
         )
 
     def decide(self, context: Context) -> Decision:
+        from issue_assistant.learn.model import SINGLE
+
         cfg: SimilarConfig = self.options  # type: ignore[assignment]
         neighbors = context.search_like(limit=max(cfg.neighbors * 3, 30))
         decision: dict = {"areas": [], "topics": []}
@@ -248,6 +252,14 @@ class SimilarEngine(Engine):
         )
         why = "; too few labelled issues to learn from" if learning else ""
         return f"{guess} (the most similar: {nearest}{why})."
+
+
+@cache
+def _store_source() -> object:
+    """The label models stored beside the index, shared by every engine of the process."""
+    from issue_assistant.learn.store import StoreSource
+
+    return StoreSource()
 
 
 def _calibration_text(model: LabelModel | None, target: float) -> str:

@@ -187,10 +187,10 @@ def cost(results: Sequence[IssueResult]) -> Cost:
     return Cost(
         latency_p50=percentile(latencies, 50),
         latency_p95=percentile(latencies, 95),
-        latency_total=sum(latencies),
+        latency_total=math.fsum(latencies),  # exact: the same whatever the order (shards)
         tokens_in=sum(u.tokens_in for u in usages),
         tokens_out=sum(u.tokens_out for u in usages),
-        cost_usd=sum(dollars) if dollars else None,
+        cost_usd=math.fsum(dollars) if dollars else None,
         tool_calls=sum(u.tool_calls for u in usages),
         turns=sum(u.turns for u in usages),
         forced_submits=sum(1 for u in usages if u.forced_submit),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 import time
@@ -214,7 +213,9 @@ def _clock(seconds: float) -> str:
 def progress_for(stream: IO[str] | None = None) -> Progress:
     """The bar on a terminal, plain lines otherwise (or when CI is set)."""
     stream = stream or sys.stderr
-    if stream.isatty() and not os.environ.get("CI"):
+    from issue_assistant.settings import current
+
+    if stream.isatty() and not current().ci:
         return RichProgress(stream)
     return LogProgress(stream)
 

@@ -7,12 +7,11 @@ from dataclasses import dataclass, field
 from issue_assistant.config import LabelsConfig
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.gold import assistant_touched, duplicate_gold, later_labels
+from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES  # noqa: F401
 from issue_assistant.tracker.asof import ONE_MINUTE
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
-DEFAULT_ISSUES = 50
-MAX_ISSUES = 200
 WINDOW = 1000
 
 

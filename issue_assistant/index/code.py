@@ -148,9 +148,12 @@ def git_head(root: Path) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     sha = out.stdout.strip() if out.returncode == 0 else ""
-    workspace = os.environ.get("GITHUB_WORKSPACE")
+    from issue_assistant.settings import current
+
+    settings = current()
+    workspace = settings.workspace
     if not sha and workspace and Path(workspace).resolve() == Path(root).resolve():
-        sha = os.environ.get("GITHUB_SHA", "")  # the commit actions/checkout checked out
+        sha = settings.sha or ""  # the commit actions/checkout checked out
     return sha if re.fullmatch(r"[0-9a-f]{40}", sha) else None
 
 
@@ -374,11 +377,12 @@ def checkout_for(setting: str, full_name: str) -> Path | None:
     """The checkout `[code] checkout` names: "" none; "auto" the Action's workspace (else the
     current directory) when it is a clone of `full_name`; else that folder, which must exist."""
     from issue_assistant.errors import UserError
+    from issue_assistant.settings import current
 
     if not setting:
         return None
     if setting == "auto":
-        root = Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd())
+        root = Path(current().workspace or Path.cwd())
         if (root / ".git").exists() and origin_names(root, full_name):
             return root
         return None

@@ -26,7 +26,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from issue_assistant.errors import UserError
 from issue_assistant.tracker.fetch_context import ContextState, fetch_context
 from issue_assistant.tracker.github import (
     TRIAGE_ROLES,
@@ -236,9 +235,9 @@ class _Reporter:
 
 
 def _tracker_for(full_name: str, token: str | None, base_url: str | None) -> GitHubTracker:
-    token = token or os.environ.get("GITHUB_TOKEN")
-    if not token:
-        raise UserError("GITHUB_TOKEN is not set: a token is needed to read the repository")
+    from issue_assistant.settings import current
+
+    token = token or current().require_token()
     retry = github_retry(total=30, max_wait=FETCH_MAX_WAIT, backoff_factor=2.0)
     return GitHubTracker(full_name, token, base_url, retry=retry, throttle=FETCH_THROTTLE)
 

@@ -500,3 +500,19 @@ class GitHubTracker:
         """Close with `state_reason`: completed, not_planned or duplicate."""
         body = {"state": "closed", "state_reason": state_reason}
         self._request("PATCH", f"{self._path}/issues/{number}", body)
+
+    # ---- for `init` ------------------------------------------------------------------------
+
+    def metadata(self) -> dict[str, Any]:
+        """The repository's own record (description, default branch, ...)."""
+        return self._request("GET", self._path)
+
+    def readme(self) -> dict[str, Any]:
+        """The README's record (`content` is base64); GitHubError 404 when there is none."""
+        return self._request("GET", f"{self._path}/readme")
+
+    def recent_issues(self) -> Iterator[Issue]:
+        """Issues and pull requests, newest first (to count label use on the recent ones)."""
+        params = {"state": "all", "sort": "created", "direction": "desc"}
+        for data in self._list(f"{self._path}/issues", params):
+            yield to_issue(data)

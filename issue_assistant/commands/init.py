@@ -1,0 +1,45 @@
+"""`init`: draft labels.toml, config.toml and the workflow from a repository's labels."""
+
+from __future__ import annotations
+
+import argparse
+
+from issue_assistant.commands.args import add_json_argument
+
+HELP = (
+    "Draft labels.toml, config.toml and .github/workflows/issue-assistant.yml from a "
+    "repository's labels (on GitHub with a token, or from --snapshot FILE); never overwrites."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "repository",
+        nargs="?",
+        metavar="OWNER/REPO",
+        help="the repository on GitHub (default: $GH_REPO, then $GITHUB_REPOSITORY)",
+    )
+    parser.add_argument(
+        "--snapshot", metavar="FILE", help="read the labels and issues from a snapshot, offline"
+    )
+    parser.add_argument(
+        "--readme", metavar="FILE", help="take the project description from this README"
+    )
+    parser.add_argument(
+        "--issues",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="live: count label use on the N most recent issues (default 1000)",
+    )
+    parser.add_argument(
+        "--dir", default=".", metavar="DIR", help="where to write (default: the current directory)"
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite files that exist")
+    add_json_argument(parser, "what was inferred and written")
+
+
+def run(args: argparse.Namespace) -> int:
+    from issue_assistant.onboard import run_init
+
+    return run_init(args)

@@ -1,0 +1,200 @@
+"""`init`'s drafting: group a repository's labels by common naming schemes into a `labels.toml`,
+and draft `config.toml` and the workflow file. Pure functions over the labels and issues."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+
+from issue_assistant.tracker.models import Issue, LabelInfo
+
+GROUP_ORDER = ("type", "area", "topic", "priority")
+# Prefixes before `/`, `:` or `-` (with optional spaces): which group they name.
+PREFIXES = {
+    "kind": "type",
+    "type": "type",
+    "issue-type": "type",
+    "c": "type",  # Rust's C-bug, C-feature-request
+    "area": "area",
+    "a": "area",  # Rust's A-*
+    "component": "area",
+    "comp": "area",
+    "module": "area",
+    "pkg": "area",
+    "package": "area",
+    "scope": "area",
+    "subsystem": "area",
+    "topic": "topic",
+    "theme": "topic",
+    "tag": "topic",
+    "priority": "priority",
+    "prio": "priority",
+    "p": "priority",
+    "severity": "priority",
+}
+# Workflow labels: state, not classification; left out.
+WORKFLOW_PREFIXES = {
+    "status", "state", "needs", "need", "triage", "stale", "resolution", "workflow", "lifecycle",
+    "pr", "ci", "review", "backport", "impact", "version", "release", "milestone", "s", "i", "t",
+    "awaiting", "waiting", "assistant",
+}  # fmt: skip
+WORKFLOW_NAMES = re.compile(
+    r"^(triage|needs?[ -_]?triage|stale|wip|work in progress|blocked|on hold|pinned|"
+    r"awaiting[ -_].*|waiting[ -_].*|needs?[ -_].*|in progress|ready|released|fixed|"
+    r"confirmed|unconfirmed|reproduced|cannot reproduce|can't reproduce|"
+    r"duplicate|wontfix|won't fix|wont fix|invalid|not planned|not a bug|by design|"
+    r"works as intended|spam|hacktoberfest-accepted|dependencies|autorelease.*)$"
+)
+# Good for people, never for the assistant to propose.
+NEVER_PROPOSED = re.compile(
+    r"^(good first issue|good second issue|first-timers-only|beginner friendly|easy|"
+    r"help wanted|hacktoberfest|up for grabs|contributions welcome|mentored|e-easy|e-help-wanted)$"
+)
+NEEDS_INFO = re.compile(
+    r"(needs?|awaiting|waiting)[ _:/-]*(more[ _-]*)?(info|information|feedback|repro|"
+    r"reproduction|response|author|reporter)|more info needed|needs-info|question: unanswered"
+)
+TYPE_WORDS = {
+    "bug", "enhancement", "feature", "question", "documentation", "docs", "request",
+    "proposal", "rfc", "discussion", "regression", "task", "chore", "support", "idea",
+}  # fmt: skip
+PRIORITY_NAMES = re.compile(
+    r"^(p[0-4]|critical|urgent|blocker|high priority|low priority|medium priority|"
+    r"priority|important)$"
+)
+_SPLIT = re.compile(r"^\s*([A-Za-z][\w-]*?)\s*(?:[/:]\s*|-(?=\S))(.+)$")
+
+
+@dataclass
+class Drafted:
+    """One label of the draft: where it goes and why."""
+
+    name: str
+    description: str
+    group: str | None  # None: not grouped (shown commented out)
+    propose: bool = True
+    uses: int = 0
+    reason: str = ""
+
+
+@dataclass
+class LabelDraft:
+    groups: dict[str, list[Drafted]] = field(default_factory=dict)
+    ungrouped: list[Drafted] = field(default_factory=list)
+    left_out: list[Drafted] = field(default_factory=list)
+    needs_info: str | None = None
+    bug: str | None = None
+    issues_counted: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {g: len(self.groups.get(g, [])) for g in GROUP_ORDER}
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def classify(name: str) -> tuple[str | None, bool, str]:
+    """(group or None, propose, reason) for one label name; group "-" means left out."""
+    low = name.strip().lower()
+    if NEVER_PROPOSED.match(low):
+        return "topic", False, "for contributors, never proposed"
+    if PRIORITY_NAMES.match(low):
+        return "priority", True, "a priority name"
+    if low in ("assistant: pending", "assistant: skip") or WORKFLOW_NAMES.match(low):
+        return "-", False, "a workflow or resolution label"
+    match = _SPLIT.match(low)
+    if match:
+        prefix, rest = match.group(1), match.group(2)
+        if prefix in WORKFLOW_PREFIXES:
+            return "-", False, f"a workflow label ({prefix}*)"
+        if prefix in PREFIXES and (len(prefix) > 1 or low[len(prefix)] == "-"):
+            group = PREFIXES[prefix]
+            if group == "type" and NEVER_PROPOSED.match(rest):
+                return "topic", False, "for contributors, never proposed"
+            return group, True, f"the {prefix}* scheme"
+    if set(_words(low)) & TYPE_WORDS:
+        return "type", True, "a type word"
+    return None, True, "no known scheme"
+
+
+def usage(issues: Iterable[Issue]) -> tuple[Counter[str], int]:
+    """How many issues (not pull requests) carry each label, and how many issues were counted."""
+    counts: Counter[str] = Counter()
+    n = 0
+    for issue in issues:
+        if issue.is_pull_request:
+            continue
+        n += 1
+        counts.update(set(issue.labels))
+    return counts, n
+
+
+def draft_labels(labels: list[LabelInfo], counts: Counter[str], issues_counted: int) -> LabelDraft:
+    """Group the labels; when the repository lists none, the labels seen on issues are used."""
+    known = {lb.name: lb for lb in labels}
+    for name in counts:
+        known.setdefault(name, LabelInfo(name=name))
+    draft = LabelDraft(issues_counted=issues_counted)
+    for name in sorted(known, key=lambda n: (-counts[n], n.lower())):
+        info = known[name]
+        low = name.lower()
+        if draft.needs_info is None and NEEDS_INFO.search(low):
+            draft.needs_info = name
+        group, propose, reason = classify(name)
+        item = Drafted(name, (info.description or "").strip(), group, propose, counts[name], reason)
+        if group == "-":
+            draft.left_out.append(item)
+        elif group is None:
+            draft.ungrouped.append(item)
+        else:
+            draft.groups.setdefault(group, []).append(item)
+    types = draft.groups.get("type", [])
+    bugs = [t for t in types if "bug" in _words(t.name)]
+    exact = [t for t in bugs if _words(t.name)[-1:] == ["bug"] and len(_words(t.name)) <= 2]
+    draft.bug = (exact or bugs or [None])[0] and (exact or bugs)[0].name
+    return draft
+
+
+def toml_string(value: str) -> str:
+    """A TOML basic string (JSON escaping is valid TOML for the characters we meet)."""
+    out = value.replace("\\", "\\\\").replace('"', '\\"')
+    out = "".join(c if c >= " " and c != "\x7f" else f"\\u{ord(c):04x}" for c in out)
+    return f'"{out}"'
+
+
+def first_paragraph(markdown: str, limit: int = 600) -> str:
+    """The README's first paragraph of prose (skipping headings, badges, HTML and code)."""
+    fenced = False
+    para: list[str] = []
+    for raw in markdown.splitlines():
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        skip = (
+            fenced
+            or line.startswith(("#", "<", "[![", "![", "|", ">", "---", "==="))
+            or re.fullmatch(r"(\[!\[.*|\s*)", line) is not None
+        )
+        if skip or not line:
+            if para:
+                break
+            continue
+        para.append(line)
+    text = " ".join(para)
+    text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def workflow_text() -> str:
+    """The example workflow (docs/workflow.yml, shipped in the package)."""
+    return (
+        resources.files("issue_assistant")
+        .joinpath("templates/init/workflow.yml")
+        .read_text(encoding="utf-8")
+    )

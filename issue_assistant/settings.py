@@ -1,0 +1,207 @@
+"""Every environment variable the assistant reads, read once into one typed object.
+
+The CLI (`cli.main`) and the Action (`action.main`) each build a `Settings` from the environment
+at start and activate it for the run (`using`); code further down calls `current()`. The same
+variables mean the same thing in both, with one precedence (documented in
+docs/configuration.md): a flag (CLI) or an input (Action) first, then the variables in the order
+of their `AliasChoices`, then the configuration files, then the default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+from pydantic_settings.sources import PydanticBaseSettingsSource
+
+from issue_assistant.errors import UserError
+
+DEFAULT_API_URL = "https://api.github.com"
+
+
+def _env(*names: str) -> Any:
+    """A field read from the first of `names` that is set and not empty."""
+    return Field(default=None, validation_alias=AliasChoices(*names))
+
+
+class Settings(BaseSettings):
+    """The environment, typed. Empty variables count as unset (the runner passes unset inputs as
+    empty strings)."""
+
+    model_config = SettingsConfigDict(
+        case_sensitive=False, env_ignore_empty=True, extra="ignore", frozen=True
+    )
+
+    # Action inputs (the runner passes `with:` values as INPUT_<NAME>, hyphens kept); the CLI
+    # reads the same variables, after its own flags.
+    command: str | None = _env("INPUT_COMMAND")
+    engine: str | None = _env("INPUT_ENGINE", "ISSUE_ASSISTANT_ENGINE")
+    model: str | None = _env("INPUT_MODEL", "ISSUE_ASSISTANT_MODEL")
+    labels: str | None = _env("INPUT_LABELS", "ISSUE_ASSISTANT_LABELS")
+    config: str | None = _env("INPUT_CONFIG", "ISSUE_ASSISTANT_CONFIG")
+    writes: str | None = _env("INPUT_WRITES", "ISSUE_ASSISTANT_WRITES")
+    # Secrets.
+    github_token: str | None = _env(
+        "INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"
+    )
+    anthropic_api_key: str | None = _env(
+        "INPUT_ANTHROPIC-API-KEY", "INPUT_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"
+    )
+    anthropic_base_url: str | None = _env("ANTHROPIC_BASE_URL")
+    # The command-line engines' own keys (engines/claude.py, gemini.py, copilot.py).
+    claude_code_oauth_token: str | None = _env("CLAUDE_CODE_OAUTH_TOKEN")
+    gemini_api_key: str | None = _env("GEMINI_API_KEY")
+    copilot_github_token: str | None = _env("COPILOT_GITHUB_TOKEN")
+    # GitHub: the repository and the API, as set by the runner (or by `gh`'s conventions).
+    repository: str | None = _env("GH_REPO", "GITHUB_REPOSITORY")
+    api_url: str = Field(
+        default=DEFAULT_API_URL, validation_alias=AliasChoices("GITHUB_API_URL", "GH_API_URL")
+    )
+    actions: bool = Field(default=False, validation_alias=AliasChoices("GITHUB_ACTIONS"))
+    event_name: str | None = _env("GITHUB_EVENT_NAME")
+    event_path: str | None = _env("GITHUB_EVENT_PATH")
+    workspace: str | None = _env("GITHUB_WORKSPACE")
+    sha: str | None = _env("GITHUB_SHA")
+    output: str | None = _env("GITHUB_OUTPUT")
+    step_summary: str | None = _env("GITHUB_STEP_SUMMARY")
+    # The assistant's own.
+    cache_dir: str | None = _env("ISSUE_ASSISTANT_CACHE")
+    max_retries: int = Field(
+        default=3, ge=0, le=20, validation_alias=AliasChoices("ISSUE_ASSISTANT_MAX_RETRIES")
+    )
+    # Set by a command-line engine for the `search` its CLI runs (engines/command.py).
+    search_socket: str | None = _env("ISSUE_ASSISTANT_SEARCH_SOCKET")
+    ci: bool = Field(default=False, validation_alias=AliasChoices("CI"))
+    # The process's own, passed on to a command-line engine's process (nothing else is).
+    home: str | None = _env("HOME")
+    path: str | None = _env("PATH")
+    lang: str | None = _env("LANG")
+    lc_all: str | None = _env("LC_ALL")
+    lc_ctype: str | None = _env("LC_CTYPE")
+    tz: str | None = _env("TZ")
+
+    @field_validator("actions", "ci", mode="before")
+    @classmethod
+    def _flag(cls, value: object) -> object:
+        if isinstance(value, str):
+            return value.strip().lower() in ("1", "true", "yes")
+        return value
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _strip(cls, value: object) -> object:
+        return value.strip() if isinstance(value, str) else value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # `from_env` reads the environment (os.environ or a given mapping) through _MappingSource
+        # and passes the values in; no other source, so nothing is read twice or from elsewhere.
+        return (init_settings,)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read `env` (default: the process environment) once; a bad value is a UserError."""
+        source = _MappingSource(cls, os.environ if env is None else env)
+        try:
+            return cls(**source())
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = str(err["loc"][0]) if err["loc"] else "?"
+            raise UserError(f"{err['msg']}", where=f"environment variable {field}") from None
+
+    def variables(self, *names: str) -> dict[str, str]:
+        """The named variables that are set, by name, for a child process's environment (a
+        command-line engine's); each name must be one of `PASSED_ON`."""
+        out = {}
+        for name in names:
+            value = getattr(self, PASSED_ON[name])
+            if value:
+                out[name] = value
+        return out
+
+    def require_token(self) -> str:
+        if not self.github_token:
+            raise UserError(
+                "GITHUB_TOKEN is not set (nor GH_TOKEN, nor the github-token input): "
+                "a token is needed to read the repository"
+            )
+        return self.github_token
+
+    def require_repository(self, explicit: str | None = None) -> str:
+        """OWNER/REPO from the argument, then GH_REPO, then GITHUB_REPOSITORY."""
+        value = explicit or self.repository or ""
+        owner, _, name = value.partition("/")
+        if not owner or not name or "/" in name or not all(_repo_part(p) for p in (owner, name)):
+            raise UserError(f"expected OWNER/REPO (or GH_REPO), got {value!r}")
+        return value
+
+
+#: the variables `Settings.variables` can pass on to a child process, and the field of each
+PASSED_ON = {
+    "PATH": "path",
+    "LANG": "lang",
+    "LC_ALL": "lc_all",
+    "LC_CTYPE": "lc_ctype",
+    "TZ": "tz",
+    "HOME": "home",
+    "ANTHROPIC_API_KEY": "anthropic_api_key",
+    "CLAUDE_CODE_OAUTH_TOKEN": "claude_code_oauth_token",
+    "GEMINI_API_KEY": "gemini_api_key",
+    "COPILOT_GITHUB_TOKEN": "copilot_github_token",
+}
+
+
+def _repo_part(text: str) -> bool:
+    return all(c.isalnum() or c in "_.-" for c in text)
+
+
+class _MappingSource(EnvSettingsSource):
+    """pydantic-settings' environment source, over a given mapping instead of os.environ."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
+        self._mapping = env
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        items = ((k.lower(), v) for k, v in self._mapping.items())
+        return {k: v for k, v in items if not (self.env_ignore_empty and v == "")}
+
+
+_CURRENT: ContextVar[Settings | None] = ContextVar("issue_assistant_settings", default=None)
+
+
+def current() -> Settings:
+    """The settings of the running command; read afresh when no entry point set them (a test or
+    a library call)."""
+    return _CURRENT.get() or Settings.from_env()
+
+
+@contextmanager
+def using(settings: Settings) -> Iterator[Settings]:
+    """Make `settings` the ones `current()` returns for the duration of a run."""
+    token = _CURRENT.set(settings)
+    try:
+        yield settings
+    finally:
+        _CURRENT.reset(token)
+
+
+def get_input(env: Mapping[str, str], name: str) -> str:
+    """An action input as the runner passes it (`INPUT_NAME`, hyphens kept or turned into `_`)."""
+    upper = name.upper()
+    for key in (f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}"):
+        if env.get(key, "").strip():
+            return env[key].strip()
+    return ""

@@ -1,0 +1,73 @@
+"""The published Action: a pinned, locked image pulled from ghcr.io at the package's version, a
+release workflow that builds it, CI that runs .ci/run, and the workflow `init` writes."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from issue_assistant import __version__
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _requirement_name(spec: str) -> str:
+    return re.split(r"[<>=!~\[; ]", spec, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_action_pulls_the_image_of_this_version():
+    spec = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    image = spec["runs"]["image"]
+    assert re.fullmatch(r"docker://ghcr\.io/[\w.-]+/issue-assistant:v(\S+)", image)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert image.endswith(f":v{project['version']}") and project["version"] == __version__
+
+
+def test_dockerfile_pins_the_base_and_installs_the_lock():
+    text = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    froms = re.findall(r"^FROM (\S+)", text, re.MULTILINE)
+    external = [f for f in froms if ":" in f]
+    assert external and all(re.search(r"@sha256:[0-9a-f]{64}$", f) for f in external), froms
+    assert '--constraint requirements.lock ".${EXTRAS}"' in text and "[dev]" not in text
+    assert text.rstrip().endswith('ENTRYPOINT ["python", "-u", "-m", "issue_assistant.action"]')
+    for tool in ("@anthropic-ai/claude-code", "@google/gemini-cli", "@github/copilot"):
+        assert tool in text  # the CLI engines' variant (ENGINE_TOOLS=cli)
+    ignore = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
+    assert {"!pyproject.toml", "!README.md", "!requirements.lock", "!issue_assistant/"} <= set(
+        ignore
+    )
+
+
+def test_the_lock_pins_every_runtime_dependency():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    locked = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version, f"requirements.lock: {line!r} is not pinned with =="
+            locked[_requirement_name(name)] = version
+    missing = {_requirement_name(d) for d in project["dependencies"]} - set(locked)
+    assert not missing, f"regenerate requirements.lock (docs/github-action.md): {missing}"
+
+
+def test_release_builds_both_images_and_ci_runs_the_ci_script():
+    release = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text())
+    assert release[True]["push"]["tags"] == ["v*.*.*"]  # YAML 1.1 reads `on` as true
+    job = release["jobs"]["image"]
+    variants = [m["engine_tools"] for m in job["strategy"]["matrix"]["include"]]
+    assert variants == ["none", "cli"]  # the Dockerfile's ENGINE_TOOLS build argument
+    build = next(s for s in job["steps"] if s.get("name") == "Build and push")
+    assert "ENGINE_TOOLS=${{ matrix.engine_tools }}" in build["with"]["build-args"]
+    assert release["permissions"] == {"contents": "read", "packages": "write"}
+    ci = yaml.safe_load((ROOT / ".github/workflows/ci.yml").read_text())
+    assert any(step.get("run") == ".ci/run" for step in ci["jobs"]["test"]["steps"])
+
+
+def test_init_writes_the_example_workflow_as_documented():
+    packaged = ROOT / "issue_assistant/templates/init/workflow.yml"
+    assert packaged.read_text() == (ROOT / "docs/workflow.yml").read_text(), (
+        "copy docs/workflow.yml to issue_assistant/templates/init/workflow.yml"
+    )

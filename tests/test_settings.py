@@ -1,0 +1,110 @@
+"""One settings object reads the environment, with one precedence for the CLI and the Action."""
+
+from __future__ import annotations
+
+import pytest
+
+from issue_assistant.commands.common import cli_writes
+from issue_assistant.config import ApprovalConfig, Config
+from issue_assistant.errors import UserError
+from issue_assistant.settings import Settings, current, using
+
+
+def test_inputs_then_variables_in_order():
+    env = {"GH_TOKEN": "gh", "GITHUB_TOKEN": "gt", "INPUT_GITHUB-TOKEN": "in"}
+    assert Settings.from_env(env).github_token == "in"
+    del env["INPUT_GITHUB-TOKEN"]
+    assert Settings.from_env(env).github_token == "gt"
+    del env["GITHUB_TOKEN"]
+    assert Settings.from_env(env).github_token == "gh"
+    # The runner passes inputs that were not given as empty strings: they count as unset.
+    assert Settings.from_env({"INPUT_GITHUB_TOKEN": "", "GH_TOKEN": "gh"}).github_token == "gh"
+
+
+def test_repository_gh_repo_then_github_repository_and_the_argument_first():
+    s = Settings.from_env({"GH_REPO": "a/b", "GITHUB_REPOSITORY": "c/d"})
+    assert s.require_repository() == "a/b"
+    assert s.require_repository("e/f") == "e/f"
+    assert Settings.from_env({"GITHUB_REPOSITORY": "c/d"}).require_repository() == "c/d"
+    with pytest.raises(UserError, match="expected OWNER/REPO"):
+        Settings.from_env({}).require_repository("not a repo")
+
+
+def test_a_bad_value_names_the_variable():
+    with pytest.raises(UserError) as err:
+        Settings.from_env({"ISSUE_ASSISTANT_MAX_RETRIES": "many"})
+    assert "environment variable ISSUE_ASSISTANT_MAX_RETRIES" in str(err.value)
+    assert err.value.exit_code == 2
+
+
+def test_flags_and_defaults():
+    s = Settings.from_env({"GITHUB_ACTIONS": "true", "CI": "1"})
+    assert s.actions and s.ci and s.api_url == "https://api.github.com" and s.max_retries == 3
+    assert not Settings.from_env({"GITHUB_ACTIONS": "false"}).actions
+
+
+def test_the_mapping_is_the_only_source(monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "from-the-process")
+    assert Settings.from_env({}).github_token is None
+    assert Settings.from_env().github_token == "from-the-process"
+
+
+def test_using_sets_what_current_returns(monkeypatch):
+    monkeypatch.setenv("ISSUE_ASSISTANT_CACHE", "/process")
+    mine = Settings.from_env({"ISSUE_ASSISTANT_CACHE": "/mine"})
+    with using(mine):
+        assert current().cache_dir == "/mine"
+    assert current().cache_dir == "/process"
+
+
+@pytest.mark.parametrize(
+    ("apply", "configured", "env", "expected"),
+    [
+        (False, None, None, "dry-run"),
+        (True, None, None, "live"),
+        (True, "dry-run", None, "dry-run"),  # [approval] writes lowers --apply
+        (True, "off", None, "off"),
+        (False, "off", None, "off"),
+        (False, "live", None, "dry-run"),  # never raises: without --apply no write
+        (True, "live", "dry-run", "dry-run"),  # the variable before the file
+    ],
+)
+def test_cli_writes_respects_approval_writes(apply, configured, env, expected):
+    config = Config(approval=ApprovalConfig(writes=configured))
+    with using(Settings.from_env({"ISSUE_ASSISTANT_WRITES": env} if env else {})):
+        assert cli_writes(apply, config) == expected
+
+
+def test_no_module_but_settings_reads_the_environment():
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "issue_assistant"
+    readers = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "settings.py" and path.parent == package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb"):
+                readers.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert not readers, f"read the environment through issue_assistant.settings: {readers}"
+
+
+def test_strategy_choices_are_the_configs():
+    from typing import get_args
+
+    from issue_assistant.commands.args import STRATEGIES
+    from issue_assistant.config import Strategy
+
+    assert get_args(Strategy) == STRATEGIES
+
+
+def test_a_child_process_gets_only_the_named_variables_that_are_set():
+    env = {"PATH": "/bin", "LANG": "", "GEMINI_API_KEY": " g ", "GITHUB_TOKEN": "secret"}
+    s = Settings.from_env(env)
+    assert s.variables("PATH", "LANG", "TZ", "GEMINI_API_KEY") == {
+        "PATH": "/bin",
+        "GEMINI_API_KEY": "g",
+    }
+    with pytest.raises(KeyError):  # the token is never one a child process may get
+        s.variables("GITHUB_TOKEN")
