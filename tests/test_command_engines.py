@@ -274,6 +274,8 @@ def test_copilot_argv_is_read_only(cli, hf_snapshot, hf_index, hf_labels):
 
 
 def test_hang_is_killed_with_its_process_group(cli, hf_snapshot, hf_index, hf_labels):
+    # The fallback's label model is fit once per index and moment: fit it before the clock runs.
+    run("similar", hf_snapshot, hf_index, hf_labels)
     cli.steps({"sleep": 600, "child": True})
     start = time.monotonic()
     result = run("claude", hf_snapshot, hf_index, hf_labels, config(timeout_seconds=3))

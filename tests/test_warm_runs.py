@@ -8,8 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from issue_assistant.cli import main
-from issue_assistant.commands import common
-from issue_assistant.config import Config, IndexConfig
+from issue_assistant.config import Config, IndexConfig, load_both
 from issue_assistant.decision import Decision
 from issue_assistant.engines.fake import FakeEngine
 from issue_assistant.live import analyze_live
@@ -54,7 +53,7 @@ def test_an_unchanged_snapshot_is_not_parsed_again(tmp_path, capsys, monkeypatch
     def no_parse(*_a, **_k):
         raise AssertionError("the snapshot was parsed on a warm run")
 
-    monkeypatch.setattr(common, "read_snapshot", no_parse)
+    monkeypatch.setattr("issue_assistant.tracker.snapshot.read_snapshot", no_parse)
     assert analyze(path, cache, 33, capsys) == cold  # the same answer from the index alone
     monkeypatch.undo()
     write_snapshot(path, repo, issues(41))  # the file changed: read again, new issue found
@@ -67,7 +66,7 @@ def test_a_live_run_after_the_first_makes_few_requests(tmp_path):
         for issue in issues(60):
             server.add_issue(issue.title, issue.body, issue.user.login, created_at=issue.created_at)
         config = Config(index=IndexConfig(cache_dir=str(tmp_path / "cache")))
-        labels = common.load_both(str(ROOT / "labels.toml"), None)[0]
+        labels = load_both(str(ROOT / "labels.toml"), None)[0]
         tracker = make_tracker(server)
 
         def run(number: int) -> None:

@@ -97,6 +97,8 @@ def read_repository(path: str | os.PathLike[str]) -> Repository:
             line = fh.readline()
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise UserError(f"cannot read snapshot ({exc})", where=str(p)) from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not UTF-8 text ({exc.reason})", where=f"{p}:1") from None
     where = f"{p}:1"
     try:
         record = json.loads(line)
