@@ -129,6 +129,9 @@ class LlamaEngine(LLMEngine):
         llm, lock = load_model(self._model_path(), o.n_ctx, o.threads, o.chat_format)  # type: ignore[attr-defined]
         # A completion is bounded by max_tokens; the pipeline stops waiting at the issue's limit.
         with lock:
+            # A fresh context for every completion: reusing the previous prompt's prefix changes
+            # llama.cpp's batching and so its numerics, and one issue could get two answers.
+            llm.reset()
             try:
                 reply = llm.create_chat_completion(
                     messages=messages,
