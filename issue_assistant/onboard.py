@@ -7,12 +7,12 @@ import argparse
 import base64
 import itertools
 import json
-import os
 import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from issue_assistant.atomic import write_atomic
 from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.render import render
 from issue_assistant.scaffold import (
@@ -108,20 +108,6 @@ def render_files(source: Source, draft: LabelDraft, description: str, origin: st
     )
     config = render("init/config.toml.j2", description=description, source=origin, **common)
     return {Path("labels.toml"): labels, Path("config.toml"): config, WORKFLOW: workflow_text()}
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 def check_labels(text: str) -> None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from issue_assistant.atomic import write_atomic
 from issue_assistant.config import GROUPS
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.engine_stats import engine_stats
@@ -110,16 +109,4 @@ def render_report(header: RunHeader, results: Sequence[IssueResult]) -> str:
 
 def write_report(path: Path, header: RunHeader, results: Sequence[IssueResult]) -> Path:
     """Render and write atomically (a temporary file renamed into place)."""
-    text = render_report(header, results)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return path
+    return write_atomic(path, render_report(header, results))

@@ -7,14 +7,13 @@ fingerprint), the targets, each threshold, and the coverage/precision table it w
 from __future__ import annotations
 
 import json
-import os
 import random
-import tempfile
 from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from issue_assistant.atomic import write_atomic
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import create
 from issue_assistant.index import IssueIndex
@@ -161,17 +160,8 @@ def calibration_path(directory: str | Path) -> Path:
 
 
 def write_calibration(calibration: Calibration, directory: str | Path) -> Path:
-    path = calibration_path(directory)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=CALIBRATION_FILE + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(calibration.model_dump(mode="json"), fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return path
+    text = json.dumps(calibration.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    return write_atomic(calibration_path(directory), text)
 
 
 def read_calibration(directory: str | Path) -> Calibration | None:
