@@ -6,7 +6,12 @@ import argparse
 import json
 import sys
 
-from issue_assistant.commands.args import add_config_arguments, add_json_argument, issue_number
+from issue_assistant.commands.args import (
+    add_config_arguments,
+    add_json_argument,
+    add_repository_argument,
+    issue_number,
+)
 
 HELP = (
     "Apply or dismiss the assistant's pending proposals on OWNER/REPO that a maintainer voted on "
@@ -15,12 +20,7 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "repository",
-        nargs="?",
-        metavar="OWNER/REPO",
-        help="the repository on GitHub (default: $GH_REPO, then $GITHUB_REPOSITORY)",
-    )
+    add_repository_argument(parser)
     parser.add_argument(
         "--issue",
         type=issue_number,

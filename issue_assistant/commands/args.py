@@ -50,6 +50,16 @@ def add_strategy_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_repository_argument(parser: argparse.ArgumentParser) -> None:
+    """The optional OWNER/REPO positional of the commands that work on a live repository."""
+    parser.add_argument(
+        "repository",
+        nargs="?",
+        metavar="OWNER/REPO",
+        help="the repository on GitHub (default: $GH_REPO, then $GITHUB_REPOSITORY)",
+    )
+
+
 def add_json_argument(parser: argparse.ArgumentParser, what: str = "the result") -> None:
     parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from issue_assistant.commands.args import add_json_argument
+from issue_assistant.commands.args import add_json_argument, add_repository_argument
 
 HELP = (
     "Draft labels.toml, config.toml and .github/workflows/issue-assistant.yml from a "
@@ -13,12 +13,7 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "repository",
-        nargs="?",
-        metavar="OWNER/REPO",
-        help="the repository on GitHub (default: $GH_REPO, then $GITHUB_REPOSITORY)",
-    )
+    add_repository_argument(parser)
     parser.add_argument(
         "--snapshot", metavar="FILE", help="read the labels and issues from a snapshot, offline"
     )
