@@ -199,10 +199,15 @@ def test_artifact_round_trip_version_check_and_refit_rule(tmp_path, monkeypatch)
     later = issues[89].created_at
     assert store.refit(AsOfView(snapshot, later), index, LABELS, later)[1] is True
 
-    # Another label set or scikit-learn version is never loaded.
+    # Another label set, another format or a damaged file is never loaded.
     other = LABELS.model_copy(update={"area": []})
     assert store.load_model(index.path, store.labels_key(other)) is None
-    monkeypatch.setattr(store.sklearn, "__version__", "0.0")
+    monkeypatch.setattr(store.artifact, "FORMAT", 99)
+    assert store.load_model(index.path, key) is None
+    monkeypatch.undo()
+    assert store.load_model(index.path, key) is not None
+    path = store.model_path(index.path)
+    path.write_bytes(path.read_bytes()[:1000])
     assert store.load_model(index.path, key) is None
 
 
@@ -236,7 +241,7 @@ def test_calibrate_end_to_end_on_a_snapshot(tmp_path, capsys):
     assert data["labels"]["type"]["threshold"] is not None
     assert data["cutoff"].startswith("2024-03-31")
     assert data["labelled_issues"] == 120 and len(data["fingerprint"]) == 16
-    assert (written.parent / "label-model.joblib").is_file()
+    assert (written.parent / "label-model.npz").is_file()
 
 
 def test_report_has_the_label_measures(tmp_path, hf_snapshot):

@@ -5,6 +5,9 @@ label of the group); `area` and `topic` are multi-label (one-vs-rest over every 
 silence is a vote for none). A label with fewer than `MIN_EXAMPLES` labelled issues is not learned;
 a group with fewer than `MIN_ISSUES` labelled issues (or fewer than two learned types) is not
 learned at all and the engine falls back to the neighbour vote for it.
+
+scikit-learn fits; the fitted model is kept as numpy arrays (`learn/linear.py`), so answering an
+issue never imports scikit-learn.
 """
 
 from __future__ import annotations
@@ -18,14 +21,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import numpy as np
-import sklearn
-from sklearn.linear_model import SGDClassifier
-from sklearn.multiclass import OneVsRestClassifier
 
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn.calibration import ThresholdTable, fold_bounds, table_for
-from issue_assistant.learn.features import featurizer, matrix
+from issue_assistant.learn.linear import Featurizer, LinearHead, compile_featurizer, compile_head
 from issue_assistant.learn.text import fields, prose, title
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
@@ -83,16 +83,15 @@ class GroupModel:
     mode: str  # "learned" or "vote"
     reason: str
     classes: list[str] = field(default_factory=list)
-    estimator: object | None = None
+    head: LinearHead | None = None
     issues: int = 0
     table: ThresholdTable | None = None
 
-    def probabilities(self, x) -> list[dict[str, float]]:  # noqa: ANN001 - a sparse matrix
-        if self.estimator is None:
-            return [{} for _ in range(x.shape[0])]
-        proba = np.asarray(self.estimator.predict_proba(x))  # type: ignore[attr-defined]
-        if proba.shape[1] == len(self.classes) + 1:  # one-vs-rest over a single label: binary
-            proba = proba[:, 1:]
+    def probabilities(self, rows: list[tuple[np.ndarray, np.ndarray]]) -> list[dict[str, float]]:
+        """Each learned label's probability for each featurized row."""
+        if self.head is None:
+            return [{} for _ in rows]
+        proba = self.head.probabilities(rows)
         return [{c: float(p) for c, p in zip(self.classes, row, strict=True)} for row in proba]
 
 
@@ -117,6 +116,9 @@ def _group_data(
 
 
 def _estimator(group: str) -> object:
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.multiclass import OneVsRestClassifier
+
     if group in SINGLE:
         return SGDClassifier(
             loss="log_loss",
@@ -148,16 +150,21 @@ def _learnable(group: str, idx: list[int], classes: list[str], ys: list) -> str 
     return None
 
 
-def _fit_groups(rows: Sequence[Row], labels: LabelsConfig):  # noqa: ANN202
+def _fit_groups(
+    rows: Sequence[Row], labels: LabelsConfig
+) -> tuple[Featurizer | None, dict[str, GroupModel]]:
     """The featurizer and each group's fitted classifier (or why not) on `rows`."""
     if len(rows) < MIN_ISSUES:
         why = f"only {len(rows)} labelled issues (needs {MIN_ISSUES})"
         return None, {g: GroupModel(g, "vote", why) for g in GROUPS}
-    feats = featurizer()
+    from issue_assistant.learn.features import featurizer, matrix
+
+    fitted = featurizer()
     try:
-        x = feats.fit_transform(matrix([(r.title, r.prose) for r in rows]))
+        x = fitted.fit_transform(matrix([(r.title, r.prose) for r in rows]))
     except ValueError as exc:  # an empty vocabulary, say
         return None, {g: GroupModel(g, "vote", f"no features: {exc}") for g in GROUPS}
+    feats = compile_featurizer(fitted)
     groups: dict[str, GroupModel] = {}
     for group in GROUPS:
         idx, classes, ys = _group_data(rows, labels, group)
@@ -172,8 +179,9 @@ def _fit_groups(rows: Sequence[Row], labels: LabelsConfig):  # noqa: ANN202
             est.fit(x[idx], y)  # type: ignore[attr-defined]
         if group in SINGLE:
             classes = [str(c) for c in est.classes_]  # type: ignore[attr-defined]
+        head = compile_head(est, feats.width)
         groups[group] = GroupModel(
-            group, "learned", f"fit on {len(idx)} issues", classes, est, issues=len(idx)
+            group, "learned", f"fit on {len(idx)} issues", classes, head, issues=len(idx)
         )
     return feats, groups
 
@@ -186,8 +194,8 @@ class LabelModel:
     fingerprint: str
     issues: int
     groups: dict[str, GroupModel]
-    featurizer: object | None
-    sklearn_version: str = sklearn.__version__
+    featurizer: Featurizer | None
+    sklearn_version: str = ""
     fit_seconds: float = 0.0
     indexed: int = 0
 
@@ -198,7 +206,7 @@ class LabelModel:
     def probabilities_many(self, docs: Sequence[tuple[str, str]]) -> list[dict[str, dict]]:
         if self.featurizer is None or not docs:
             return [{} for _ in docs]
-        x = self.featurizer.transform(matrix(docs))  # type: ignore[attr-defined]
+        x = self.featurizer.rows(docs)
         out: list[dict[str, dict]] = [{} for _ in docs]
         for group, gm in self.groups.items():
             if gm.mode != "learned":
@@ -226,7 +234,7 @@ def _cv_tables(rows: Sequence[Row], labels: LabelsConfig) -> dict[str, Threshold
         feats, groups = _fit_groups(train, labels)
         if feats is None:
             continue
-        x = feats.transform(matrix([(r.title, r.prose) for r in test]))
+        x = feats.rows([(r.title, r.prose) for r in test])
         for group, gm in groups.items():
             if gm.mode != "learned":
                 continue
@@ -253,7 +261,10 @@ def fit(
         for group, table in _cv_tables(rows, labels).items():
             if group in groups:
                 groups[group].table = table
+    import sklearn
+
     return LabelModel(
+        sklearn_version=sklearn.__version__,
         cutoff=cutoff,
         fingerprint=fingerprint(rows, labels),
         issues=len(rows),

@@ -1,35 +1,32 @@
 """The label model as an artifact beside the index, and where each command gets its model.
 
-The artifact (`label-model.joblib`, joblib as scikit-learn recommends) records its cutoff, the
-fingerprint of what it was fit on, and the scikit-learn version: an artifact from another version
-is refit, never loaded. Refit rule: when at least `REFIT_COUNT` (50) labelled issues, or
-`REFIT_SHARE` (10%) more than it was fit on, were created since its cutoff. `analyze` and the
-Action load the artifact and refit only under that rule (so never on every event); `index` and
-`calibrate` refit by the same rule (`calibrate` always).
+The artifact (`label-model.npz`: numpy arrays and JSON, read without pickle or scikit-learn, see
+`learn/artifact.py`) records its cutoff, the fingerprint of what it was fit on and the label set;
+an artifact of another format or label set is refit, never loaded. Refit rule: when at least
+`REFIT_COUNT` (50) labelled issues, or `REFIT_SHARE` (10%) more than it was fit on, were created
+since its cutoff. `analyze` and the Action load the artifact and refit only under that rule (so
+never on every event); `index` and `calibrate` refit by the same rule (`calibrate` always).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 import threading
 from datetime import datetime
 from pathlib import Path
 
-import joblib
-import sklearn
-
+from issue_assistant.atomic import write_atomic_with
 from issue_assistant.config import LabelsConfig
 from issue_assistant.index import IssueIndex
+from issue_assistant.learn import artifact
 from issue_assistant.learn.model import LabelModel, Row, fit, rows_from, rows_from_index
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.base import Tracker
 
 log = logging.getLogger(__name__)
 
-MODEL_FILE = "label-model.joblib"
-FORMAT = 1
+MODEL_FILE = "label-model.npz"
+OLD_FILES = ("label-model.joblib",)  # format 1 (a pickle): removed when a new model is saved
 REFIT_COUNT = 50
 REFIT_SHARE = 0.10
 
@@ -41,48 +38,34 @@ def model_path(directory: str | Path) -> Path:
 def save_model(model: LabelModel, directory: str | Path, labels_key: str) -> Path:
     """Write atomically (a temporary file renamed into place)."""
     path = model_path(directory)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "format": FORMAT,
-        "sklearn": sklearn.__version__,
-        "labels_key": labels_key,
-        "model": model,
-    }
-    fd, tmp = tempfile.mkstemp(prefix=MODEL_FILE + ".", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        joblib.dump(payload, tmp)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    write_atomic_with(path, lambda fh: artifact.write_to(model, labels_key, fh))
+    for old in OLD_FILES:
+        (path.parent / old).unlink(missing_ok=True)
     return path
 
 
 def load_model(directory: str | Path, labels_key: str) -> LabelModel | None:
-    """The artifact, or None when missing, unreadable, from another version or label set."""
+    """The artifact, or None when missing, unreadable, of another format or label set."""
     path = model_path(directory)
     if not path.is_file():
         return None
     try:
-        payload = joblib.load(path)
+        meta, model = artifact.read(path)
     except Exception as exc:  # noqa: BLE001 - a broken artifact is refit, not fatal
         log.warning("%s: cannot read the label model (%s); refitting", path, exc)
         return None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        log.warning("%s: unknown label model format; refitting", path)
-        return None
-    if payload.get("sklearn") != sklearn.__version__:
+    if model is None:
         log.warning(
-            "%s: fit with scikit-learn %s, this is %s; refitting",
+            "%s: label model format %s, not %s; refitting",
             path,
-            payload.get("sklearn"),
-            sklearn.__version__,
+            meta.get("format"),
+            artifact.FORMAT,
         )
         return None
-    if payload.get("labels_key") != labels_key:
+    if meta.get("labels_key") != labels_key:
         log.info("%s: the label set changed; refitting", path)
         return None
-    return payload["model"]
+    return model
 
 
 def labels_key(labels: LabelsConfig) -> str:
