@@ -171,10 +171,29 @@ class LabelsConfig(_Strict):
         return list(getattr(self, name))
 
     def group_of(self, label: str) -> Group | None:
+        """The group of `label` in any casing (GitHub treats `Bug` and `bug` as one label)."""
+        wanted = label.casefold()
         for g in GROUPS:
-            if any(lab.name == label for lab in getattr(self, g)):
+            if any(lab.name.casefold() == wanted for lab in getattr(self, g)):
                 return g  # type: ignore[return-value]
         return None
+
+    def canonical(self, label: str) -> str | None:
+        """`label` as labels.toml spells it, matched without regard to case, or None."""
+        wanted = label.casefold()
+        return next(
+            (lab.name for g in GROUPS for lab in getattr(self, g) if lab.name.casefold() == wanted),
+            None,
+        )
+
+    def known(self, labels: list[str]) -> list[str]:
+        """The labels of labels.toml among `labels`, spelled as labels.toml spells them."""
+        out: list[str] = []
+        for name in labels:
+            c = self.canonical(name)
+            if c is not None and c not in out:
+                out.append(c)
+        return out
 
     def proposable(self, group: Group) -> list[str]:
         return [lab.name for lab in getattr(self, group) if lab.propose]
@@ -183,7 +202,8 @@ class LabelsConfig(_Strict):
         return {lab.name for g in GROUPS for lab in getattr(self, g)}
 
     def type_label(self, name: str | None) -> TypeLabel | None:
-        return next((t for t in self.type if t.name == name), None)
+        wanted = name.casefold() if name else None
+        return next((t for t in self.type if t.name.casefold() == wanted), None)
 
     def limit(self, group: Group) -> int:
         return {"type": 1, "priority": 1, "area": self.max_areas, "topic": self.max_topics}[group]

@@ -159,6 +159,7 @@ def filter_labels(
         allowed = set(labels.proposable(group))  # type: ignore[arg-type]
         kept: list[str] = []
         for name in proposed.get(group, []):
+            name = labels.canonical(name) or name  # a model answering `Bug` means `bug`
             if name not in allowed:
                 dropped.append(name)
             elif name not in kept:

@@ -129,3 +129,13 @@ def test_free_text_with_a_lone_surrogate_survives_the_comment_round_trip():
     d = Decision(questions=["\ud800 which?"], summary="a\udc00b")
     assert d.questions == ["? which?"] and d.summary == "a?b"
     assert Decision.model_validate_json(json.dumps(d.model_dump(mode="json"))) == d
+
+
+def test_a_label_in_another_casing_is_kept_in_the_toml_spelling():
+    from issue_assistant.config import LabelsConfig
+    from issue_assistant.decision import filter_labels
+
+    labels = LabelsConfig.model_validate({"type": [{"name": "bug"}], "area": [{"name": "CLI"}]})
+    kept, dropped = filter_labels({"type": ["Bug"], "area": ["cli", "docs"]}, labels)
+    assert kept["type"] == ["bug"] and kept["area"] == ["CLI"]
+    assert dropped == ["docs"]

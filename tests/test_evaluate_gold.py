@@ -214,3 +214,16 @@ def test_shards_split_by_position():
     for bad in ("0/4", "5/4", "x", "1/0"):
         with pytest.raises(UserError):
             parse_shard(bad)
+
+
+def test_label_casing_does_not_lose_gold(labels):
+    """GitHub treats `Kind/Bug` and `kind/bug` as one label: gold is spelled as labels.toml does."""
+    i = issue(
+        1,
+        labels=["Kind/Bug", "AREA/CORE"],
+        events=[labeled("Kind/Bug", "maint", 60), labeled("AREA/CORE", "maint", 60)],
+    )
+    later = later_labels(i, at(1), labels, BOT)
+    assert later == {"type": ["kind/bug"], "area": ["area/core"], "topic": [], "priority": []}
+    gold = gold_for(tracker(i), i, at(1), labels, BOT)
+    assert gold.type_gold == "kind/bug" and gold.question_counted

@@ -144,7 +144,11 @@ class SimilarEngine(Engine):
                 decision[group + "s"] = names
         duplicate = self._duplicate(context)
         # A type the issue already carries (an issue form's, say) decides what must be asked.
-        present = [lab for lab in context.issue.labels if self.labels.group_of(lab) == "type"]
+        present = [
+            lab
+            for lab in self.labels.known(context.issue.labels)
+            if self.labels.group_of(lab) == "type"
+        ]
         questions = self._questions(context, present[0] if present else decision.get("type"))
         summary = self._summary(context, decision, neighbors, modes, model is not None)
         return Decision(
@@ -178,11 +182,12 @@ class SimilarEngine(Engine):
         top = neighbors[0].score if neighbors else 1.0
         for cand in neighbors:
             relevant = allowed if group == "type" else known
-            if not any(lab in relevant for lab in cand.issue.labels):
+            mine = self.labels.known(cand.issue.labels)  # as labels.toml spells them
+            if not any(lab in relevant for lab in mine):
                 continue
             weight = (cand.score / top) ** 2 if top > 0 else 1.0
             total += weight
-            for lab in cand.issue.labels:
+            for lab in mine:
                 if lab in allowed:
                     votes[lab] += weight
             used += 1

@@ -54,7 +54,12 @@ def is_bot(user: User | None, bot_login: str) -> bool:
 
 
 def _last_labeled(issue: Issue, label: str) -> Event | None:
-    events = [e for e in issue.events or [] if e.event == "labeled" and e.label == label]
+    wanted = label.casefold()
+    events = [
+        e
+        for e in issue.events or []
+        if e.event == "labeled" and e.label is not None and e.label.casefold() == wanted
+    ]
     return max(events, key=lambda e: e.created_at) if events else None
 
 
@@ -62,8 +67,7 @@ def present_labels(issue: Issue, moment: datetime, labels: LabelsConfig) -> list
     """Labels of `labels.toml` on the issue at the moment (none known without events)."""
     if issue.events is None:
         return []
-    names = labels.all_names()
-    return [n for n in labels_at(issue, moment) if n in names]
+    return labels.known(labels_at(issue, moment))
 
 
 def later_labels(
@@ -72,12 +76,13 @@ def later_labels(
     """Per group, the labels a person added after `moment` that are still on the issue."""
     out: dict[str, list[str]] = {g: [] for g in GROUPS}
     present = set(present_labels(issue, moment, labels))
-    for name in issue.labels:
-        group = labels.group_of(name)
-        if group is None or name in present or name in out[group]:
+    for raw in issue.labels:
+        name = labels.canonical(raw)
+        group = labels.group_of(raw)
+        if name is None or group is None or name in present or name in out[group]:
             continue
         if issue.events is not None:
-            last = _last_labeled(issue, name)
+            last = _last_labeled(issue, raw)
             if last is None or last.created_at <= moment or is_bot(last.actor, bot_login):
                 continue
         out[group].append(name)
@@ -199,7 +204,7 @@ def reference_type(
         return gold_type
     for name in present + issue.labels:
         if labels.group_of(name) == "type":
-            return name
+            return labels.canonical(name)
     return None
 
 

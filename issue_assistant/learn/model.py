@@ -52,12 +52,11 @@ def rows_from(tracker: Tracker, labels: LabelsConfig, before: datetime) -> list[
     Read through the tracker given (an as-of view in evaluate and analyze), so the labels are the
     ones known at that view's moment.
     """
-    names = labels.all_names()
     out: list[Row] = []
     for issue in tracker.all_issues():
         if issue.is_pull_request or issue.created_at >= before:
             continue
-        mine = frozenset(n for n in issue.labels if n in names)
+        mine = frozenset(labels.known(issue.labels))
         if mine:
             title, prose = fields(issue)
             out.append(Row(issue.number, issue.created_at, title, prose, mine))
@@ -276,10 +275,9 @@ def fit(
 
 def rows_from_index(index: IssueIndex, labels: LabelsConfig, before: datetime) -> list[Row]:
     """The same rows from the index's stored documents (live: no request per issue)."""
-    names = labels.all_names()
     out = []
     for hit in index.issues_before(before):
-        mine = frozenset(n for n in hit.labels if n in names)
+        mine = frozenset(labels.known(list(hit.labels)))
         if mine:
             at = hit.created_at if hit.created_at.tzinfo else hit.created_at.replace(tzinfo=UTC)
             out.append(Row(hit.number, at, title(hit.title), prose(hit.body), mine))
