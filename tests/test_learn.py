@@ -286,9 +286,7 @@ def test_comment_says_how_confident_in_plain_words():
 
 def test_labels_in_another_casing_are_learned(tmp_path):
     """Issues labelled `BUG` on GitHub train the `bug` of labels.toml."""
-    issues = [
-        i.model_copy(update={"labels": [n.upper() for n in i.labels]}) for i in synthetic(60)
-    ]
+    issues = [i.model_copy(update={"labels": [n.upper() for n in i.labels]}) for i in synthetic(60)]
     rows = rows_from(snap(issues), LABELS, issues[-1].created_at)
     assert rows and all(r.labels <= {"bug", "enhancement", "cli"} for r in rows)
     model = fit(rows, LABELS, issues[-1].created_at, calibrate=False)

@@ -15,7 +15,22 @@ from issue_assistant.learn.features import featurizer, matrix
 from issue_assistant.learn.linear import compile_featurizer, compile_head
 from issue_assistant.learn.model import _estimator
 
-WORDS = "crash error KeyError fails add support option docs cli parser été naïve ß İstanbul".split()
+WORDS = [
+    "crash",
+    "error",
+    "KeyError",
+    "fails",
+    "add",
+    "support",
+    "option",
+    "docs",
+    "cli",
+    "parser",
+    "été",
+    "naïve",
+    "ß",
+    "İstanbul",
+]
 
 
 def corpus(n: int, seed: int = 3) -> list[tuple[str, str]]:
