@@ -144,6 +144,9 @@ def decide(
 
     A `setup` failure (a key refused, a login expired) is a UserError: it would fail every issue.
     """
+    for e in (engine, fallback):
+        if e is not None:
+            e.warm(context)
     start = time.perf_counter()
     try:
         decision = run_engine(engine, context)

@@ -17,7 +17,7 @@ from issue_assistant.engines import prices
 from issue_assistant.engines.anthropic import DEFAULT_MODEL
 from issue_assistant.engines.failures import EngineFailure, from_status, from_text
 from issue_assistant.engines.fake import FakeLLM
-from issue_assistant.errors import UserError
+from issue_assistant.errors import EngineError, UserError
 from issue_assistant.pipeline import analyze, build_context, engines_for
 from issue_assistant.tracker.asof import AsOfView
 from tests.conftest import HF, ROOT
@@ -260,3 +260,27 @@ def test_every_default_model_has_a_price():
     cached = prices.cost(DEFAULT_MODEL, "anthropic", 0, 0, cache_read=1_000_000)
     assert cached == pytest.approx(0.3)  # cached input at a tenth of the price
     assert prices.cost("no-such-model", "anthropic", 10, 10) is None
+
+
+def test_fallback_is_warmed_before_the_engine_runs(fake_engine, hf_snapshot, hf_index, hf_labels):
+    """The fallback's label model is loaded before the primary engine is timed and fails, so a
+    fit (seconds on a large history) never lands inside the failing engine's turn."""
+    from issue_assistant.engines.similar import SimilarEngine
+
+    calls: list[str] = []
+    warm = SimilarEngine.warm
+
+    def recording_warm(self, context):
+        calls.append("warm fallback")
+        warm(self, context)
+
+    def failing(context):
+        calls.append("engine decides")
+        raise EngineError("boom")
+
+    fake_engine.enqueue(failing)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(SimilarEngine, "warm", recording_warm)
+        result = run("fake", hf_snapshot, hf_index, hf_labels)
+    assert calls == ["warm fallback", "engine decides"]
+    assert result.decision.engine == "similar" and result.decision.fallback_from == "fake"

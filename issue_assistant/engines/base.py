@@ -87,6 +87,9 @@ class Engine(ABC):
     def prepare(self) -> None:  # noqa: B027 - most engines need nothing
         """Check, once before any issue, that the engine can run: a UserError naming the fix."""
 
+    def warm(self, context: Context) -> None:  # noqa: B027 - most engines need nothing
+        """Before `decide`, outside its timing: load (or fit) what answering `context` needs."""
+
     @abstractmethod
     def decide(self, context: Context) -> Decision:
         """Propose labels, a duplicate and questions for `context.issue`; EngineError on failure."""

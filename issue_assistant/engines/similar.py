@@ -96,6 +96,11 @@ class SimilarEngine(Engine):
             context.tracker, context.index, self.labels, context.issue.created_at
         )
 
+    def warm(self, context: Context) -> None:
+        """Load the label model, or fit it when there is none yet (15-50 s on a large history),
+        before the engine is timed, and before a primary engine can fail over to this one."""
+        self.label_model(context)
+
     def decide(self, context: Context) -> Decision:
         from issue_assistant.learn.model import SINGLE
 

@@ -96,13 +96,29 @@ class StoreSource:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._memo: dict[tuple[str, str, datetime], LabelModel] = {}
+        self._loaded: dict[tuple[str, str], tuple[tuple[int, int], LabelModel | None]] = {}
+
+    def _load(self, directory: Path, key: str) -> LabelModel | None:
+        """`load_model`, read again only when the file changed (warm and decide both ask)."""
+        path = model_path(directory)
+        try:
+            st = path.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            return None
+        cached = self._loaded.get((str(path), key))
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        model = load_model(directory, key)
+        self._loaded[(str(path), key)] = (stamp, model)
+        return model
 
     def model_for(
         self, tracker: Tracker, index: IssueIndex, labels: LabelsConfig, moment: datetime
     ) -> LabelModel:
         key = labels_key(labels)
         with self._lock:
-            model = load_model(index.path, key)
+            model = self._load(index.path, key)
             if model is not None and model.cutoff <= moment:
                 # Cheap first: a refit needs REFIT_COUNT new issues, so a small index growth
                 # cannot trigger one and the rows need not be read.
