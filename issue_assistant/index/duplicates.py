@@ -7,6 +7,10 @@ They are combined by a hand-weighted logistic function (too few known duplicate 
 fit one: 14 in the shared data), so the score lies in (0, 1). `calibrate` fits the threshold for
 a target precision by calling `score_candidates`; `choose` applies it, refusing a best candidate
 that others match nearly as well (a templated or tracking issue must not flood proposals).
+
+The prose and signals are read without the repository's boilerplate lines (an unfilled Markdown
+template, `index/boilerplate.py`), and an issue without words of its own (a title like "Hi" over
+an untouched template, `has_own_words`) is never called a duplicate.
 """
 
 from __future__ import annotations
@@ -17,12 +21,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from issue_assistant.index.query import clean_title, problem_text, signals, strip_template
+from issue_assistant.index.query import clean_title, problem_text, signals, strip_template, terms
 from issue_assistant.index.store import cosine
 from issue_assistant.tracker.models import Issue
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from issue_assistant.context import Candidate, Context
+    from issue_assistant.index.boilerplate import Boilerplate
     from issue_assistant.index.store import IssueIndex
 
 # Weights of the logistic score, with and without a dense cosine.
@@ -46,6 +53,7 @@ LEXICAL = {
     "age": -0.25,
 }
 DEFAULT_MARGIN = 0.05
+MIN_OWN_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -66,13 +74,24 @@ class PairFeatures:
         return 1.0 / (1.0 + math.exp(-z))
 
 
-def _prose(issue: Issue) -> str:
-    return strip_template(issue.body)
+def own_body(issue: Issue, boiler: Boilerplate | None, moment: datetime | None) -> str:
+    """The body without the lines that were boilerplate at `moment`."""
+    return boiler.strip(issue.body or "", moment) if boiler is not None else issue.body or ""
 
 
-def signal_overlap(a: Issue, b: Issue) -> float:
+def has_own_words(issue: Issue, body: str) -> bool:
+    """Whether the issue says something of its own: a word in its cleaned title, and
+    `MIN_OWN_WORDS` distinct words in the title and prose together ("Hi" over a template: no)."""
+    title = set(terms(clean_title(issue.title)))
+    return bool(title) and len(title | set(terms(strip_template(body)))) >= MIN_OWN_WORDS
+
+
+def signal_overlap(
+    a: Issue, b: Issue, body_a: str | None = None, body_b: str | None = None
+) -> float:
     """Shared error lines and identifiers: Jaccard of the signal sets, error lines counted x2."""
-    sa, sb = signals(a.title, a.body), signals(b.title, b.body)
+    sa = signals(a.title, a.body if body_a is None else body_a)
+    sb = signals(b.title, b.body if body_b is None else body_b)
     ka, kb = sa.keys(), sb.keys()
     if not ka or not kb:
         return 0.0
@@ -87,8 +106,11 @@ def features(
     *,
     query_vec: np.ndarray | None,
     bm25_best: float,
+    boiler: Boilerplate | None = None,
+    moment: datetime | None = None,
 ) -> PairFeatures:
     other = cand.issue
+    body, other_body = own_body(issue, boiler, moment), own_body(other, boiler, moment)
     dense: float | None = None
     if query_vec is not None and index.vectors is not None:
         if cand.dense is not None:
@@ -101,13 +123,13 @@ def features(
         index.vector(clean_title(issue.title), "title"),
         index.vector(clean_title(other.title), "title"),
     )
-    prose = cosine(index.vector(_prose(issue)), index.vector(_prose(other)))
+    prose = cosine(index.vector(strip_template(body)), index.vector(strip_template(other_body)))
     age_days = max((issue.created_at - other.created_at).total_seconds(), 0) / 86400
     return PairFeatures(
         dense=dense,
         title=title,
         prose=prose,
-        signals=signal_overlap(issue, other),
+        signals=signal_overlap(issue, other, body, other_body),
         bm25_top=cand.bm25 / bm25_best if bm25_best > 0 else 0.0,
         open=1.0 if other.state == "open" else 0.0,
         age=math.log1p(age_days / 30),
@@ -125,12 +147,26 @@ def score_candidates(context: Context, limit: int | None = None) -> list[tuple[C
     if not cands:
         return []
     index = context.index
+    boiler = index.boilerplate()
+    if not has_own_words(context.issue, own_body(context.issue, boiler, context.as_of)):
+        return []
     query_vec = None
     if index.vectors is not None and len(index.vectors):
         query_vec = Retriever(index).query_vector(context.issue)
     best = max((c.bm25 for c in cands), default=0.0)
     scored = [
-        (c, features(index, context.issue, c, query_vec=query_vec, bm25_best=best).score())
+        (
+            c,
+            features(
+                index,
+                context.issue,
+                c,
+                query_vec=query_vec,
+                bm25_best=best,
+                boiler=boiler,
+                moment=context.as_of,
+            ).score(),
+        )
         for c in cands
     ]
     return sorted(scored, key=lambda cs: -cs[1])

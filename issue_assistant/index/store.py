@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import shutil
 from collections import Counter
@@ -18,7 +19,10 @@ import tantivy
 from issue_assistant.index.query import STOPWORDS, issue_query
 from issue_assistant.tracker.models import Issue, Repository
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
+    from issue_assistant.index.boilerplate import Boilerplate
     from issue_assistant.index.embeddings import Embedder
     from issue_assistant.index.vectors import VectorStore
 
@@ -117,6 +121,7 @@ class IssueIndex:
         self.vectors: VectorStore | None = None
         self._embedder: Embedder | None = None
         self._embedder_loader: Callable[[], Embedder | None] | None = None
+        self._boilerplate: Boilerplate | None = None
 
     # ---- embeddings ------------------------------------------------------------------------
 
@@ -247,6 +252,7 @@ class IssueIndex:
         self._df.clear()
         self._docs.clear()
         self._cached_searcher = None
+        self._boilerplate = None
         return len(changed)
 
     @staticmethod
@@ -372,3 +378,17 @@ class IssueIndex:
     def issues_before(self, as_of: datetime | None = None) -> list[Hit]:
         """Every indexed issue (no pull requests) created before `as_of`, with stored fields."""
         return self._run(self.query("", as_of=as_of), max(len(self), 1))
+
+    def boilerplate(self) -> Boilerplate:
+        """The lines many issues share, kept beside the index, rebuilt when it grew by 10%."""
+        from issue_assistant.index.boilerplate import Boilerplate, stale
+
+        if self._boilerplate is None:
+            found = Boilerplate.load(self.path)
+            if stale(found, len(self)):
+                found = Boilerplate.build((h.created_at, h.body) for h in self.issues_before())
+                found.indexed = len(self)
+                found.save(self.path)
+                log.info("index: %d boilerplate lines", len(found.common))
+            self._boilerplate = found
+        return self._boilerplate  # type: ignore[return-value]
