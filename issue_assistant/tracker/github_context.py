@@ -181,9 +181,8 @@ def discussion_updates(tracker: GitHubTracker, first: int, after: str | None) ->
 
 def closed_by_query(numbers: list[int]) -> str:
     """One GraphQL query for the pull requests that closed each of `numbers` (aliases `i<N>`)."""
-    fields = (
-        f"closedByPullRequestsReferences(first: {CLOSED_BY_FIRST}) {{ nodes {{ number merged }} }}"
-    )
+    nodes = "nodes { number merged repository { nameWithOwner } }"
+    fields = f"closedByPullRequestsReferences(first: {CLOSED_BY_FIRST}) {{ {nodes} }}"
     parts = [f"    i{int(n)}: issue(number: {int(n)}) {{ number {fields} }}" for n in numbers]
     return (
         "query IssueAssistantClosedBy($owner: String!, $name: String!) {\n"
@@ -207,10 +206,16 @@ def closed_by(
         for number in chunk:
             issue = repo.get(f"i{number}") or {}
             nodes = (issue.get("closedByPullRequestsReferences") or {}).get("nodes") or []
-            prs = [n["number"] for n in nodes if n and n.get("merged")]
+            prs = [n["number"] for n in nodes if n and n.get("merged") and _here(tracker, n)]
             if prs:
                 links[number] = sorted(set(prs))
     return links
+
+
+def _here(tracker: GitHubTracker, node: dict[str, Any]) -> bool:
+    """Whether a pull request node is in the tracker's repository (not a fork's or another's)."""
+    name = (node.get("repository") or {}).get("nameWithOwner") or ""
+    return name.lower() == tracker.full_name.lower()
 
 
 def fixable(issue: Issue) -> bool:

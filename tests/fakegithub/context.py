@@ -95,12 +95,16 @@ class ContextEndpoints:
         self.pull_files[number] = list(files)
 
     @property
-    def closed_by(self) -> dict[int, list[tuple[int, bool]]]:
-        """Issue number to the pull requests GitHub links as closing it, (number, merged)."""
+    def closed_by(self) -> dict[int, list[tuple[int, bool, str]]]:
+        """Issue number to the pull requests GitHub links as closing it, (number, merged,
+        repository)."""
         return self.__dict__.setdefault("_closed_by", {})
 
-    def link_closing_pull(self, issue: int, pr: int, merged: bool = True) -> None:
-        self.closed_by.setdefault(issue, []).append((pr, merged))
+    def link_closing_pull(
+        self, issue: int, pr: int, merged: bool = True, repository: str | None = None
+    ) -> None:
+        """Link `pr` (of `repository`, default this one) as closing `issue` (the sidebar)."""
+        self.closed_by.setdefault(issue, []).append((pr, merged, repository or self.full_name))
 
     # ---- REST ------------------------------------------------------------------------------
 
@@ -204,7 +208,12 @@ class ContextEndpoints:
         repo: dict[str, Any] = {}
         for alias, number in found:
             links = self.closed_by.get(int(number), [])[:first]
-            nodes = [{"number": pr, "merged": merged} for pr, merged in links]
+            nodes: list[dict[str, Any]] = [
+                {"number": pr, "merged": merged} for pr, merged, _ in links
+            ]
+            if "nameWithOwner" in text:
+                for node, (_, _, repo_name) in zip(nodes, links, strict=True):
+                    node["repository"] = {"nameWithOwner": repo_name}
             repo[alias] = {
                 "number": int(number),
                 "closedByPullRequestsReferences": {"nodes": nodes},
