@@ -13,7 +13,7 @@ from rich.console import Console
 
 from issue_assistant.errors import GitHubError
 from issue_assistant.tracker.fetch import fetch_snapshot, partial_path
-from issue_assistant.tracker.github_context import DISCUSSIONS_QUERY, closed_by_query
+from issue_assistant.tracker.github_context import DISCUSSIONS_QUERY, closed_by, closed_by_query
 from issue_assistant.tracker.snapshot import read_snapshot
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker
@@ -213,6 +213,21 @@ def test_closing_links_are_asked_in_batches_and_resume(tmp_path: Path) -> None:
         assert asked() == [list(range(51, 101)), list(range(101, 121))]
     assert resumed.read_bytes() == whole.read_bytes()
     assert [f.number for f in read_snapshot(whole).get_issue(77).fixed_by or []] == [pr]
+
+
+def test_an_issue_gone_since_the_listing_leaves_the_others_linked(fake_github: FakeGitHub):
+    one = fake_github.add_issue("Bug", "", "alice", state="closed", state_reason="completed")
+    pr = fake_github.add_issue("Fix", "", "maint", is_pull_request=True, state="closed")
+    fake_github.link_closing_pull(one, pr)
+    tracker = make_tracker(fake_github)
+    assert closed_by(tracker, [one, 999]) == {one: [pr]}  # #999: null and NOT_FOUND
+    refused = {
+        "data": None,
+        "errors": [{"type": "FORBIDDEN", "message": "Resource not accessible"}],
+    }
+    fake_github.fail_next("POST", r"^/graphql$", 200, body=refused)
+    with pytest.raises(GitHubError, match="Resource not accessible"):
+        closed_by(tracker, [one])
 
 
 @pytest.mark.vcr

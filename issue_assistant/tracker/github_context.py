@@ -107,6 +107,25 @@ def graphql(tracker: GitHubTracker, query: str, variables: dict[str, Any]) -> di
     return answer.get("data") or {}
 
 
+def graphql_partial(
+    tracker: GitHubTracker, query: str, variables: dict[str, Any]
+) -> dict[str, Any]:
+    """`data` of one GraphQL query where some parts may be missing: NOT_FOUND errors (an issue
+    deleted or transferred since it was listed) leave those parts null; any other error, or no
+    data at all, is a `GitHubError`."""
+    requester = tracker._requester
+    with tracker._api("POST", "/graphql"):
+        _, answer = requester.requestJsonAndCheck(
+            "POST", requester.graphql_url, input={"query": query, "variables": variables}
+        )
+    errors = answer.get("errors") or []
+    other = [e for e in errors if not isinstance(e, dict) or e.get("type") != "NOT_FOUND"]
+    if other or not answer.get("data"):
+        message = "; ".join(str(e.get("message") if isinstance(e, dict) else e) for e in errors)
+        raise GitHubError("POST", "/graphql", 200, message or "no data", data=answer)
+    return answer["data"]
+
+
 def to_discussion(node: dict[str, Any]) -> Discussion:
     author = node.get("author") or {}
     answer = node.get("answer") or {}
@@ -199,7 +218,7 @@ def closed_by(
     links: dict[int, list[int]] = {}
     for start in range(0, len(numbers), batch):
         chunk = numbers[start : start + batch]
-        data = graphql(tracker, closed_by_query(chunk), {"owner": owner, "name": name})
+        data = graphql_partial(tracker, closed_by_query(chunk), {"owner": owner, "name": name})
         repo = data.get("repository")
         if repo is None:
             raise GitHubError("POST", "/graphql", None, f"no repository {tracker.full_name}")

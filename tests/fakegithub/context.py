@@ -206,7 +206,17 @@ class ContextEndpoints:
         found = re.findall(r"(\w+): issue\(number: (\d+)\)", text)
         first = int(re.search(r"closedByPullRequestsReferences\(first: (\d+)\)", text)[1])
         repo: dict[str, Any] = {}
+        errors = []
         for alias, number in found:
+            if int(number) not in self.issues:  # type: ignore[attr-defined]
+                repo[alias] = None
+                message = (
+                    f"Could not resolve to an issue or pull request with the number of {number}."
+                )
+                errors.append(
+                    {"type": "NOT_FOUND", "path": ["repository", alias], "message": message}
+                )
+                continue
             links = self.closed_by.get(int(number), [])[:first]
             nodes: list[dict[str, Any]] = [
                 {"number": pr, "merged": merged} for pr, merged, _ in links
@@ -218,4 +228,4 @@ class ContextEndpoints:
                 "number": int(number),
                 "closedByPullRequestsReferences": {"nodes": nodes},
             }
-        return {"data": {"repository": repo}}
+        return {"data": {"repository": repo}, **({"errors": errors} if errors else {})}
