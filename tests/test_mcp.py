@@ -210,6 +210,24 @@ def test_live_server_serves_releases_and_discussions(tmp_path):
     assert (cache / "index" / "octo__tinyparse" / "discussions.json").is_file()
 
 
+def test_live_releases_as_of_a_moment_are_read_whole(fake_github, monkeypatch):
+    """Now, the newest page is enough; as of an earlier moment every page is read."""
+    from issue_assistant.commands.mcp import LiveIssues
+    from issue_assistant.tracker import github
+    from issue_assistant.tracker.asof import AsOfView
+    from tests.fakegithub.fixtures import make_tracker
+
+    monkeypatch.setattr(github, "RELEASES_PAGE", 2)
+    for k in range(5):
+        fake_github.add_release(f"v{k}", data.day(k))
+    gh = make_tracker(fake_github, per_page=2)
+    assert [r.tag for r in LiveIssues(gh, data.snapshot()).releases() or []] == ["v4", "v3"]
+    fake_github.clear_requests()
+    then = AsOfView(LiveIssues(gh, data.snapshot(), every_release=True), data.day(1.5))
+    assert [r.tag for r in then.releases() or []] == ["v1", "v0"]
+    assert len([p for p in fake_github.paths() if p.endswith("/releases")]) == 3
+
+
 def test_arguments_that_are_not_an_object_get_a_protocol_error(tmp_path):
     """What the SDK's client cannot send: the server answers invalid params and goes on."""
     command = [sys.executable, "-m", "issue_assistant", "mcp", "--snapshot", str(POETRY)]

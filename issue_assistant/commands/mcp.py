@@ -55,10 +55,14 @@ class LiveIssues:
     """GitHub's issues read once (as `evaluate` does); a read issue's history is fetched once;
     releases and discussions from the live tracker (read once, discussions kept on disk)."""
 
-    def __init__(self, gh: object, listed: Tracker) -> None:
+    def __init__(self, gh: object, listed: Tracker, *, every_release: bool = False) -> None:
         self._gh = gh
         self._listed = listed
         self._full: dict[int, object] = {}
+        # as of an earlier moment the newest page of releases is not enough: read them all
+        self._every_release = every_release
+        self._releases: list[Release] | None = None
+        self._releases_read = False
 
     @property
     def repository(self):  # noqa: ANN201
@@ -75,7 +79,18 @@ class LiveIssues:
         return self._full.get(number, issue)
 
     def releases(self) -> list[Release] | None:
-        return self._gh.releases()  # type: ignore[attr-defined]
+        if not self._every_release:
+            return self._gh.releases()  # type: ignore[attr-defined]
+        if not self._releases_read:
+            from issue_assistant.errors import GitHubError
+            from issue_assistant.tracker.github_context import list_releases
+
+            self._releases_read = True
+            try:
+                self._releases = list_releases(self._gh)  # type: ignore[arg-type]
+            except GitHubError as exc:
+                log.warning("releases unknown: %s", exc)
+        return self._releases
 
     def discussions(self) -> list[Discussion] | None:
         return self._gh.discussions()  # type: ignore[attr-defined]
@@ -98,7 +113,7 @@ def _tracker(
     gh = GitHubTracker(args.repo, settings.require_token(), settings.api_url)
     gh.keep_discussions(index_path(cache, args.repo) / DISCUSSIONS_FILE)
     listed, _ = read_live(gh, labels, bot_login, 0)
-    return LiveIssues(gh, listed)  # type: ignore[return-value]
+    return LiveIssues(gh, listed, every_release=args.as_of is not None)  # type: ignore[return-value]
 
 
 def toolbox(args: argparse.Namespace) -> Toolbox:
