@@ -21,13 +21,14 @@ from issue_assistant.errors import UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
-from issue_assistant.tracker.base import WritableTracker
-from issue_assistant.tracker.models import Issue, Repository
+from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
+from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 from issue_assistant.votes import VoteRule
 
 log = logging.getLogger(__name__)
 
 SYNC_FILE = "synced_at"
+DISCUSSIONS_FILE = "discussions.json"  # kept by the tracker: only what changed is fetched
 SYNC_MARGIN = timedelta(minutes=10)
 CURSOR_FILE = "listing-cursor"
 LIST_CHUNK = 1000
@@ -106,6 +107,9 @@ def refresh_index(
 
     path = index_path(cache_dir, tracker.repository.full_name)
     index = IssueIndex(path)
+    keep = getattr(tracker, "keep_discussions", None)
+    if callable(keep):
+        keep(path / DISCUSSIONS_FILE)
     if embeddings:
         index.enable_embeddings(lambda: load_embedder(True))
     stamp = path / SYNC_FILE
@@ -167,6 +171,12 @@ class CachedReads:
 
     def all_issues(self) -> Iterator[Issue]:
         return iter(self._tracker.all_issues())
+
+    def releases(self) -> list[Release] | None:
+        return releases_of(self._tracker)
+
+    def discussions(self) -> list[Discussion] | None:
+        return discussions_of(self._tracker)
 
 
 def has_votes(

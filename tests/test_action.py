@@ -534,7 +534,7 @@ def test_example_workflow():
     on = flow[True]  # YAML 1.1 reads the key `on` as true
     assert on["issues"] == {"types": ["opened"]} and on["issue_comment"] == {"types": ["created"]}
     assert on["schedule"] == [{"cron": "*/15 * * * *"}] and "workflow_dispatch" in on
-    assert flow["permissions"] == {"issues": "write", "contents": "read"}
+    assert flow["permissions"] == {"issues": "write", "contents": "read", "discussions": "read"}
     assert "concurrency" not in flow  # on the job: a skipped job takes no place in the queue
     job = flow["jobs"]["triage"]
     assert job["concurrency"]["cancel-in-progress"] is False

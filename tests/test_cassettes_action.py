@@ -68,6 +68,8 @@ def test_analyze_run_requests(gh, tmp_path, fake_engine, vcr):
         ("GET", BASE),
         ("GET", f"{BASE}/labels"),
         ("GET", f"{BASE}/issues"),  # candidates come from the index, not one GET each
+        ("GET", f"{BASE}/releases"),  # the newest page only
+        ("POST", "/graphql"),  # the discussions changed since the last run (here: all)
         ("POST", f"{BASE}/issues/3/comments"),
         ("POST", f"{BASE}/issues/3/labels"),
     ]

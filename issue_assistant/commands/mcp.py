@@ -1,8 +1,10 @@
 """`mcp`: serve the read-only tools over stdio with the MCP Python SDK (no tool writes).
 
 The tools are those of `issue_assistant.tools`, on a snapshot or on GitHub read once into memory
-(`--repo`, as `evaluate` reads it; an issue's comments and events are fetched when it is read),
-optionally as of a moment, and the checkout given by `--checkout` for the file tools.
+(`--repo`, as `evaluate` reads it; an issue's comments and events are fetched when it is read;
+releases and discussions as the Action reads them), optionally as of a moment, and the checkout
+given by `--checkout` for the file tools and `likely_files`. Each tool is served where its data
+is known (no release list: no `list_releases`); none writes.
 """
 
 from __future__ import annotations
@@ -15,13 +17,16 @@ from issue_assistant import __version__
 from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from issue_assistant.config import LabelsConfig
     from issue_assistant.tools import Toolbox
     from issue_assistant.tracker.base import Tracker
+    from issue_assistant.tracker.models import Discussion, Release
 
 HELP = (
-    "Serve the read-only tools (issues as of a moment, labels, the checkout's files) to MCP "
-    "clients over stdio; nothing is ever written."
+    "Serve the read-only tools (issues as of a moment, labels, releases, discussions, the "
+    "checkout's files and likely files) to MCP clients over stdio; nothing is ever written."
 )
 
 log = logging.getLogger(__name__)
@@ -37,7 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--as-of", type=moment, metavar="T", help="only what existed before T")
     parser.add_argument(
-        "--checkout", metavar="DIR", help="the repository's files for read_file, grep, list_files"
+        "--checkout",
+        metavar="DIR",
+        help="the repository's files for read_file, grep, list_files and likely_files",
     )
     parser.add_argument("--cache-dir", metavar="DIR", help="where the index is kept")
     parser.add_argument("--labels", metavar="FILE", help="labels.toml (default: ./labels.toml)")
@@ -45,12 +52,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class LiveIssues:
-    """GitHub's issues read once (as `evaluate` does); a read issue's history is fetched once."""
+    """GitHub's issues read once (as `evaluate` does); a read issue's history is fetched once;
+    releases and discussions from the live tracker (read once, discussions kept on disk)."""
 
-    def __init__(self, gh: object, listed: Tracker) -> None:
+    def __init__(self, gh: object, listed: Tracker, *, every_release: bool = False) -> None:
         self._gh = gh
         self._listed = listed
         self._full: dict[int, object] = {}
+        # as of an earlier moment the newest page of releases is not enough: read them all
+        self._every_release = every_release
+        self._releases: list[Release] | None = None
+        self._releases_read = False
 
     @property
     def repository(self):  # noqa: ANN201
@@ -66,26 +78,51 @@ class LiveIssues:
             self._full[number] = issue.model_copy(update={"events": events, "comments": comments})
         return self._full.get(number, issue)
 
+    def releases(self) -> list[Release] | None:
+        if not self._every_release:
+            return self._gh.releases()  # type: ignore[attr-defined]
+        if not self._releases_read:
+            from issue_assistant.errors import GitHubError
+            from issue_assistant.tracker.github_context import list_releases
 
-def _tracker(args: argparse.Namespace, labels: LabelsConfig, bot_login: str) -> Tracker:
+            self._releases_read = True
+            try:
+                self._releases = list_releases(self._gh)  # type: ignore[arg-type]
+            except GitHubError as exc:
+                log.warning("releases unknown: %s", exc)
+        return self._releases
+
+    def discussions(self) -> list[Discussion] | None:
+        return self._gh.discussions()  # type: ignore[attr-defined]
+
+
+def _tracker(
+    args: argparse.Namespace, labels: LabelsConfig, bot_login: str, cache: Path
+) -> Tracker:
     from issue_assistant.tracker.snapshot import read_snapshot
 
     if args.snapshot:
         return read_snapshot(args.snapshot)
     from issue_assistant.evaluate.live import read_live
+    from issue_assistant.live import DISCUSSIONS_FILE
+    from issue_assistant.pipeline import index_path
     from issue_assistant.settings import current
     from issue_assistant.tracker.github import GitHubTracker
 
     settings = current()
     gh = GitHubTracker(args.repo, settings.require_token(), settings.api_url)
+    gh.keep_discussions(index_path(cache, args.repo) / DISCUSSIONS_FILE)
     listed, _ = read_live(gh, labels, bot_login, 0)
-    return LiveIssues(gh, listed)  # type: ignore[return-value]
+    return LiveIssues(gh, listed, every_release=args.as_of is not None)  # type: ignore[return-value]
 
 
 def toolbox(args: argparse.Namespace) -> Toolbox:
     """The tools on the source the arguments name (everything loaded before serving)."""
+    from pathlib import Path
+
     from issue_assistant.commands.common import cache_dir
     from issue_assistant.config import LabelsConfig, find_file, load_config, load_labels
+    from issue_assistant.index.code import open_code_index
     from issue_assistant.pipeline import open_index
     from issue_assistant.tools import Checkout, Toolbox
     from issue_assistant.tools.view import RepoView
@@ -94,9 +131,14 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
     labels_path = find_file("labels.toml", args.labels)
     labels = load_labels(labels_path) if labels_path else LabelsConfig()
     config = load_config(find_file("config.toml", args.config))
-    tracker = _tracker(args, labels, config.approval.bot_login)
-    index = open_index(tracker, cache_dir(args, config))
-    return Toolbox(RepoView.build(tracker, index, labels, args.as_of), checkout)
+    cache = Path(cache_dir(args, config))
+    tracker = _tracker(args, labels, config.approval.bot_login, cache)
+    index = open_index(tracker, cache)
+    code = None
+    if checkout is not None:
+        limits = {"max_file_kb": config.code.max_file_kb, "max_files": config.code.max_files}
+        code = open_code_index(args.checkout, **limits)
+    return Toolbox(RepoView.build(tracker, index, labels, args.as_of, code), checkout)
 
 
 def server(box: Toolbox):  # noqa: ANN201
@@ -132,11 +174,7 @@ def server(box: Toolbox):  # noqa: ANN201
         version=__version__,
         instructions=f"Read-only tools over {box.source.repository}"
         + (f" as of {box.source.as_of.isoformat()}" if box.source.as_of else "")
-        + (
-            ": its issues, labels and checked-out files."
-            if box.checkout
-            else ": its issues and labels."
-        ),
+        + f": {', '.join(box.names())}.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

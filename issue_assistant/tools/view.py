@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from issue_assistant.config import LabelsConfig
 from issue_assistant.context import Candidate
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.code import CodeIndex, LikelyFile
+from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex, as_seen
 from issue_assistant.tracker.asof import AsOfView
-from issue_assistant.tracker.base import Tracker, releases_of
-from issue_assistant.tracker.models import Issue, Release
+from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
+from issue_assistant.tracker.models import Discussion, Issue, Release
 
 
 @dataclass
 class RepoView:
-    """A repository's issues and labels as they were at `as_of` (None: as they are now)."""
+    """A repository's issues, labels, releases, discussions and code as they were at `as_of`
+    (None: as they are now). `discussion_index` and `code` are None where they are unknown."""
 
     tracker: Tracker
     index: IssueIndex
     labels: LabelsConfig
     as_of: datetime | None = None
+    discussion_index: DiscussionIndex | None = None
+    code: CodeIndex | None = None
+    _visible: dict[int, Discussion] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(
@@ -29,9 +35,16 @@ class RepoView:
         index: IssueIndex,
         labels: LabelsConfig,
         as_of: datetime | None = None,
+        code: CodeIndex | None = None,
     ) -> RepoView:
         view = AsOfView(tracker, as_of) if as_of is not None else tracker
-        return cls(view, index, labels, as_of)
+        out = cls(view, index, labels, as_of, code=code)
+        visible = discussions_of(view)
+        if visible is not None:
+            # one index over every discussion; the moment's filter is part of each search
+            out.discussion_index = DiscussionIndex.shared(discussions_of(tracker) or visible)
+            out._visible = {d.number: d for d in visible}
+        return out
 
     @property
     def repository(self) -> str:
@@ -55,3 +68,16 @@ class RepoView:
         """Releases published before `as_of`, newest first (None: the tracker does not know)."""
         releases = releases_of(self.tracker)
         return None if releases is None else releases[:limit]
+
+    def search_discussions(self, text: str, limit: int = 5) -> list[DiscussionHit]:
+        """Discussions created before `as_of` most like `text`, as they were then."""
+        if self.discussion_index is None or limit <= 0:
+            return []
+        title, _, body = text.partition("\n")
+        hits = self.discussion_index.search(title, limit=limit, body=body, before=self.as_of)
+        return as_seen(hits, self._visible)[:limit]
+
+    def likely(self, text: str, limit: int = 5) -> list[LikelyFile]:
+        """The checkout's files most likely concerned by `text` ([] without a code index)."""
+        project = self.repository.rpartition("/")[2]
+        return [] if self.code is None else self.code.likely_files(text, limit, project)

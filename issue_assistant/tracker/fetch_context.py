@@ -1,7 +1,10 @@
 """The resumable part of `snapshot` after the issues: releases, discussions, fixing PRs' files.
 
-Progress is kept in the partial file as lines of its own (`release`, `discussion`, `progress`
-and `fixed_by`), so an interrupted run resumes after the last page or pull request it finished.
+Progress is kept in the partial file as lines of its own (`release`, `discussion`, `progress`,
+`closed_by` and `fixed_by`), so an interrupted run resumes after the last page, batch or pull
+request it finished. Fixing pull requests come from two sources, deduplicated: "Fixes #N" in a
+closed pull request's body, and GitHub's own links (`closedByPullRequestsReferences`, the
+issue sidebar's "Development"), asked for many issues per GraphQL query.
 """
 
 from __future__ import annotations
@@ -11,8 +14,11 @@ from typing import Any
 
 from issue_assistant.tracker.github import GitHubTracker
 from issue_assistant.tracker.github_context import (
+    CLOSED_BY_BATCH,
+    closed_by,
     closing_links,
     discussion_pages,
+    fixable,
     list_releases,
     pull_files,
 )
@@ -31,6 +37,9 @@ class ContextState:
         self.discussions_done = False
         self.fixed: dict[int, dict[int, list[str]]] = {}  # issue -> PR -> files
         self.fixed_done = False
+        self.linked: dict[int, list[int]] = {}  # issue -> merged PRs GitHub links as closing it
+        self.linked_after: int | None = None  # the last issue number asked about
+        self.linked_done = False
 
     def load(self, record: dict[str, Any]) -> None:
         """Take one partial-file line (other kinds are ignored)."""
@@ -42,6 +51,8 @@ class ContextState:
             self.discussions[d.number] = d
         elif kind == "fixed_by":
             self.fixed.setdefault(record["issue"], {})[record["pr"]] = list(record["files"])
+        elif kind == "closed_by":
+            self.linked[record["issue"]] = list(record["prs"])
         elif kind == "progress":
             of = record.get("of")
             if of == "releases":
@@ -51,6 +62,9 @@ class ContextState:
                 self.discussions_done = bool(record.get("done"))
             elif of == "fixed_by":
                 self.fixed_done = bool(record.get("done"))
+            elif of == "closed_by":
+                self.linked_after = record.get("after")
+                self.linked_done = bool(record.get("done"))
 
     def records(self) -> list[dict[str, Any]]:
         """Lines that restore this state when loaded in order."""
@@ -61,6 +75,11 @@ class ContextState:
         if self.cursor is not None or self.discussions_done:
             progress = {"after": self.cursor, "done": self.discussions_done}
             out.append({"kind": "progress", "of": "discussions", **progress})
+        for issue, linked in self.linked.items():
+            out.append({"kind": "closed_by", "issue": issue, "prs": linked})
+        if self.linked_after is not None or self.linked_done:
+            progress = {"after": self.linked_after, "done": self.linked_done}
+            out.append({"kind": "progress", "of": "closed_by", **progress})
         for issue, prs in self.fixed.items():
             for pr, files in prs.items():
                 out.append({"kind": "fixed_by", "issue": issue, "pr": pr, "files": files})
@@ -105,8 +124,12 @@ def fetch_context(
                 add(discussion_record(d))
             add({"kind": "progress", "of": "discussions", "after": page.cursor, "done": page.last})
         line(f"{len(state.discussions)} discussions")
+    if fixed_by and not state.linked_done:
+        fetch_closed_by(tracker, state, add, issues)
     if fixed_by and not state.fixed_done:
         links = closing_links(issues)
+        for number, prs in state.linked.items():
+            links[number] = sorted(set(links.get(number, [])) | set(prs))
         for number, prs in sorted(links.items()):
             for pr in prs:
                 if pr in state.fixed.get(number, {}):
@@ -115,3 +138,24 @@ def fetch_context(
                 add({"kind": "fixed_by", "issue": number, "pr": pr, "files": files})
         add({"kind": "progress", "of": "fixed_by", "done": True})
         line(f"{len(links)} issues closed by a pull request")
+
+
+def fetch_closed_by(
+    tracker: GitHubTracker,
+    state: ContextState,
+    add: Callable[[dict[str, Any]], None],
+    issues: list[Issue],
+    batch: int = CLOSED_BY_BATCH,
+) -> None:
+    """GitHub's closing links of every closed issue, `batch` issues per GraphQL query."""
+    todo = sorted(i.number for i in issues if fixable(i))
+    if state.linked_after is not None:
+        todo = [n for n in todo if n > state.linked_after]
+    for start in range(0, len(todo), batch):
+        chunk = todo[start : start + batch]
+        for number, prs in sorted(closed_by(tracker, chunk, batch).items()):
+            add({"kind": "closed_by", "issue": number, "prs": prs})
+        done = start + batch >= len(todo)
+        add({"kind": "progress", "of": "closed_by", "after": chunk[-1], "done": done})
+    if not todo:
+        add({"kind": "progress", "of": "closed_by", "after": state.linked_after, "done": True})

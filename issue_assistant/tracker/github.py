@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -23,16 +25,21 @@ from github.PaginatedList import PaginatedList
 from urllib3.util.retry import Retry
 
 from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.tracker.github_context import list_releases
 from issue_assistant.tracker.models import (
     Claim,
     Comment,
+    Discussion,
     Event,
     Issue,
     LabelInfo,
     Reaction,
+    Release,
     Repository,
     User,
 )
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
@@ -41,6 +48,7 @@ HISTORY_EVENTS = frozenset(
     {"labeled", "unlabeled", "closed", "reopened", "marked_as_duplicate", "unmarked_as_duplicate"}
 )
 GHOST = User(login="ghost")
+RELEASES_PAGE = 30  # a live run reads the newest releases only: one request
 # The original of an issue marked as a duplicate with GitHub's button: the REST timeline does
 # not name it, GraphQL's MarkedAsDuplicateEvent.canonical does.
 CANONICAL_QUERY = """
@@ -287,6 +295,8 @@ class GitHubTracker:
         self._path = f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
         self._repository: Repository | None = None
         self._roles: dict[str, str] = {}
+        self._known: dict[str, Any] = {}  # releases and discussions, read once per run
+        self._discussion_store: Path | None = None
 
     # ---- plumbing --------------------------------------------------------------------------
 
@@ -409,6 +419,41 @@ class GitHubTracker:
                 data = {"role_name": "none"}
             self._roles[login] = str(data.get("role_name") or data.get("permission") or "none")
         return self._roles[login]
+
+    # ---- the repository beside its issues -------------------------------------------------
+
+    def keep_discussions(self, path: Path | None) -> None:
+        """Keep the discussions in the file `path` between runs: then only what changed since
+        the last run is fetched (`tracker.fetch_live`)."""
+        self._discussion_store = path
+
+    def releases(self) -> list[Release] | None:
+        """The newest releases (GitHub's first page, one request), newest first; None when they
+        cannot be read (no access), which the context shows as unknown."""
+        if "releases" not in self._known:
+            try:
+                self._known["releases"] = list_releases(self, first_page=RELEASES_PAGE)
+            except GitHubError as exc:
+                log.warning("releases unknown: %s", exc)
+                self._known["releases"] = None
+        return self._known["releases"]
+
+    def discussions(self) -> list[Discussion] | None:
+        """Every discussion, oldest first ([] where they are off); None when they cannot be
+        read (GraphQL refused, no access). Synced once per run with the kept file, if any."""
+        if "discussions" not in self._known:
+            from issue_assistant.tracker.fetch_live import DiscussionStore
+
+            store = DiscussionStore.load(self._discussion_store)
+            try:
+                store.sync(self)
+            except GitHubError as exc:
+                log.warning("discussions unknown: %s", exc)
+                self._known["discussions"] = None
+                return None
+            store.save()
+            self._known["discussions"] = store.discussions()
+        return self._known["discussions"]
 
     # ---- writes ----------------------------------------------------------------------------
 

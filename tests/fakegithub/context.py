@@ -8,6 +8,7 @@ text, so other GraphQL queries can be added beside this one.
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -39,14 +40,23 @@ class FakeDiscussion:
     closed_at: datetime | None = None
     locked: bool = False
     labels: list[str] = field(default_factory=list)
+    updated_at: datetime | None = None  # None: never updated since created
+
+    @property
+    def updated(self) -> datetime:
+        return self.updated_at or self.created_at
 
 
 class ContextEndpoints:
     """`/releases`, `/pulls/N/files` and the `discussions` GraphQL query."""
 
-    GRAPHQL: tuple[tuple[str, str], ...] = (("discussions(", "_graphql_discussions"),)
+    GRAPHQL: tuple[tuple[str, str], ...] = (
+        ("discussions(", "_graphql_discussions"),
+        ("closedByPullRequestsReferences", "_graphql_closed_by"),
+    )
     full_name: str
     base_url: str
+    discussions_enabled: bool = True
 
     @property
     def releases(self) -> list[FakeRelease]:
@@ -84,6 +94,18 @@ class ContextEndpoints:
     def set_pull_files(self, number: int, files: list[str]) -> None:
         self.pull_files[number] = list(files)
 
+    @property
+    def closed_by(self) -> dict[int, list[tuple[int, bool, str]]]:
+        """Issue number to the pull requests GitHub links as closing it, (number, merged,
+        repository)."""
+        return self.__dict__.setdefault("_closed_by", {})
+
+    def link_closing_pull(
+        self, issue: int, pr: int, merged: bool = True, repository: str | None = None
+    ) -> None:
+        """Link `pr` (of `repository`, default this one) as closing `issue` (the sidebar)."""
+        self.closed_by.setdefault(issue, []).append((pr, merged, repository or self.full_name))
+
     # ---- REST ------------------------------------------------------------------------------
 
     def _list_releases(self, *, query: dict[str, str], body: Any) -> Any:
@@ -119,6 +141,7 @@ class ContextEndpoints:
 
     def _graphql(self, *, query: dict[str, str], body: Any) -> Any:
         text = str((body or {}).get("query", ""))
+        self.__dict__["_query_text"] = text
         for key, name in self.GRAPHQL:
             if key in text:
                 return getattr(self, name)((body or {}).get("variables") or {})
@@ -129,10 +152,15 @@ class ContextEndpoints:
         if (variables.get("owner"), variables.get("name")) != (owner, name):
             msg = "Could not resolve to a Repository"
             return {"data": {"repository": None}, "errors": [{"type": "NOT_FOUND", "message": msg}]}
+        if not self.discussions_enabled:
+            return {"data": {"repository": {"hasDiscussionsEnabled": False, "discussions": None}}}
         first = min(int(variables.get("first") or 50), 100)
         after = variables.get("after")
         start = int(base64.b64decode(after).decode().split(":")[1]) if after else 0
-        page = self.discussions[start : start + first]
+        ordered = list(self.discussions)
+        if "field: UPDATED_AT, direction: DESC" in self.__dict__.get("_query_text", ""):
+            ordered.sort(key=lambda d: (d.updated, d.number), reverse=True)
+        page = ordered[start : start + first]
         end = start + len(page)
         nodes = [
             {
@@ -150,6 +178,9 @@ class ContextEndpoints:
             }
             for d in page
         ]
+        if "updatedAt" in self.__dict__.get("_query_text", ""):
+            for node, d in zip(nodes, page, strict=True):
+                node["updatedAt"] = iso(d.updated)
         cursor = base64.b64encode(f"cursor:{end}".encode()).decode()
         return {
             "data": {
@@ -166,3 +197,35 @@ class ContextEndpoints:
                 }
             }
         }
+
+    def _graphql_closed_by(self, variables: dict[str, Any]) -> Any:
+        """`iN: issue(number: N) { number closedByPullRequestsReferences(first: K) ... }`."""
+        if f"{variables.get('owner')}/{variables.get('name')}" != self.full_name:
+            return {"data": {"repository": None}}
+        text = self.__dict__.get("_query_text", "")
+        found = re.findall(r"(\w+): issue\(number: (\d+)\)", text)
+        first = int(re.search(r"closedByPullRequestsReferences\(first: (\d+)\)", text)[1])
+        repo: dict[str, Any] = {}
+        errors = []
+        for alias, number in found:
+            if int(number) not in self.issues:  # type: ignore[attr-defined]
+                repo[alias] = None
+                message = (
+                    f"Could not resolve to an issue or pull request with the number of {number}."
+                )
+                errors.append(
+                    {"type": "NOT_FOUND", "path": ["repository", alias], "message": message}
+                )
+                continue
+            links = self.closed_by.get(int(number), [])[:first]
+            nodes: list[dict[str, Any]] = [
+                {"number": pr, "merged": merged} for pr, merged, _ in links
+            ]
+            if "nameWithOwner" in text:
+                for node, (_, _, repo_name) in zip(nodes, links, strict=True):
+                    node["repository"] = {"nameWithOwner": repo_name}
+            repo[alias] = {
+                "number": int(number),
+                "closedByPullRequestsReferences": {"nodes": nodes},
+            }
+        return {"data": {"repository": repo}, **({"errors": errors} if errors else {})}
