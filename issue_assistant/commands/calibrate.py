@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         label_calibration,
         write_calibration,
     )
+    from issue_assistant.learn.duplicate_model import MIN_POSITIVES
     from issue_assistant.learn.store import refit
     from issue_assistant.pipeline import open_index
     from issue_assistant.render import render
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give --snapshot FILE, or --repo OWNER/REPO (or set GH_REPO)")
     tracker, source, _ = _tracker(args, labels, config)
     start = time.perf_counter()
-    index = open_index(tracker, cache_dir(args, config))
+    index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
     moment = tracker.repository.fetched_at if args.snapshot else datetime.now(UTC)
     view = AsOfView(tracker, moment)
     model, _ = refit(view, index, labels, moment, force=True)
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         render(
             "calibrate.txt.j2",
             cal=calibration,
+            min_positives=MIN_POSITIVES,
             source=source,
             path=path,
             seconds=time.perf_counter() - start,

@@ -216,11 +216,19 @@ class SimilarEngine(Engine):
         found = duplicate_threshold(context.index.path) if self.use_calibration_file else None
         return found if found is not None else self.config.duplicates.threshold
 
+    def duplicate_weights(self, context: Context) -> dict[str, float] | None:
+        """The score's weights `calibrate` fit on this repository's known duplicates, if any."""
+        from issue_assistant.learn.calibrate import duplicate_weights
+
+        return duplicate_weights(context.index.path) if self.use_calibration_file else None
+
     def _duplicate(self, context: Context) -> Duplicate | None:
         """The pairwise duplicate score, thresholded; no proposal when a template's many
         near-identical reports match about as well."""
         cfg = self.config.duplicates
-        scored = duplicates.score_candidates(context, cfg.candidates)
+        scored = duplicates.score_candidates(
+            context, cfg.candidates, self.duplicate_weights(context)
+        )
         chosen = duplicates.choose(scored, self.duplicate_threshold(context), cfg.margin)
         if chosen is None:
             return None

@@ -66,12 +66,20 @@ class PairFeatures:
     open: float
     age: float
 
-    def score(self) -> float:
-        w = WITH_DENSE if self.dense is not None else LEXICAL
+    def score(self, weights: dict[str, float] | None = None) -> float:
+        """The logistic score: `calibrate`'s fitted weights when given (and usable for this
+        pair: fitted with a dense cosine the pair lacks, they are not), else the hand weights."""
+        w = weights
+        if w is None or ("dense" in w and self.dense is None):
+            w = WITH_DENSE if self.dense is not None else LEXICAL
         z = w["bias"] + sum(
             w[k] * getattr(self, k) for k in w if k != "bias" and getattr(self, k) is not None
         )
-        return 1.0 / (1.0 + math.exp(-z))
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+    def row(self, keys: tuple[str, ...]) -> list[float]:
+        """The values of `keys`, for fitting weights."""
+        return [float(getattr(self, k) or 0.0) for k in keys]
 
 
 def own_body(issue: Issue, boiler: Boilerplate | None, moment: datetime | None) -> str:
@@ -136,11 +144,22 @@ def features(
     )
 
 
-def score_candidates(context: Context, limit: int | None = None) -> list[tuple[Candidate, float]]:
+def score_candidates(
+    context: Context, limit: int | None = None, weights: dict[str, float] | None = None
+) -> list[tuple[Candidate, float]]:
     """Every candidate of the context (or the first `limit`) with its duplicate score, best first.
 
-    `calibrate` fits the threshold on these scores; `choose` applies it.
+    `calibrate` fits the threshold (and, with enough known pairs, the weights) on these scores;
+    `choose` applies it.
     """
+    scored = [(c, f.score(weights)) for c, f in pair_features(context, limit)]
+    return sorted(scored, key=lambda cs: -cs[1])
+
+
+def pair_features(
+    context: Context, limit: int | None = None
+) -> list[tuple[Candidate, PairFeatures]]:
+    """Each candidate with its pair features; none when the issue says nothing of its own."""
     from issue_assistant.index.retrieval import Retriever
 
     cands = [c for c in context.candidates[:limit] if not c.issue.is_pull_request]
@@ -154,7 +173,7 @@ def score_candidates(context: Context, limit: int | None = None) -> list[tuple[C
     if index.vectors is not None and len(index.vectors):
         query_vec = Retriever(index).query_vector(context.issue)
     best = max((c.bm25 for c in cands), default=0.0)
-    scored = [
+    return [
         (
             c,
             features(
@@ -165,11 +184,10 @@ def score_candidates(context: Context, limit: int | None = None) -> list[tuple[C
                 bm25_best=best,
                 boiler=boiler,
                 moment=context.as_of,
-            ).score(),
+            ),
         )
         for c in cands
     ]
-    return sorted(scored, key=lambda cs: -cs[1])
 
 
 def choose(

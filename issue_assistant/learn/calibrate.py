@@ -15,9 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from issue_assistant.atomic import write_atomic
 from issue_assistant.config import Config, LabelsConfig
-from issue_assistant.engines import create
 from issue_assistant.index import IssueIndex
-from issue_assistant.learn.calibration import MIN_PROPOSALS, THRESHOLDS, ThresholdTable
+from issue_assistant.learn.calibration import ThresholdTable
 from issue_assistant.learn.model import LabelModel
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.base import Tracker
@@ -54,6 +53,10 @@ class DuplicateCalibration(BaseModel):
     threshold: float | None
     duplicates: int
     negatives: int
+    # "learned": weights fit on this repository's known pairs; "hand-weighted": too few of them
+    model: str = "hand-weighted"
+    weights: dict[str, float] | None = None
+    positives_found: int = 0
     rows: list[DuplicateRow] = Field(default_factory=list)
 
 
@@ -91,15 +94,18 @@ def duplicate_calibration(
     before: datetime,
     negatives: int = NEGATIVES,
 ) -> DuplicateCalibration:
-    """The `similar` engine's own duplicate scoring replayed on closed history with known originals.
+    """The `similar` engine's duplicate score replayed on closed history with known originals.
 
     Positives: issues closed as duplicates of a known older original (right when the engine's best
-    candidate is that original). Negatives: a fixed sample of closed issues that are not known
-    duplicates (any proposal is false). Everything is replayed a minute after opening.
+    candidate is that original, or the original it is itself a duplicate of). Negatives: a fixed
+    sample of closed issues that are not known duplicates (any proposal is false). Everything is
+    replayed a minute after opening. With enough known pairs the score's weights are fit too
+    (`learn/duplicate_model.py`).
     """
+    from issue_assistant.evaluate.gold import accepted_originals
+    from issue_assistant.learn import duplicate_model as dm
     from issue_assistant.pipeline import build_context
 
-    engine = create("similar", config, labels)
     issues = [
         i
         for i in tracker.all_issues()
@@ -108,50 +114,41 @@ def duplicate_calibration(
     dups = [i for i in issues if i.duplicate_of is not None]
     others = [i for i in issues if i.duplicate_of is None and i.state_reason != "duplicate"]
     random.Random(7).shuffle(others)
-    scored: list[tuple[float, bool, bool]] = []  # (score, is duplicate, best is the original)
+    replayed = []
     for issue in dups + others[:negatives]:
         view = AsOfView.for_issue(tracker, issue.number)
-        target = view.target()
         ctx = build_context(
-            view, target, index=index, labels=labels, config=config, as_of=view.moment
+            view, view.target(), index=index, labels=labels, config=config, as_of=view.moment
         )
-        best = engine.duplicate_candidate(ctx)  # type: ignore[attr-defined]
-        if best is None:
-            scored.append((0.0, issue.duplicate_of is not None, False))
-            continue
-        score, cand = best
-        scored.append(
-            (score, issue.duplicate_of is not None, cand.issue.number == issue.duplicate_of)
+        accept = (
+            set(accepted_originals(tracker, issue.duplicate_of)) if issue.duplicate_of else set()
         )
-    rows = []
-    for t in THRESHOLDS:
-        over = [s for s in scored if s[0] >= t]
-        rows.append(
-            DuplicateRow(
-                threshold=t,
-                proposals=len(over),
-                correct=sum(1 for s in over if s[1] and s[2]),
-                duplicates=len(dups),
-                negatives=min(len(others), negatives),
-                false=sum(1 for s in over if not s[1]),
-            )
+        replayed.append(
+            dm.replay(ctx, accept, issue.duplicate_of is not None, config.duplicates.candidates)
         )
+    outcomes, weights = dm.cross_validated(replayed, config.duplicates.margin, learn=True)
     target = config.duplicates.target_precision
-    chosen = next(
-        (
-            r.threshold
-            for r in rows
-            if r.proposals >= min(MIN_PROPOSALS, max(len(dups), 1))
-            and r.correct / r.proposals >= target
-        ),
-        None,
-    )
+    table, chosen = dm.choose_threshold(outcomes, target, len(dups))
+    n_neg = min(len(others), negatives)
     return DuplicateCalibration(
         target_precision=target,
         threshold=chosen,
         duplicates=len(dups),
-        negatives=min(len(others), negatives),
-        rows=rows,
+        negatives=n_neg,
+        model="learned" if weights is not None else "hand-weighted",
+        weights=weights,
+        positives_found=sum(1 for r in replayed if r.positives),
+        rows=[
+            DuplicateRow(
+                threshold=t,
+                proposals=p,
+                correct=c,
+                duplicates=len(dups),
+                negatives=n_neg,
+                false=f,
+            )
+            for t, p, c, f in table
+        ],
     )
 
 
@@ -180,3 +177,11 @@ def duplicate_threshold(directory: str | Path) -> float | None:
     if cal is None or cal.duplicates is None:
         return None
     return cal.duplicates.threshold
+
+
+def duplicate_weights(directory: str | Path) -> dict[str, float] | None:
+    """The duplicate score's weights `calibrate` fit for this index, or None (hand weights)."""
+    cal = read_calibration(directory)
+    if cal is None or cal.duplicates is None:
+        return None
+    return cal.duplicates.weights

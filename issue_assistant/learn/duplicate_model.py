@@ -1,0 +1,129 @@
+"""The duplicate score fit on a repository's own known duplicates, and its threshold.
+
+Every closed issue with a known original, and a sample of closed issues that are not duplicates,
+is replayed a minute after opening; each of its candidates is a pair (the original: positive,
+every other: negative) with the features of `index.duplicates`. With at least `MIN_POSITIVES`
+known duplicates whose original is among the candidates, a logistic regression (scikit-learn)
+replaces the hand weights; otherwise the hand weights stay. The threshold is chosen the same way
+either way: on time-ordered folds (weights fit on the older issues, the newer ones scored by
+the engine's own rule, `duplicates.choose`), the lowest threshold whose precision reaches the
+target on enough proposals.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from issue_assistant.index import duplicates
+from issue_assistant.index.duplicates import PairFeatures
+from issue_assistant.learn.calibration import FOLDS, MIN_PROPOSALS, THRESHOLDS
+
+MIN_POSITIVES = 20
+DENSE_KEYS = ("dense", "title", "prose", "signals", "bm25_top", "open", "age")
+LEXICAL_KEYS = tuple(k for k in DENSE_KEYS if k != "dense")
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """One replayed issue: its candidates' numbers and features, and which are its original."""
+
+    created_at: datetime
+    duplicate: bool
+    pairs: tuple[tuple[int, PairFeatures], ...]
+    accept: frozenset[int]
+
+    @property
+    def positives(self) -> int:
+        return sum(1 for n, _ in self.pairs if n in self.accept)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    score: float
+    duplicate: bool
+    right: bool
+
+
+def keys_for(replayed: Sequence[Replayed]) -> tuple[str, ...]:
+    """The dense cosine is a feature only when every pair has one."""
+    pairs = [f for r in replayed for _, f in r.pairs]
+    return DENSE_KEYS if pairs and all(f.dense is not None for f in pairs) else LEXICAL_KEYS
+
+
+def fit_weights(replayed: Sequence[Replayed], keys: tuple[str, ...]) -> dict[str, float] | None:
+    """Logistic weights over the pairs, or None with fewer than `MIN_POSITIVES` positives."""
+    if sum(r.positives for r in replayed) < MIN_POSITIVES:
+        return None
+    from sklearn.linear_model import LogisticRegression
+
+    x = [f.row(keys) for r in replayed for _, f in r.pairs]
+    y = [1 if n in r.accept else 0 for r in replayed for n, _ in r.pairs]
+    if len(set(y)) < 2:
+        return None
+    model = LogisticRegression(C=1.0, max_iter=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(x, y)
+    weights = {"bias": float(model.intercept_[0])}
+    weights.update({k: float(c) for k, c in zip(keys, model.coef_[0], strict=True)})
+    return weights
+
+
+def outcome(r: Replayed, weights: dict[str, float] | None, margin: float) -> Outcome:
+    """What the engine would do with `r`: its best candidate's score, and whether it is right
+    (below a threshold nothing is proposed; the crowd rule is applied at threshold 0)."""
+    scored = sorted(((n, f.score(weights)) for n, f in r.pairs), key=lambda ns: -ns[1])
+    if not scored:
+        return Outcome(0.0, r.duplicate, False)
+    best_n, best = scored[0]
+    close = [s for _, s in scored[1:] if best - s < margin]
+    if len(close) >= 2:  # a template many issues match equally: never proposed
+        return Outcome(0.0, r.duplicate, False)
+    return Outcome(best, r.duplicate, best_n in r.accept)
+
+
+def cross_validated(
+    replayed: Sequence[Replayed], margin: float, learn: bool
+) -> tuple[list[Outcome], dict[str, float] | None]:
+    """Out-of-fold outcomes in time order, and the weights fit on everything (None: hand)."""
+    ordered = sorted(replayed, key=lambda r: r.created_at)
+    keys = keys_for(ordered)
+    if not learn:
+        return [outcome(r, None, margin) for r in ordered], None
+    final = fit_weights(ordered, keys)
+    if final is None:
+        return [outcome(r, None, margin) for r in ordered], None
+    cuts = [int(len(ordered) * f) for f in FOLDS]
+    out: list[Outcome] = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        weights = fit_weights(ordered[:a], keys)
+        # a fold without enough known pairs to fit on is scored by the hand weights
+        out += [outcome(r, weights, margin) for r in ordered[a:b]]
+    return out, final
+
+
+def choose_threshold(outcomes: Sequence[Outcome], target: float, duplicates_known: int):  # noqa: ANN201
+    """(rows of (threshold, proposals, correct, false), the chosen threshold or None)."""
+    rows = []
+    for t in THRESHOLDS:
+        over = [o for o in outcomes if o.score >= t]
+        rows.append(
+            (
+                t,
+                len(over),
+                sum(1 for o in over if o.duplicate and o.right),
+                sum(1 for o in over if not o.duplicate),
+            )
+        )
+    need = min(MIN_PROPOSALS, max(duplicates_known, 1))
+    chosen = next((t for t, p, c, _ in rows if p >= need and c / p >= target), None)
+    return rows, chosen
+
+
+def replay(context, accept: set[int], duplicate: bool, limit: int) -> Replayed:  # noqa: ANN001
+    """The pairs of one issue's context."""
+    pairs = tuple((c.issue.number, f) for c, f in duplicates.pair_features(context, limit))
+    return Replayed(context.issue.created_at, duplicate, pairs, frozenset(accept))

@@ -1,0 +1,127 @@
+"""The duplicate score fit on a repository's own known pairs, and its threshold."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+
+from issue_assistant.cli import main
+from issue_assistant.index.duplicates import PairFeatures
+from issue_assistant.learn import duplicate_model as dm
+from issue_assistant.tracker.snapshot import write_snapshot
+from tests.test_learn import snap, synthetic
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def pair(rnd: random.Random, same: bool) -> PairFeatures:
+    """Look-alike pairs: the original shares its title words; strangers share the template's
+    prose and frames (what the hand weights count as evidence)."""
+    return PairFeatures(
+        dense=None,
+        title=rnd.uniform(0.5, 1.0) if same else rnd.uniform(0.0, 0.4),
+        prose=rnd.uniform(0.6, 1.0),  # every report fills the same form: prose says nothing
+        # every report carries the same stack frames; an original shares fewer of them
+        signals=rnd.uniform(0.0, 0.5) if same else rnd.uniform(0.5, 1.0),
+        bm25_top=1.0 if same else rnd.uniform(0.3, 1.0),
+        open=float(rnd.random() < 0.5),
+        age=rnd.uniform(0, 2),
+    )
+
+
+def replayed(n_dups: int, n_other: int, seed: int = 5) -> list[dm.Replayed]:
+    rnd = random.Random(seed)
+    out = []
+    for k in range(n_dups + n_other):
+        dup = k % ((n_dups + n_other) // max(n_dups, 1)) == 0 and k // 2 < n_dups * 2
+        pairs = [(1000 + k, pair(rnd, dup))] + [
+            (2000 + k * 10 + j, pair(rnd, False)) for j in range(4)
+        ]
+        accept = frozenset({1000 + k}) if dup else frozenset()
+        out.append(dm.Replayed(T0 + timedelta(hours=k), dup, tuple(pairs), accept))
+    return out
+
+
+def test_weights_are_fit_with_enough_known_pairs_and_beat_the_hand_weights():
+    data = replayed(60, 240)
+    assert sum(r.duplicate for r in data) >= dm.MIN_POSITIVES
+    outcomes, weights = dm.cross_validated(data, margin=0.05, learn=True)
+    assert weights is not None and set(weights) == {"bias", *dm.LEXICAL_KEYS}
+    # the fit learns what this repository's pairs say: titles decide, the shared form does not
+    assert weights["title"] > 2 * abs(weights["prose"])
+    hand, none = dm.cross_validated(data, margin=0.05, learn=False)
+    assert none is None
+
+    def right_at_target(outs):
+        rows, chosen = dm.choose_threshold(outs, 0.9, 60)
+        return next((c for t, _, c, _ in rows if t == chosen), 0)
+
+    # at the threshold each chooses for precision 0.9, the fit finds more of the duplicates
+    assert right_at_target(outcomes) > right_at_target(hand)
+
+
+def test_too_few_known_pairs_keep_the_hand_weights():
+    data = replayed(5, 100)
+    outcomes, weights = dm.cross_validated(data, margin=0.05, learn=True)
+    assert weights is None and len(outcomes) == len(data)
+
+
+def test_threshold_is_the_lowest_reaching_the_target():
+    outs = [dm.Outcome(0.95, True, True)] * 6 + [dm.Outcome(0.6, False, False)] * 4
+    rows, chosen = dm.choose_threshold(outs, 0.9, 6)
+    assert chosen == min(t for t, p, c, _ in rows if p >= 5 and c / p >= 0.9)
+    assert chosen > 0.6
+
+
+def test_calibrate_fits_weights_and_analyze_uses_them(tmp_path, capsys):
+    issues = synthetic(160)
+    for k in range(100, 160, 2):  # 30 duplicates, each a reworded copy of an older issue
+        token = "".join(random.Random(k).choices("bcdfghjklmnpqrstvwxz", k=9))
+        src = issues[k - 90] = issues[k - 90].model_copy(
+            update={
+                "title": f"{issues[k - 90].title} {token}",
+                "body": f"{issues[k - 90].body} {token}",
+            }
+        )
+        issues[k] = issues[k].model_copy(
+            update={
+                "duplicate_of": src.number,
+                "state_reason": "duplicate",
+                "title": src.title + " again",
+                "body": src.body,
+            }
+        )
+    path = tmp_path / "s.jsonl"
+    write_snapshot(path, snap(issues).repository, issues)
+    labels = tmp_path / "labels.toml"
+    labels.write_text('[[type]]\nname = "bug"\n[[type]]\nname = "enhancement"\n')
+    cache = tmp_path / "cache"
+    args = ["--snapshot", str(path), "--labels", str(labels), "--cache-dir", str(cache)]
+    assert main(["calibrate", *args]) == 0
+    out = capsys.readouterr().out
+    assert "weights fit on this repository's" in out
+    (written,) = cache.glob("index/*/calibration.json")
+    dup = json.loads(written.read_text())["duplicates"]
+    assert dup["model"] == "learned" and set(dup["weights"]) >= {"bias", "title", "prose"}
+
+    from issue_assistant.config import Config, LabelsConfig
+    from issue_assistant.engines import create
+    from issue_assistant.pipeline import analyze, open_index
+    from issue_assistant.tracker.asof import AsOfView
+
+    snapshot = snap(issues)
+    index = open_index(snapshot, cache)
+    lab = LabelsConfig.model_validate({"type": [{"name": "bug"}, {"name": "enhancement"}]})
+    engine = create("similar", Config(), lab)
+    view = AsOfView.for_issue(snapshot, issues[150].number)
+    ctx_decision = analyze(
+        view,
+        view.target(),
+        index=index,
+        labels=lab,
+        config=Config(),
+        engine=engine,
+        as_of=view.moment,
+    )
+    assert engine.duplicate_weights(ctx_decision.context) == dup["weights"]
