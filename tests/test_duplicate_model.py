@@ -10,7 +10,7 @@ from issue_assistant.cli import main
 from issue_assistant.index.duplicates import PairFeatures
 from issue_assistant.learn import duplicate_model as dm
 from issue_assistant.tracker.snapshot import write_snapshot
-from tests.test_learn import snap, synthetic
+from tests.test_learn import LABELS, snap, synthetic
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -125,3 +125,35 @@ def test_calibrate_fits_weights_and_analyze_uses_them(tmp_path, capsys):
         as_of=view.moment,
     )
     assert engine.duplicate_weights(ctx_decision.context) == dup["weights"]
+
+
+def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
+    """A duplicate closed after a cutoff is not part of that cutoff's fit."""
+    from issue_assistant.config import Config
+    from issue_assistant.pipeline import open_index
+
+    issues = synthetic(160)
+    for k in range(40, 160, 4):
+        src = issues[k - 30]
+        issues[k] = issues[k].model_copy(
+            update={
+                "duplicate_of": src.number,
+                "state_reason": "duplicate",
+                "title": src.title,
+                "body": src.body,
+            }
+        )
+    snapshot = snap(issues)
+    index = open_index(snapshot, tmp_path)
+    early, late = issues[80].created_at, issues[150].created_at
+    buckets = dm.BucketDuplicates(snapshot, index, LABELS, Config(), [early, late])
+    _, _, known_early = buckets.for_moment(issues[100].created_at)
+    _, _, known_late = buckets.for_moment(issues[155].created_at)
+    closed_before = sum(1 for i in issues if i.duplicate_of and i.closed_at < early)
+    assert known_early == closed_before < known_late
+    assert buckets.for_moment(issues[10].created_at) == (None, None, 0)  # before any cutoff
+    # each issue is replayed once, at its own moment, and the early ones serve both cutoffs
+    used_late = [i for i in buckets._dups + buckets._others if i.closed_at < late]
+    assert sorted(buckets._replays) == sorted(i.number for i in used_late)
+    replay = buckets._replays[used_late[0].number]
+    assert replay.created_at == used_late[0].created_at

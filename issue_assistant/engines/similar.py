@@ -87,6 +87,8 @@ class SimilarEngine(Engine):
     label_source: object | None = None
     # evaluate turns this off: calibration.json was fit on the whole history, later issues too.
     use_calibration_file: bool = True
+    # evaluate's duplicate weights and threshold per time bucket (`BucketDuplicates`), or None.
+    duplicate_source: object | None = None
 
     def label_model(self, context: Context) -> LabelModel | None:
         if self.config.labels.model == "vote":
@@ -166,8 +168,22 @@ class SimilarEngine(Engine):
             candidates=[c.issue.number for c in context.candidates],
             probabilities={g: {n: round(p, 4) for n, p in ps.items()} for g, ps in probs.items()},
             label_model=modes,
-            calibration=_calibration_text(model, target),
+            calibration=f"{_calibration_text(model, target)}; {self._duplicate_text(context)}",
         )
+
+    def _duplicate_text(self, context: Context) -> str:
+        """Which duplicate weights and threshold answered (the report names them)."""
+        threshold = self.duplicate_threshold(context)
+        weights = self.duplicate_weights(context)
+        score = "weights fit on this repository's known duplicates" if weights else "hand weights"
+        if self.duplicate_source is not None:
+            known = self.duplicate_source.for_moment(context.issue.created_at)[2]  # type: ignore[attr-defined]
+            where = f"fit on the {known} known duplicates closed before this bucket's cutoff"
+        elif self.use_calibration_file and weights is not None:
+            where = "from calibration.json"
+        else:
+            where = "[duplicates] threshold"
+        return f"duplicates: {score}, threshold {threshold:.2f} ({where})"
 
     def _vote(
         self, group: str, neighbors: list[Candidate], k: int, threshold: float
@@ -213,13 +229,20 @@ class SimilarEngine(Engine):
         """`calibrate`'s threshold when it was fit for this index, else `[duplicates] threshold`."""
         from issue_assistant.learn.calibrate import duplicate_threshold
 
-        found = duplicate_threshold(context.index.path) if self.use_calibration_file else None
+        if self.duplicate_source is not None:
+            found = self.duplicate_source.for_moment(context.issue.created_at)[1]  # type: ignore[attr-defined]
+        elif self.use_calibration_file:
+            found = duplicate_threshold(context.index.path)
+        else:
+            found = None
         return found if found is not None else self.config.duplicates.threshold
 
     def duplicate_weights(self, context: Context) -> dict[str, float] | None:
         """The score's weights `calibrate` fit on this repository's known duplicates, if any."""
         from issue_assistant.learn.calibrate import duplicate_weights
 
+        if self.duplicate_source is not None:
+            return self.duplicate_source.for_moment(context.issue.created_at)[0]  # type: ignore[attr-defined]
         return duplicate_weights(context.index.path) if self.use_calibration_file else None
 
     def _duplicate(self, context: Context) -> Duplicate | None:

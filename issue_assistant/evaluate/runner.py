@@ -20,6 +20,7 @@ from issue_assistant.evaluate.files import fixed_files, path_areas
 from issue_assistant.evaluate.gold import gold_for, is_sure_original
 from issue_assistant.evaluate.results import IssueResult
 from issue_assistant.index import IssueIndex
+from issue_assistant.learn.duplicate_model import BucketDuplicates
 from issue_assistant.learn.store import BucketSource
 from issue_assistant.pipeline import analyze, engines_for
 from issue_assistant.tracker.asof import AsOfView
@@ -47,6 +48,8 @@ class Evaluator:
         # The `similar` engine's label models: one per cutoff, fit only on issues created before
         # it (never the artifact beside the index, which has seen later issues).
         self.label_source = BucketSource(tracker, labels, cutoffs or [])
+        # and its duplicate weights and threshold, fit per cutoff on what was known then
+        self.duplicate_source = BucketDuplicates(tracker, index, labels, config, cutoffs or [])
         self.index = index
         self.labels = labels
         self.config = config
@@ -63,6 +66,7 @@ class Evaluator:
             for engine in pair:
                 if engine is not None and hasattr(engine, "label_source"):
                     engine.label_source = self.label_source  # type: ignore[attr-defined]
+                    engine.duplicate_source = self.duplicate_source  # type: ignore[attr-defined]
                     engine.use_calibration_file = False  # type: ignore[attr-defined]
             self._local.engines = pair
         return pair

@@ -127,3 +127,80 @@ def replay(context, accept: set[int], duplicate: bool, limit: int) -> Replayed: 
     """The pairs of one issue's context."""
     pairs = tuple((c.issue.number, f) for c, f in duplicates.pair_features(context, limit))
     return Replayed(context.issue.created_at, duplicate, pairs, frozenset(accept))
+
+
+NEGATIVES = 200
+
+
+class BucketDuplicates:
+    """evaluate: the duplicate weights and threshold per cutoff, fit only on what was known then.
+
+    For a cutoff, the positives are issues closed as duplicates of a known original before it,
+    the negatives a fixed sample of issues closed otherwise before it; each is replayed at its
+    own moment once (the replay cannot see later issues) and reused by every later cutoff.
+    """
+
+    def __init__(self, tracker, index, labels, config, cutoffs: list[datetime]) -> None:  # noqa: ANN001
+        import random
+        import threading
+
+        self.tracker, self.index, self.labels, self.config = tracker, index, labels, config
+        self.cutoffs = sorted(set(cutoffs))
+        self._lock = threading.Lock()
+        self._fits: dict[datetime, tuple[dict[str, float] | None, float | None, int]] = {}
+        self._replays: dict[int, Replayed] = {}
+        last = self.cutoffs[-1] if self.cutoffs else None
+        closed = [
+            i
+            for i in tracker.all_issues()
+            if last is not None
+            and not i.is_pull_request
+            and i.state == "closed"
+            and i.closed_at is not None
+            and i.closed_at < last
+        ]
+        self._dups = [i for i in closed if i.duplicate_of is not None]
+        others = [i for i in closed if i.duplicate_of is None and i.state_reason != "duplicate"]
+        others.sort(key=lambda i: i.number)
+        random.Random(7).shuffle(others)
+        self._others = others[:NEGATIVES]
+
+    def _replay(self, issue) -> Replayed:  # noqa: ANN001
+        from issue_assistant.evaluate.gold import accepted_originals
+        from issue_assistant.pipeline import build_context
+        from issue_assistant.tracker.asof import AsOfView
+
+        if issue.number not in self._replays:
+            view = AsOfView.for_issue(self.tracker, issue.number)
+            ctx = build_context(
+                view,
+                view.target(),
+                index=self.index,
+                labels=self.labels,
+                config=self.config,
+                as_of=view.moment,
+            )
+            dup = issue.duplicate_of
+            accept = set(accepted_originals(self.tracker, dup)) if dup is not None else set()
+            limit = self.config.duplicates.candidates
+            self._replays[issue.number] = replay(ctx, accept, dup is not None, limit)
+        return self._replays[issue.number]
+
+    def for_moment(self, moment: datetime) -> tuple[dict[str, float] | None, float | None, int]:
+        """(weights or None for the hand weights, threshold or None, known duplicates) of the
+        latest cutoff at or before `moment`."""
+        before = [c for c in self.cutoffs if c <= moment]
+        if not before:
+            return None, None, 0
+        cutoff = before[-1]
+        with self._lock:
+            if cutoff not in self._fits:
+                dups = [i for i in self._dups if i.closed_at < cutoff]  # type: ignore[operator]
+                others = [i for i in self._others if i.closed_at < cutoff]  # type: ignore[operator]
+                replayed = [self._replay(i) for i in dups + others]
+                margin = self.config.duplicates.margin
+                outcomes, weights = cross_validated(replayed, margin, learn=True)
+                target = self.config.duplicates.target_precision
+                _, chosen = choose_threshold(outcomes, target, len(dups))
+                self._fits[cutoff] = (weights, chosen, len(dups))
+            return self._fits[cutoff]
