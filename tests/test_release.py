@@ -71,3 +71,32 @@ def test_init_writes_the_example_workflow_as_documented():
     assert packaged.read_text() == (ROOT / "docs/workflow.yml").read_text(), (
         "copy docs/workflow.yml to issue_assistant/templates/init/workflow.yml"
     )
+
+
+def _stages(text: str) -> dict[str, str]:
+    """The Dockerfile's stages by name (`FROM ... AS name`), each with its instructions."""
+    stages: dict[str, str] = {}
+    name = ""
+    for line in text.splitlines():
+        match = re.match(r"FROM \S+(?: AS (\S+))?", line)
+        if match:
+            name = match.group(1) or "final"
+            stages[name] = ""
+        elif name:
+            stages[name] += line + "\n"
+    return stages
+
+
+def test_dockerfile_installs_and_trims_in_the_build_stage_only():
+    stages = _stages((ROOT / "Dockerfile").read_text(encoding="utf-8"))
+    build = stages["build"]
+    assert "pip install --no-compile --prefix /install" in build
+    # Test suites out, debug symbols stripped, except the bundled libraries strip would break.
+    assert "-type d -name tests -prune -exec rm -rf" in build
+    assert "strip --strip-debug" in build and "! -path '*.libs/*'" in build
+    # Compiled for the paths the files end up at, valid whatever their mtime after the copy.
+    assert "--invalidation-mode unchecked-hash" in build and '-d "$SITE"' in build
+    assert "COPY --from=build /install /usr/local" in stages["base"]
+    for name, body in stages.items():
+        if name != "build":
+            assert "pip install" not in body and "apt-get" not in body, name
