@@ -28,7 +28,12 @@ def _size(path: Path) -> int:
 
 
 def build(prefix: Path, extras: str = "") -> Path:
-    """The build stage's steps into `prefix`; its site-packages."""
+    """The build stage's steps into `prefix`; its site-packages.
+
+    `--ignore-installed` is what keeps this off the running environment: without it, pip
+    "replaces" the packages this environment already has at other versions, uninstalling them
+    from it (the editable install of this package included) while it installs into `prefix`.
+    """
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--ignore-installed"]
     pip += ["--no-compile", "--prefix", str(prefix), "--constraint", "requirements.lock"]
     subprocess.run([*pip, f".{extras}"], check=True, cwd=ROOT)
