@@ -19,11 +19,11 @@ ARG ENGINE_TOOLS=none
 # of the index, multi-platform).
 FROM node:22.12.0-bookworm-slim@sha256:35531c52ce27b6575d69755c73e65d4468dba93a25644eed56dc12879cae9213 AS node
 
-FROM python:3.11.11-slim-bookworm@sha256:081075da77b2b55c23c088251026fb69a7b2bf92471e491ff5fd75c192fd38e5 AS python
+FROM python:3.11.11-slim-bookworm@sha256:081075da77b2b55c23c088251026fb69a7b2bf92471e491ff5fd75c192fd38e5 AS slim
 
 # Build stage: install into /install, trim, byte-compile; the image copies the result only, so
 # nothing removed here ever reaches a layer.
-FROM python AS build
+FROM slim AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN apt-get update \
@@ -36,7 +36,8 @@ COPY issue_assistant ./issue_assistant
 # extras. EXTRAS: optional extras for a larger variant, e.g. --build-arg EXTRAS='[mcp]'.
 ARG EXTRAS=""
 ARG SITE=/usr/local/lib/python3.11/site-packages
-RUN pip install --no-compile --prefix /install --constraint requirements.lock ".${EXTRAS}"
+RUN pip install --ignore-installed --no-compile --prefix /install \
+        --constraint requirements.lock ".${EXTRAS}"
 # Trim (docs/github-action.md, "What goes in the image"): the libraries' own test suites
 # (about 30 MB, 60 MB compiled), and the debug symbols of the extension modules. The libraries
 # auditwheel bundled (`*.libs/`) are left alone: strip breaks their patched ELF headers.
@@ -45,7 +46,7 @@ RUN find /install -type d -name tests -prune -exec rm -rf {} + \
     && python -m compileall -q -j 0 --invalidation-mode unchecked-hash \
         -d "$SITE" /install/lib/python3.11/site-packages
 
-FROM python AS base
+FROM slim AS base
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PYDANTIC_DISABLE_PLUGINS=__all__
