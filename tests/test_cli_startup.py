@@ -112,3 +112,16 @@ def test_the_options_known_without_the_engine_are_the_engines_own():
 
     for name in BUILTIN_OPTIONS:
         assert options_class(name) is engine_class(name).Options
+
+
+def test_a_warm_analyze_imports_no_client_no_sdk(tmp_path):
+    snap, cache = _snapshot(tmp_path), tmp_path / "cache"
+    argv = ["analyze", "--snapshot", str(snap), "--issue", "5", "--cache-dir", str(cache)]
+    argv += ["--labels", str(ROOT / "labels.toml"), "--config", str(ROOT / "config.toml")]
+    run = f"from issue_assistant.cli import main\nassert main({argv!r}) == 0"
+    _modules(run)  # the first run builds the index (and fits what it can)
+    loaded = _modules(run)
+    assert {"numpy", "tantivy", "jinja2", "markdown_it"} <= loaded  # the similar engine ran
+    assert not loaded & {"github", "anthropic", "rich", "llama_cpp", "pydantic_settings", "mcp"}
+    # The label model predicts with numpy alone (learn/linear.py): scikit-learn fits, once.
+    assert not loaded & {"sklearn", "scipy"}
