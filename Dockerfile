@@ -12,25 +12,48 @@
 # and point `runs.image` at that image (a Dockerfile action cannot pass build arguments).
 ARG ENGINE_TOOLS=none
 
-# TODO(verify digest): these digests were not pulled here (no registry access when written); they
-# are the ones public Dockerfiles pin for these tags. A wrong digest fails the build loudly.
-# Check with `docker buildx imagetools inspect python:3.11.11-slim-bookworm` and update.
+# The digests could not be checked against the registry from where this was written (no route to
+# registry-1.docker.io, 2026-12-01); each is the one several unrelated public Dockerfiles pin for
+# its tag. A tag is re-pushed when Debian updates, so a digest names one build: a wrong or removed
+# one fails the build loudly. Refresh: `docker buildx imagetools inspect IMAGE:TAG` (the digest
+# of the index, multi-platform).
 FROM node:22.12.0-bookworm-slim@sha256:35531c52ce27b6575d69755c73e65d4468dba93a25644eed56dc12879cae9213 AS node
 
-FROM python:3.11.11-slim-bookworm@sha256:081075da77b2b55c23c088251026fb69a7b2bf92471e491ff5fd75c192fd38e5 AS base
-ENV PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1 \
+FROM python:3.11.11-slim-bookworm@sha256:081075da77b2b55c23c088251026fb69a7b2bf92471e491ff5fd75c192fd38e5 AS slim
+
+# Build stage: install into /install, trim, byte-compile; the image copies the result only, so
+# nothing removed here ever reaches a layer.
+FROM slim AS build
+ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
-WORKDIR /opt/issue-assistant
+RUN apt-get update \
+    && apt-get install --yes --no-install-recommends binutils \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
 COPY pyproject.toml README.md requirements.lock ./
 COPY issue_assistant ./issue_assistant
 # The package and its runtime dependencies only, at the locked versions: no dev or local-model
-# extras. (pip byte-compiles them here, so a run does not compile on every start.)
-# EXTRAS: optional extras for a larger variant, e.g. --build-arg EXTRAS='[mcp]' (none by default).
+# extras. EXTRAS: optional extras for a larger variant, e.g. --build-arg EXTRAS='[mcp]'.
 ARG EXTRAS=""
-RUN pip install --no-cache-dir --constraint requirements.lock ".${EXTRAS}" \
-    && cd / && rm -rf /opt/issue-assistant
+ARG SITE=/usr/local/lib/python3.11/site-packages
+RUN pip install --ignore-installed --no-compile --prefix /install \
+        --constraint requirements.lock ".${EXTRAS}"
+# Trim (docs/github-action.md, "What goes in the image"): the libraries' own test suites
+# (about 30 MB, 60 MB compiled), and the debug symbols of the extension modules. The libraries
+# auditwheel bundled (`*.libs/`) are left alone: strip breaks their patched ELF headers.
+RUN find /install -type d -name tests -prune -exec rm -rf {} + \
+    && find /install -type f -name '*.so*' ! -path '*.libs/*' -exec strip --strip-debug {} + \
+    && python -m compileall -q -j 0 --invalidation-mode unchecked-hash \
+        -d "$SITE" /install/lib/python3.11/site-packages
+
+FROM slim AS base
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PYDANTIC_DISABLE_PLUGINS=__all__
+# Byte-compiled in the build stage (against the final paths, checked by hash rather than mtime),
+# so a run does not compile the package and its libraries on every start.
+COPY --from=build /install /usr/local
+RUN issue-assistant --version
 
 FROM base AS tools-none
 

@@ -67,9 +67,9 @@ def _login(login: str) -> str:
 
 def _engine_name(name: str | None) -> str | None:
     """An engine name that `engines.create` knows (built-in, registered or an entry point)."""
-    from issue_assistant.engines.base import available
+    from issue_assistant.engines.base import available, is_known
 
-    if name and name not in available():
+    if name and not is_known(name):
         raise ValueError(f"unknown engine {name!r} (available: {', '.join(available())})")
     return name
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import TypeVar
 
 from issue_assistant.comment import Evidence, Plan, render_comment
@@ -22,6 +20,7 @@ from issue_assistant.engines.failures import EngineFailure, kind_of, with_retrie
 from issue_assistant.errors import EngineError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.code import code_index_for
+from issue_assistant.index.local import index_path, open_index  # noqa: F401 (re-exported)
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
@@ -36,33 +35,6 @@ class Analysis:
     plan: Plan
     comment: str
     error: str | None = None
-
-
-def index_path(cache_dir: str | Path, full_name: str) -> Path:
-    return Path(cache_dir) / "index" / re.sub(r"[^A-Za-z0-9_.-]", "__", full_name)
-
-
-def open_index(tracker: Tracker, cache_dir: str | Path, *, embeddings: bool = False) -> IssueIndex:
-    """The repository's index on disk, brought up to date with the tracker (and its vectors,
-    with `embeddings`: slow the first time, about 0.1-0.3 s per issue on a small CPU)."""
-    from issue_assistant.index.embeddings import load_embedder
-
-    index = IssueIndex(index_path(cache_dir, tracker.repository.full_name))
-    if embeddings:
-        index.enable_embeddings(lambda: load_embedder(True))
-    written = index.update(tracker.all_issues())
-    if written:
-        log.info("index: %d issues added or changed (%d in all)", written, len(index))
-    if embeddings:
-        embedded = index.embed(tracker.all_issues(), progress=_embed_progress)
-        if embedded:
-            log.info("index: %d issue vectors computed", embedded)
-    return index
-
-
-def _embed_progress(done: int, total: int) -> None:
-    if done % 200 == 0 or done == total:
-        log.info("embeddings: %d/%d issues", done, total)
 
 
 def build_context(

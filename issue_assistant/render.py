@@ -9,8 +9,6 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from issue_assistant.sanitize import clean, code_span, sanitize
-
 
 def safe_text(text: str | None, repository: str, limit: int = 2000, *, table: bool = False) -> str:
     """Untrusted text made safe for one line of a comment on `repository` (`sanitize.sanitize`).
@@ -18,16 +16,22 @@ def safe_text(text: str | None, repository: str, limit: int = 2000, *, table: bo
     No mention, no raw HTML, no link or image outside `https://github.com/OWNER/REPO/`; at most
     `limit` characters; `table`: for a table cell.
     """
+    from issue_assistant.sanitize import sanitize
+
     return sanitize(text, repository, limit, table=table)
 
 
 def neutralize(text: str | None, limit: int = 2000, *, table: bool = False) -> str:
     """Untrusted text made safe where no repository is known: no link is kept at all."""
+    from issue_assistant.sanitize import sanitize
+
     return sanitize(text, "", limit, table=table)
 
 
 def code(value: object, limit: int = 200, *, table: bool = False) -> str:
     """A value (a label name, an engine, a login) as one code span, whatever it holds."""
+    from issue_assistant.sanitize import clean, code_span
+
     text = clean(str(value))
     return code_span(text if len(text) <= limit else text[: limit - 1] + "…", table=table)
 

@@ -3,7 +3,9 @@ release workflow that builds it, CI that runs .ci/run, and the workflow `init` w
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -18,12 +20,41 @@ def _requirement_name(spec: str) -> str:
     return re.split(r"[<>=!~\[; ]", spec, maxsplit=1)[0].lower().replace("_", "-")
 
 
-def test_action_pulls_the_image_of_this_version():
-    spec = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
-    image = spec["runs"]["image"]
-    assert re.fullmatch(r"docker://ghcr\.io/[\w.-]+/issue-assistant:v(\S+)", image)
+def _release() -> dict:
+    return yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text())
+
+
+def _step(job: dict, name: str) -> dict:
+    return next(s for s in job["steps"] if s.get("name") == name)
+
+
+def test_the_branch_builds_and_the_release_commit_pulls_the_image_of_its_tag(tmp_path):
+    action = (ROOT / "action.yml").read_text(encoding="utf-8")
+    assert yaml.safe_load(action)["runs"] == {"using": "docker", "image": "Dockerfile"}
+    release = _release()
+    pin = release["jobs"]["pin"]
+    assert pin["needs"] == "image" and pin["permissions"] == {"contents": "write"}
+    # Run the release's own pinning step on a copy, as the runner would for a tag of a fork.
+    (tmp_path / "action.yml").write_text(action, encoding="utf-8")
+    env = {"PATH": os.environ["PATH"], "GITHUB_REPOSITORY": "Some-Fork/Triage.Bot"}
+    env["GITHUB_REF_NAME"] = f"v{__version__}"
+    script = _step(pin, "Pin the image in action.yml")["run"]
+    subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, check=True)
+    pinned = yaml.safe_load((tmp_path / "action.yml").read_text(encoding="utf-8"))
+    image = f"docker://ghcr.io/some-fork/triage.bot:v{__version__}"
+    assert pinned == {**yaml.safe_load(action), "runs": {"using": "docker", "image": image}}
+    # ... the very image the build job pushed for that tag.
+    build = release["jobs"]["image"]
+    assert (
+        "ghcr.io/${GITHUB_REPOSITORY,,}"
+        in _step(build, "Check the tag and the package version agree")["run"]
+    )
+    assert (
+        "type=raw,value=v${{ steps.version.outputs.version }}"
+        in _step(build, "Tags")["with"]["tags"]
+    )
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert image.endswith(f":v{project['version']}") and project["version"] == __version__
+    assert project["version"] == __version__
 
 
 def test_dockerfile_pins_the_base_and_installs_the_lock():
@@ -54,7 +85,7 @@ def test_the_lock_pins_every_runtime_dependency():
 
 
 def test_release_builds_both_images_and_ci_runs_the_ci_script():
-    release = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text())
+    release = _release()
     assert release[True]["push"]["tags"] == ["v*.*.*"]  # YAML 1.1 reads `on` as true
     job = release["jobs"]["image"]
     variants = [m["engine_tools"] for m in job["strategy"]["matrix"]["include"]]
@@ -71,3 +102,32 @@ def test_init_writes_the_example_workflow_as_documented():
     assert packaged.read_text() == (ROOT / "docs/workflow.yml").read_text(), (
         "copy docs/workflow.yml to issue_assistant/templates/init/workflow.yml"
     )
+
+
+def _stages(text: str) -> dict[str, str]:
+    """The Dockerfile's stages by name (`FROM ... AS name`), each with its instructions."""
+    stages: dict[str, str] = {}
+    name = ""
+    for line in text.splitlines():
+        match = re.match(r"FROM \S+(?: AS (\S+))?", line)
+        if match:
+            name = match.group(1) or "final"
+            stages[name] = ""
+        elif name:
+            stages[name] += line + "\n"
+    return stages
+
+
+def test_dockerfile_installs_and_trims_in_the_build_stage_only():
+    stages = _stages((ROOT / "Dockerfile").read_text(encoding="utf-8"))
+    build = stages["build"]
+    assert "pip install --ignore-installed --no-compile --prefix /install" in build
+    # Test suites out, debug symbols stripped, except the bundled libraries strip would break.
+    assert "-type d -name tests -prune -exec rm -rf" in build
+    assert "strip --strip-debug" in build and "! -path '*.libs/*'" in build
+    # Compiled for the paths the files end up at, valid whatever their mtime after the copy.
+    assert "--invalidation-mode unchecked-hash" in build and '-d "$SITE"' in build
+    assert "COPY --from=build /install /usr/local" in stages["base"]
+    for name, body in stages.items():
+        if name != "build":
+            assert "pip install" not in body and "apt-get" not in body, name

@@ -108,3 +108,11 @@ def test_a_child_process_gets_only_the_named_variables_that_are_set():
     }
     with pytest.raises(KeyError):  # the token is never one a child process may get
         s.variables("GITHUB_TOKEN")
+
+
+def test_names_are_case_insensitive_and_an_empty_one_falls_through():
+    assert Settings.from_env({"github_token": "lower"}).github_token == "lower"
+    s = Settings.from_env({"Input_Engine": "", "issue_assistant_engine": "llama"})
+    assert s.engine == "llama"
+    with pytest.raises(UserError, match="environment variable ISSUE_ASSISTANT_MAX_RETRIES"):
+        Settings.from_env({"issue_assistant_max_retries": "99"})  # over the limit of 20

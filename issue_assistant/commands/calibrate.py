@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from datetime import UTC, datetime
 
-from issue_assistant.commands.args import add_config_arguments
+from issue_assistant.commands.args import add_config_arguments, add_json_argument
 from issue_assistant.errors import UserError
 
 HELP = (
@@ -34,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the index is kept (default: [index] cache_dir of config.toml)",
     )
     add_config_arguments(parser)
+    add_json_argument(parser, "calibration.json's content, its path and the source")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,6 +75,11 @@ def run(args: argparse.Namespace) -> int:
         duplicates=dup,
     )
     path = write_calibration(calibration, index.path)
+    seconds = time.perf_counter() - start
+    if args.json:
+        out = {"path": str(path), "source": source, "seconds": round(seconds, 3)}
+        print(json.dumps({**calibration.model_dump(mode="json"), **out}, sort_keys=True))
+        return 0
     print(
         render(
             "calibrate.txt.j2",
@@ -80,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             min_positives=MIN_POSITIVES,
             source=source,
             path=path,
-            seconds=time.perf_counter() - start,
+            seconds=seconds,
         ),
         end="",
     )

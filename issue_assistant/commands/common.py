@@ -80,7 +80,7 @@ def snapshot_and_index(
     this very file (same size and mtime) the snapshot is not parsed at all (a warm run)."""
     from issue_assistant.index import IssueIndex
     from issue_assistant.index.embeddings import load_embedder
-    from issue_assistant.pipeline import index_path, open_index
+    from issue_assistant.index.local import index_path, open_index
     from issue_assistant.tracker.snapshot import (
         IndexedSnapshot,
         file_stamp,

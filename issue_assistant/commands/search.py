@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sys
 
 from issue_assistant.commands.args import add_snapshot_argument, moment  # noqa: F401
@@ -29,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _engine_search(path: str, query: str, limit: int) -> int:
     """Ask the engine process that started us (engines/command.py) to search, as of the issue."""
+    import socket
+
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         try:
             conn.connect(path)
@@ -53,14 +54,17 @@ def run(args: argparse.Namespace) -> int:
         return _engine_search(path, args.query, args.limit)
     from issue_assistant.commands.common import load_config_only, snapshot_and_index
     from issue_assistant.render import render
-    from issue_assistant.tracker.asof import AsOfView
 
     config = load_config_only(args)
     snapshot, index = snapshot_and_index(args, config)
     hits = index.search(
         args.query, as_of=args.as_of, limit=max(1, args.limit), include_prs=args.include_prs
     )
-    view = AsOfView(snapshot, args.as_of) if args.as_of else snapshot
+    view = snapshot
+    if args.as_of:
+        from issue_assistant.tracker.asof import AsOfView
+
+        view = AsOfView(snapshot, args.as_of)
     rows = []
     for hit in hits:
         issue = view.get_issue(hit.number)

@@ -32,6 +32,10 @@ BUILTINS = {
     "copilot": "issue_assistant.engines.copilot",
 }
 
+#: built-in engines whose options model lives outside the engine's module: checking
+#: `[engines.NAME]` then needs no import of the engine (similar's pulls in numpy and the learner)
+BUILTIN_OPTIONS = {"similar": ("issue_assistant.config", "SimilarConfig")}
+
 _registry: dict[str, type[Engine]] = {}
 
 
@@ -121,6 +125,14 @@ def available() -> list[str]:
     return sorted(names)
 
 
+def is_known(name: str) -> bool:
+    """Whether `name` is an engine, looking at the entry points only when it is no built-in
+    (scanning every installed distribution costs about 20 ms)."""
+    if name in BUILTINS or name in _registry:
+        return True
+    return any(ep.name == name for ep in entry_points(group="issue_assistant.engines"))
+
+
 def engine_class(name: str) -> type[Engine]:
     cls = _load(name)
     if cls is None:
@@ -130,6 +142,9 @@ def engine_class(name: str) -> type[Engine]:
 
 def options_class(name: str) -> type[BaseModel]:
     """The options model of engine `name` (UserError for an unknown engine)."""
+    if name in BUILTIN_OPTIONS and name not in _registry:
+        module, attr = BUILTIN_OPTIONS[name]
+        return getattr(import_module(module), attr)
     return engine_class(name).Options
 
 

@@ -1,0 +1,69 @@
+"""What the image's Python layer weighs: the Dockerfile's build stage replayed without Docker.
+
+    python bench/image_size.py [EXTRAS]    # e.g. '[mcp]'; needs the package index (pip)
+
+Installs the package at the versions of `requirements.lock` into a temporary prefix (as the build
+stage does: no compile, then the test suites removed, debug symbols stripped outside `*.libs/`,
+byte-compiled), and prints each distribution's share in MB (files under the top-level names its
+RECORD lists, their `.pyc` included) as a Markdown table. Not a `section_*` benchmark: it needs
+the network, and the base image's size is not measured here (docs/github-action.md).
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def build(prefix: Path, extras: str = "") -> Path:
+    """The build stage's steps into `prefix`; its site-packages.
+
+    `--ignore-installed` is what keeps this off the running environment: without it, pip
+    "replaces" the packages this environment already has at other versions, uninstalling them
+    from it (the editable install of this package included) while it installs into `prefix`.
+    """
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--ignore-installed"]
+    pip += ["--no-compile", "--prefix", str(prefix), "--constraint", "requirements.lock"]
+    subprocess.run([*pip, f".{extras}"], check=True, cwd=ROOT)
+    for tests in [p for p in prefix.rglob("tests") if p.is_dir()]:
+        shutil.rmtree(tests, ignore_errors=True)
+    libs = [p for p in prefix.rglob("*.so*") if p.is_file() and not p.parent.name.endswith(".libs")]
+    if libs and shutil.which("strip"):
+        subprocess.run(["strip", "--strip-debug", *map(str, libs)], check=True)
+    site = next(prefix.glob("lib/python3*/site-packages"))
+    compile_all = [sys.executable, "-m", "compileall", "-q", "-j", "0"]
+    compile_all += ["--invalidation-mode", "unchecked-hash", str(site)]
+    subprocess.run(compile_all, check=True)
+    return site
+
+
+def table(site: Path) -> str:
+    rows, claimed = [], set()
+    for record in site.glob("*.dist-info/RECORD"):
+        name = record.parent.name.removesuffix(".dist-info").rsplit("-", 1)[0]
+        with record.open(newline="") as f:
+            tops = {Path(r[0]).parts[0] for r in csv.reader(f) if r and not r[0].startswith("..")}
+        tops = {t for t in tops - {"__pycache__", "bin"} if (site / t).exists()} - claimed
+        claimed |= tops
+        rows.append((sum(_size(site / t) for t in tops), name))
+    lines = ["| distribution | MB |", "| --- | --- |"]
+    lines += [f"| {name} | {n / 1e6:.1f} |" for n, name in sorted(rows, reverse=True)]
+    lines.append(f"| **site-packages in all** | **{_size(site) / 1e6:.1f}** |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory(prefix="image-size-") as tmp:
+        print(table(build(Path(tmp), sys.argv[1] if len(sys.argv) > 1 else "")))
