@@ -74,3 +74,32 @@ def test_live_run_reads_github_and_writes_nothing(server, tmp_path, monkeypatch,
         assert r.gold.labels == expected.labels
         assert r.gold.present == expected.present
         assert r.gold.events_known
+
+
+def test_live_replays_see_releases_and_discussions_as_they_were(server):
+    """`evaluate --repo` reads every release and discussion once; each replay sees only those
+    of its moment (before: the live snapshot had none, and every context said "not known")."""
+    from datetime import timedelta
+
+    from issue_assistant.evaluate.live import read_live
+    from issue_assistant.tracker.asof import AsOfView
+
+    snapshot = read_snapshot(POETRY)
+    issues = sorted(snapshot.all_issues(), key=lambda i: i.created_at)
+    middle = issues[len(issues) // 2].created_at
+    server.add_release("v1.0", middle - timedelta(days=30), name="1.0", body="Old notes.")
+    server.add_release("v2.0", middle + timedelta(days=30), name="2.0", body="New notes.")
+    server.add_discussion(
+        "How to pin?",
+        "Pinning question",
+        "carol",
+        category="Q&A",
+        created_at=middle - timedelta(days=1),
+    )
+    listed, _ = read_live(make_tracker(server), load_labels(LABELS), "x[bot]", 2)
+    assert [r.tag for r in listed.releases()] == ["v2.0", "v1.0"]
+    assert [d.title for d in listed.discussions()] == ["How to pin?"]
+    view = AsOfView(listed, middle)
+    assert [r.tag for r in view.releases()] == ["v1.0"]
+    assert [d.title for d in view.discussions()] == ["How to pin?"]
+    assert [r.tag for r in AsOfView(listed, middle - timedelta(days=60)).releases()] == []

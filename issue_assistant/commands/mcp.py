@@ -112,7 +112,7 @@ def _tracker(
     settings = current()
     gh = GitHubTracker(args.repo, settings.require_token(), settings.api_url)
     gh.keep_discussions(index_path(cache, args.repo) / DISCUSSIONS_FILE)
-    listed, _ = read_live(gh, labels, bot_login, 0)
+    listed, _ = read_live(gh, labels, bot_login, 0, with_context=False)  # LiveIssues reads them
     return LiveIssues(gh, listed, every_release=args.as_of is not None)  # type: ignore[return-value]
 
 

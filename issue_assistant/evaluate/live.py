@@ -57,8 +57,11 @@ def read_live(
     bot_login: str,
     limit: int,
     window: int = WINDOW,
+    *,
+    with_context: bool = True,
 ) -> tuple[Snapshot, int]:
-    """The repository as a snapshot in memory, and how many closed issues were examined."""
+    """The repository as a snapshot in memory, and how many closed issues were examined;
+    `with_context`: with every release and discussion too (the replays' context)."""
     from issue_assistant.tracker.fetch import (
         duplicate_pattern,
         find_duplicate_of,
@@ -107,5 +110,27 @@ def read_live(
         if original is not None and original.events is None:
             fetch(original)
     issues = list(memory.by_number.values())
-    repo = repository.model_copy(update={"maintainers": _maintainers(issues, roles)})
-    return Snapshot(repo, issues), examined
+    releases, discussions, includes = _context(gh) if with_context else ([], [], [])
+    repo = repository.model_copy(
+        update={"maintainers": _maintainers(issues, roles), "includes": includes}
+    )
+    return Snapshot(repo, issues, releases=releases, discussions=discussions), examined
+
+
+def _context(gh: GitHubTracker) -> tuple[list, list, list[str]]:
+    """Every release (the replays reach back past GitHub's first page) and every discussion,
+    rewound per issue like the issues; what cannot be read stays unknown, as in the Action."""
+    from issue_assistant.errors import GitHubError
+    from issue_assistant.tracker.github_context import list_releases
+
+    includes: list[str] = []
+    releases: list = []
+    try:
+        releases = list_releases(gh)
+        includes.append("releases")
+    except GitHubError as exc:
+        log.warning("releases unknown: %s", exc)
+    discussions = gh.discussions()
+    if discussions is not None:
+        includes.append("discussions")
+    return releases, discussions or [], includes
