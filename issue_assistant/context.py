@@ -18,7 +18,7 @@ from issue_assistant.index.discussions import (
     DiscussionHit,
     DiscussionIndex,
     answering,
-    as_seen,
+    search_seen,
 )
 from issue_assistant.index.retrieval import Retriever
 from issue_assistant.render import render
@@ -133,11 +133,7 @@ class Context:
 
     def search_discussions(self, text: str, limit: int = 5) -> list[DiscussionHit]:
         """Read-only tool: discussions of the moment most like `text` ([] when unknown)."""
-        if self.discussion_index is None or limit <= 0:
-            return []
-        title, _, body = text.partition("\n")
-        hits = self.discussion_index.search(title, limit=limit, body=body, before=self.as_of)
-        return as_seen(hits, self._visible)[:limit]
+        return search_seen(self.discussion_index, text, limit, self.as_of, self._visible)
 
     def list_releases(self, limit: int = 10) -> list[Release] | None:
         """Read-only tool: releases published before the moment, newest first (None: unknown)."""

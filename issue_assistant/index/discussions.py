@@ -137,6 +137,22 @@ def as_seen(hits: list[DiscussionHit], visible: dict[int, Discussion]) -> list[D
     return [replace(h, discussion=visible[h.number]) for h in hits if h.number in visible]
 
 
+def search_seen(
+    index: DiscussionIndex | None,
+    text: str,
+    limit: int,
+    before: datetime | None,
+    visible: dict[int, Discussion],
+) -> list[DiscussionHit]:
+    """Discussions created before `before` most like `text` (title, then body after a newline),
+    each as the view shows it; [] without an index. The context and the tools both use it."""
+    if index is None or limit <= 0:
+        return []
+    title, _, body = text.partition("\n")
+    hits = index.search(title, limit=limit, body=body, before=before)
+    return as_seen(hits, visible)[:limit]
+
+
 def answering(hits: list[DiscussionHit], threshold: float) -> list[DiscussionHit]:
     """Answered discussions at least `threshold` similar, most similar first: "see also"."""
     keep = [h for h in hits if h.discussion.answered and h.similarity >= threshold]

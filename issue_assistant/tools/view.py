@@ -9,7 +9,7 @@ from issue_assistant.config import LabelsConfig
 from issue_assistant.context import Candidate
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.code import CodeIndex, LikelyFile
-from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex, as_seen
+from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex, search_seen
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
 from issue_assistant.tracker.models import Discussion, Issue, Release
@@ -71,11 +71,7 @@ class RepoView:
 
     def search_discussions(self, text: str, limit: int = 5) -> list[DiscussionHit]:
         """Discussions created before `as_of` most like `text`, as they were then."""
-        if self.discussion_index is None or limit <= 0:
-            return []
-        title, _, body = text.partition("\n")
-        hits = self.discussion_index.search(title, limit=limit, body=body, before=self.as_of)
-        return as_seen(hits, self._visible)[:limit]
+        return search_seen(self.discussion_index, text, limit, self.as_of, self._visible)
 
     def likely(self, text: str, limit: int = 5) -> list[LikelyFile]:
         """The checkout's files most likely concerned by `text` ([] without a code index)."""
