@@ -69,3 +69,13 @@ def test_unfilled_templates_are_not_duplicates_of_each_other(tmp_path):
     assert with_template.prose > 0.9  # what the score saw before
     assert without.score() < with_template.score()
     assert duplicates.score_candidates(context_for(index, snap, 32)) == []
+
+
+def test_own_words_in_any_script():
+    def has(title, body=""):
+        return duplicates.has_own_words(issue(1, title, body), body)
+
+    assert not has("Hi") and not has("1") and not has("Coc")
+    assert has("Coc", "The loader crashes on load")  # a word in the title, prose of its own
+    assert has("加载数据集时出现编码错误", "调用 load_dataset 后报错")  # CJK: runs of characters
+    assert has("Parquet loading crashes")

@@ -16,12 +16,20 @@ an untouched template, `has_own_words`) is never called a duplicate.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from issue_assistant.index.query import clean_title, problem_text, signals, strip_template, terms
+from issue_assistant.index.query import (
+    _URL,
+    STOPWORDS,
+    clean_title,
+    problem_text,
+    signals,
+    strip_template,
+)
 from issue_assistant.index.store import cosine
 from issue_assistant.tracker.models import Issue
 
@@ -87,11 +95,22 @@ def own_body(issue: Issue, boiler: Boilerplate | None, moment: datetime | None) 
     return boiler.strip(issue.body or "", moment) if boiler is not None else issue.body or ""
 
 
+_OWN_WORD = re.compile(r"\w{2,}")
+
+
+def _own_words(text: str) -> set[str]:
+    """Words in any script (a run of CJK characters counts as one), stop words and numbers out."""
+    words = (w.lower() for w in _OWN_WORD.findall(_URL.sub(" ", text)))
+    return {w for w in words if w not in STOPWORDS and not w.isdigit()}
+
+
 def has_own_words(issue: Issue, body: str) -> bool:
     """Whether the issue says something of its own: a word in its cleaned title, and
-    `MIN_OWN_WORDS` distinct words in the title and prose together ("Hi" over a template: no)."""
-    title = set(terms(clean_title(issue.title)))
-    return bool(title) and len(title | set(terms(strip_template(body)))) >= MIN_OWN_WORDS
+    `MIN_OWN_WORDS` distinct words (or 12 letters) in the title and prose together ("Hi" over
+    an untouched template: no)."""
+    title = _own_words(clean_title(issue.title))
+    both = title | _own_words(strip_template(body))
+    return bool(title) and (len(both) >= MIN_OWN_WORDS or sum(map(len, both)) >= 12)
 
 
 def signal_overlap(
