@@ -154,3 +154,15 @@ def test_identifiers_match_as_words_not_as_a_phrase(tmp_path):
     index = IssueIndex(tmp_path)
     index.update([make(1, "Can datasets remove duplicated rows?", "I want to drop them")])
     assert [h.number for h in index.search("`drop_duplicates` method")] == [1]
+
+
+def test_kept_records_are_read_again_after_an_update(tmp_path):
+    index = IssueIndex(tmp_path / "idx")
+    first = make(1, "Loader crashes on parquet", "KeyError in the loader")
+    index.update([first, make(2, "Docs typo", "a typo")])
+    later = datetime(2024, 2, 1, tzinfo=UTC)
+    index.ranked("loader parquet", before=later)
+    assert index.stored(1).title == "Loader crashes on parquet"
+    index.update([first.model_copy(update={"title": "Loader crashes on parquet files"})])
+    index.ranked("loader parquet", before=later)
+    assert index.stored(1).title == "Loader crashes on parquet files"

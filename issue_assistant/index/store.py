@@ -21,6 +21,8 @@ from issue_assistant.tracker.models import Issue, Repository
 
 log = logging.getLogger(__name__)
 
+PARSED = 20_000  # parsed records kept in memory
+
 if TYPE_CHECKING:
     from issue_assistant.index.boilerplate import Boilerplate
     from issue_assistant.index.embeddings import Embedder
@@ -118,6 +120,7 @@ class IssueIndex:
         self._df: dict[tuple[str, str], int] = {}
         self._cached_searcher: tantivy.Searcher | None = None
         self._docs: dict[int, dict] = {}
+        self._parsed: dict[int, Issue] = {}
         self.vectors: VectorStore | None = None
         self._embedder: Embedder | None = None
         self._embedder_loader: Callable[[], Embedder | None] | None = None
@@ -179,9 +182,16 @@ class IssueIndex:
         self._write_meta()
 
     def stored(self, number: int) -> Issue | None:
-        """Issue `number` as last indexed (its whole record), or None."""
+        """Issue `number` as last indexed (its whole record), or None. Parsed records are kept
+        (up to `PARSED`) until the next update: callers copy before changing one (`rewind`)."""
+        parsed = self._parsed.get(number)
+        if parsed is not None:
+            return parsed
         if number in self._docs:
-            return self._issue(self._docs[number])
+            if len(self._parsed) >= PARSED:
+                self._parsed.clear()
+            parsed = self._parsed[number] = self._issue(self._docs[number])
+            return parsed
         searcher = self._searcher()
         q = tantivy.Query.term_query(self.schema, "number", number)
         hits = searcher.search(q, limit=1).hits
@@ -251,6 +261,7 @@ class IssueIndex:
         self.index.reload()
         self._df.clear()
         self._docs.clear()
+        self._parsed.clear()
         self._cached_searcher = None
         self._boilerplate = None
         return len(changed)
