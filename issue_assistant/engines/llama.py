@@ -9,6 +9,7 @@ two on one context at once, and `evaluate --jobs` threads share it).
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from pathlib import Path
@@ -59,6 +60,9 @@ def load_model(path: str, n_ctx: int, threads: int, chat_format: str) -> tuple[A
                 verbose=False,
             )
             _models[key] = (llm, threading.Lock())
+            # Freed before the interpreter tears llama.cpp's bindings down (else its __del__
+            # fails at exit with "'NoneType' object is not callable").
+            atexit.register(llm.close)
         return _models[key]
 
 
