@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from issue_assistant.atomic import write_atomic_with
 from issue_assistant.index.query import problem_text
 from issue_assistant.tracker.models import Issue
 
@@ -148,10 +148,7 @@ class VectorStore:
     def _save(self, rows: np.ndarray, vecs: np.ndarray) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         for name, data in ((VECTORS, vecs), (ROWS, rows)):
-            tmp = self.path / (name + ".tmp")
-            with open(tmp, "wb") as fh:
-                np.save(fh, data)
-            os.replace(tmp, self.path / name)
+            write_atomic_with(self.path / name, lambda fh, data=data: np.save(fh, data))
         info = {"model": self.model_id, "dim": self.dim, "rows": len(rows)}
         (self.path / INFO).write_text(json.dumps(info))
         self._load()

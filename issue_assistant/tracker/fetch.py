@@ -8,13 +8,14 @@ stopped; the snapshot itself is written atomically at the end and the partial fi
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from rich.console import Console
 from rich.progress import (
@@ -26,6 +27,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from issue_assistant.atomic import write_atomic_with
 from issue_assistant.tracker.fetch_context import ContextState, fetch_context
 from issue_assistant.tracker.github import (
     TRIAGE_ROLES,
@@ -145,9 +147,8 @@ class PartialState:
                 self.context.load(record)
 
     def _rewrite(self) -> None:
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as fh:
+        def lines(raw: BinaryIO) -> None:
+            fh = io.TextIOWrapper(raw, encoding="utf-8")
             fh.write(json.dumps(self._header()) + "\n")
             for login, role in self.roles.items():
                 fh.write(json.dumps({"kind": "permission", "login": login, "role": role}) + "\n")
@@ -155,7 +156,10 @@ class PartialState:
                 fh.write(json.dumps(issue_record(issue), ensure_ascii=False) + "\n")
             for record in self.context.records():
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-        os.replace(tmp, self.path)
+            fh.flush()
+            fh.detach()
+
+        write_atomic_with(self.path, lines)
 
     def _header(self) -> dict[str, Any]:
         return {

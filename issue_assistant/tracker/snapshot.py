@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 from pydantic import ValidationError
 
+from issue_assistant.atomic import write_atomic_with
 from issue_assistant.errors import UserError
 from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 
@@ -224,20 +225,20 @@ def write_snapshot(
 ) -> None:
     """Write atomically: a temporary file beside the target, renamed into place when complete."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=".tmp", dir=p.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        opener = gzip.open if p.suffix == ".gz" else open
-        with opener(tmp_path, "wt", encoding="utf-8") as fh:  # type: ignore[operator]
-            fh.write(json.dumps(repository.model_dump(mode="json", exclude_none=True)) + "\n")
-            for issue in sorted(issues, key=lambda i: i.number):
-                fh.write(json.dumps(issue_record(issue), ensure_ascii=False) + "\n")
-            for release in sorted(releases, key=lambda r: r.published_at):
-                fh.write(json.dumps(release_record(release), ensure_ascii=False) + "\n")
-            for discussion in sorted(discussions, key=lambda d: d.number):
-                fh.write(json.dumps(discussion_record(discussion), ensure_ascii=False) + "\n")
-        os.replace(tmp_path, p)
-    finally:
-        tmp_path.unlink(missing_ok=True)
+
+    def lines(raw: BinaryIO) -> None:
+        packed = gzip.GzipFile(fileobj=raw, mode="wb") if p.suffix == ".gz" else raw
+        fh = io.TextIOWrapper(packed, encoding="utf-8")
+        fh.write(json.dumps(repository.model_dump(mode="json", exclude_none=True)) + "\n")
+        for issue in sorted(issues, key=lambda i: i.number):
+            fh.write(json.dumps(issue_record(issue), ensure_ascii=False) + "\n")
+        for release in sorted(releases, key=lambda r: r.published_at):
+            fh.write(json.dumps(release_record(release), ensure_ascii=False) + "\n")
+        for discussion in sorted(discussions, key=lambda d: d.number):
+            fh.write(json.dumps(discussion_record(discussion), ensure_ascii=False) + "\n")
+        fh.flush()
+        fh.detach()
+        if packed is not raw:
+            packed.close()  # the gzip trailer; `raw` stays open for the rename
+
+    write_atomic_with(p, lines)
