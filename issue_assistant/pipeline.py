@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from issue_assistant.comment import Evidence, Plan, render_comment
@@ -215,3 +215,33 @@ def analyze(
     ).model_copy(update=context.plan_notes())
     comment = render_comment(plan, fallback_from=decision.fallback_from)
     return Analysis(issue, context, decision, plan, comment, error)
+
+
+def replay(
+    tracker: Tracker,
+    number: int,
+    *,
+    index: IssueIndex,
+    labels: LabelsConfig,
+    config: Config,
+    engine_name: str | None = None,
+    strategy: Strategy | None = None,
+    after: timedelta | None = None,
+) -> Analysis:
+    """Issue `number` of `tracker` analysed as it was `after` its opening (a minute by default):
+    the engines of `config` (or `engine_name`), prepared, with their fallback."""
+    from issue_assistant.tracker.asof import ONE_MINUTE, AsOfView
+
+    view = AsOfView.for_issue(tracker, number, after=after or ONE_MINUTE)
+    engine, fallback = engines_for(config, labels, engine_name, strategy)
+    prepare(engine, fallback)
+    return analyze(
+        view,
+        view.target(),
+        index=index,
+        labels=labels,
+        config=config,
+        engine=engine,
+        fallback=fallback,
+        as_of=view.moment,
+    )

@@ -18,7 +18,7 @@ import pytest
 from issue_assistant.config import Config
 from issue_assistant.engines.command import BASE_ENV
 from issue_assistant.errors import UserError
-from issue_assistant.pipeline import analyze, engines_for, prepare
+from issue_assistant.pipeline import engines_for, replay
 from issue_assistant.tracker.asof import AsOfView
 
 ANSWER = {
@@ -82,19 +82,13 @@ def config(**engine) -> Config:
 
 
 def run(name, hf_snapshot, hf_index, hf_labels, cfg: Config | None = None, number: int = 7016):
-    cfg = cfg or config()
-    view = AsOfView.for_issue(hf_snapshot, number)
-    engine, fallback = engines_for(cfg, hf_labels, name)
-    prepare(engine, fallback)
-    return analyze(
-        view,
-        view.target(),
+    return replay(
+        hf_snapshot,
+        number,
         index=hf_index,
         labels=hf_labels,
-        config=cfg,
-        engine=engine,
-        fallback=fallback,
-        as_of=view.moment,
+        config=cfg or config(),
+        engine_name=name,
     )
 
 

@@ -18,7 +18,7 @@ from issue_assistant.engines.anthropic import DEFAULT_MODEL
 from issue_assistant.engines.failures import EngineFailure, from_status, from_text
 from issue_assistant.engines.fake import FakeLLM
 from issue_assistant.errors import EngineError, UserError
-from issue_assistant.pipeline import analyze, build_context, engines_for
+from issue_assistant.pipeline import build_context, engines_for, replay
 from issue_assistant.tracker.asof import AsOfView
 from tests.conftest import HF, ROOT
 
@@ -118,18 +118,14 @@ def test_strategy_is_chosen_checked_and_recorded(hf_labels):
 
 
 def run(engine_name, hf_snapshot, hf_index, hf_labels, cfg=None, strategy=None, number=7016):
-    cfg = cfg or Config()
-    view = AsOfView.for_issue(hf_snapshot, number)
-    engine, fallback = engines_for(cfg, hf_labels, engine_name, strategy)
-    return analyze(
-        view,
-        view.target(),
+    return replay(
+        hf_snapshot,
+        number,
         index=hf_index,
         labels=hf_labels,
-        config=cfg,
-        engine=engine,
-        fallback=fallback,
-        as_of=view.moment,
+        config=cfg or Config(),
+        engine_name=engine_name,
+        strategy=strategy,
     )
 
 

@@ -13,8 +13,7 @@ import pytest
 
 from issue_assistant.config import Config
 from issue_assistant.errors import UserError
-from issue_assistant.pipeline import analyze, engines_for
-from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.pipeline import replay
 
 
 @pytest.fixture(scope="session")
@@ -37,18 +36,7 @@ def config(model: str, **llama: int) -> Config:
 
 
 def run(hf_snapshot, hf_index, hf_labels, cfg: Config, number: int = 7016):
-    view = AsOfView.for_issue(hf_snapshot, number)
-    engine, fallback = engines_for(cfg, hf_labels)
-    return analyze(
-        view,
-        view.target(),
-        index=hf_index,
-        labels=hf_labels,
-        config=cfg,
-        engine=engine,
-        fallback=fallback,
-        as_of=view.moment,
-    )
+    return replay(hf_snapshot, number, index=hf_index, labels=hf_labels, config=cfg)
 
 
 def test_answer_stays_inside_the_label_set_and_candidates(
