@@ -153,6 +153,9 @@ def live_requests() -> tuple[int, list[str]]:
 
 
 def run(quick: bool = False) -> str:
+    from bench.section_labels import commit
+
+    start_load = os.getloadavg()[0]
     sizes = SIZES[:2] if quick else SIZES
     rows = []
     for copies in sizes:
@@ -186,13 +189,15 @@ def run(quick: bool = False) -> str:
             f"{peak / 1024:.0f} MB | {_size_mb(cache):.0f} MB |"
         )
     count, sent = live_requests()
+    load = f"{start_load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
     lines = [
-        f"Data: renumbered copies of `hf-datasets` (copy k: numbers + k x 10,000, times + k x 3 "
-        f"years); embeddings off. {platform.machine()}, {os.cpu_count()} cores (shared with other "
-        f"jobs while measured), Python {platform.python_version()}.",
+        f"Measured {time.strftime('%Y-%m-%d')} at commit `{commit()}`. Data: renumbered copies of "
+        f"`hf-datasets` (copy k: numbers + k x 10,000, times + k x 3 years); embeddings off. "
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.",
         "",
-        "Times are wall / CPU (user + system): the machine was shared with other jobs (load"
-        " average about 12 on 2 cores), so the CPU time is what the work itself costs.",
+        f"Times are wall / CPU (user + system). Load average {load} (on "
+        f"{os.cpu_count()} cores): over 1 the wall times include waiting for other jobs, so the "
+        "CPU time is what the work itself costs.",
         "",
         "| records | index build, cold | `analyze` end to end, warm (new process), median of 3 "
         "| candidate search in process, p50 | peak memory (largest process) | index on disk |",
