@@ -198,6 +198,8 @@ class CommandEngine(Engine):
     key_env: ClassVar[tuple[str, ...]] = ()  # its own key or token variables
     login_files: ClassVar[tuple[str, ...]] = ()  # its login, relative to HOME
     login_hint: ClassVar[str] = ""
+    # The CLI reports a resumed session's running cost, not the run's own (claude does).
+    session_cost_is_total: ClassVar[bool] = False
 
     @property
     def binary(self) -> str:
@@ -309,6 +311,9 @@ class CommandEngine(Engine):
                 resume = getattr(exc, "session", None)
                 usage = usage.model_copy(update={"forced_submit": True})
                 continue
+            if resume and self.session_cost_is_total:
+                own = max(reply.usage.cost_usd - usage.cost_usd, 0.0)
+                reply.usage = reply.usage.model_copy(update={"cost_usd": own})
             usage = _add(usage, reply.usage)
             allowed = shown(context, self.strategy) | server.seen
             try:
