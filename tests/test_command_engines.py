@@ -445,6 +445,23 @@ def test_setup_failures_stop_without_retry(name, step, cli, hf_snapshot, hf_inde
     assert len(cli.calls()) == 1
 
 
+def test_copilot_without_a_login_is_a_setup_failure(cli, hf_snapshot, hf_index, hf_labels):
+    """Copilot CLI 1.0.102 with no token and no login: plain text on stderr, exit 1."""
+    stderr = (
+        "Error: No authentication information found.\n\n"
+        "Copilot can be authenticated with GitHub using an OAuth Token or a Fine-Grained "
+        "Personal Access Token.\n\n"
+        "To authenticate, you can use any of the following methods:\n"
+        "  \u2022 Start 'copilot' and run the '/login' command\n"
+        "  \u2022 Set the COPILOT_GITHUB_TOKEN, GH_TOKEN, or GITHUB_TOKEN environment variable\n"
+        "  \u2022 Run 'gh auth login' to authenticate with the GitHub CLI\n"
+    )
+    cli.steps({"stdout": "", "stderr": stderr, "code": 1})
+    with pytest.raises(UserError, match="No authentication information found"):
+        run("copilot", hf_snapshot, hf_index, hf_labels)
+    assert len(cli.calls()) == 1
+
+
 def test_unclassified_exit_stays_unknown(cli, hf_snapshot, hf_index, hf_labels):
     cli.steps({"stderr": "segmentation fault (core dumped)\n", "code": 139})
     result = run("copilot", hf_snapshot, hf_index, hf_labels)

@@ -348,10 +348,14 @@ def failure(message: str, kind: Kind, session: str | None = None) -> EngineFailu
 
 
 def text_failure(name: str, done: Finished) -> EngineFailure:
-    """Last resort: a failed run with no structured error, classified from its text."""
-    text = (done.stderr or done.stdout).strip().splitlines()
-    last = text[-1][:300] if text else "no output"
-    return EngineFailure(f"{name} exited {done.code}: {last}", from_text(" ".join(text[-5:])))
+    """Last resort: a failed run with no structured error, classified from its text: the first
+    lines (where an `Error:` headline goes, e.g. copilot's "No authentication information
+    found.") and the last ones."""
+    text = [line for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
+    headline = next((line for line in text[:2] if line.startswith("Error")), None)
+    shown = (headline or (text[-1] if text else "no output"))[:300]
+    kind = from_text(" ".join(text[:2] + text[-5:]))
+    return EngineFailure(f"{name} exited {done.code}: {shown}", kind)
 
 
 def json_object(text: str) -> dict[str, Any] | None:
