@@ -14,7 +14,7 @@ import sys
 from importlib import import_module
 
 from issue_assistant import __version__
-from issue_assistant.errors import AssistantError, print_cli
+from issue_assistant.errors import AssistantError, UserError, print_cli
 
 COMMANDS = [
     "init",
@@ -72,7 +72,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from issue_assistant.settings import Settings, using
 
-        with using(Settings.from_env()):
+        settings = Settings.from_env()
+        with using(settings):
+            if settings.search_socket and args.command != "search":
+                # Started by a command-line engine (engines/command.py): its shell may run us,
+                # and only the search is read-only.
+                raise UserError(
+                    f"inside an engine's run only `issue-assistant search` may run, "
+                    f"not `{args.command}`"
+                )
             return int(args._run(args) or 0)
     except AssistantError as exc:
         return print_cli(exc)

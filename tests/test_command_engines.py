@@ -92,7 +92,9 @@ def run(name, hf_snapshot, hf_index, hf_labels, cfg: Config | None = None, numbe
     )
 
 
-def claude_result(answer: dict | str, subtype: str = "success", **extra) -> dict:
+def claude_result(
+    answer: dict | str, subtype: str = "success", cost: float = 0.0123, **extra
+) -> dict:
     return {
         "stdout": json.dumps(
             {
@@ -103,7 +105,7 @@ def claude_result(answer: dict | str, subtype: str = "success", **extra) -> dict
                 "num_turns": 3,
                 "result": answer if isinstance(answer, str) else json.dumps(answer),
                 "session_id": "sess-1",
-                "total_cost_usd": 0.0123,
+                "total_cost_usd": cost,
                 "usage": {
                     "input_tokens": 1200,
                     "cache_creation_input_tokens": 100,
@@ -122,22 +124,64 @@ def gemini_result(answer: dict, **extra) -> dict:
         "models": {
             "gemini-2.5-flash": {
                 "api": {"totalRequests": 2, "totalErrors": 0, "totalLatencyMs": 900},
-                "tokens": {"prompt": 1000, "candidates": 100, "total": 1100, "cached": 200},
+                "tokens": {
+                    "input": 800,
+                    "prompt": 1000,
+                    "candidates": 100,
+                    "total": 1100,
+                    "cached": 200,
+                    "thoughts": 0,
+                    "tool": 0,
+                },
             }
         },
         "tools": {"totalCalls": 1},
     }
-    return {"stdout": json.dumps({"response": json.dumps(answer), "stats": stats}), **extra}
+    out = {"session_id": "5625996e", "response": json.dumps(answer), "stats": stats}
+    return {"stdout": json.dumps(out, indent=2), **extra}
+
+
+def gemini_fatal(code: int, kind: str, message: str, exit_code: int | None = None) -> dict:
+    """A fatal error as Gemini CLI 0.61.0 prints it with `-o json`: on stderr, after warnings,
+    as `[ERROR] ` and the JSON; stdout empty; the exit code is the error's (mod 256)."""
+    error = {"session_id": "6fb4b4ae", "error": {"type": kind, "message": message, "code": code}}
+    stderr = (
+        "Warning: tools.exclude in settings.json is deprecated and will be removed in 1.0.\n"
+        f"[ERROR] {json.dumps(error, indent=2)}\n"
+    )
+    return {"stdout": "", "stderr": stderr, "code": (exit_code or code) % 256}
+
+
+def copilot_events(*lines: dict, code: int = 0, **extra) -> dict:
+    """JSON Lines as Copilot CLI 1.0.102 prints them (ephemeral notices first, `result` last)."""
+    notice = {"infoType": "configuration", "message": "Disabled tools: create, edit, task"}
+    head = [{"type": "session.info", "data": notice, "ephemeral": True, "id": "i1"}]
+    tail = [
+        {
+            "type": "result",
+            "timestamp": "2026-12-01T12:37:58.298Z",
+            "sessionId": "78e13e58",
+            "exitCode": code,
+            "usage": {"premiumRequests": 1, "totalApiDurationMs": 78, "sessionDurationMs": 1582},
+        }
+    ]
+    text = "\n".join(json.dumps(x) for x in head + list(lines) + tail) + "\n"
+    return {"stdout": text, "code": code, **extra}
 
 
 def copilot_result(answer: dict, **extra) -> dict:
-    lines = [
-        {"type": "assistant.message", "data": {"content": "Let me look."}},
+    call = {
+        "toolCallId": "t1",
+        "name": "bash",
+        "arguments": {"command": "issue-assistant search x"},
+    }
+    return copilot_events(
+        {"type": "assistant.message", "data": {"content": "", "toolRequests": [call]}},
+        {"type": "tool.execution_start", "data": {"toolCallId": "t1", "toolName": "bash"}},
         {"type": "tool.execution_complete", "data": {"success": True, "toolCallId": "t1"}},
-        {"type": "assistant.message", "data": {"content": json.dumps(answer)}},
-        {"type": "result", "exitCode": 0, "usage": {"premiumRequests": 1}},
-    ]
-    return {"stdout": "\n".join(json.dumps(x) for x in lines) + "\n", **extra}
+        {"type": "assistant.message", "data": {"content": json.dumps(answer), "toolRequests": []}},
+        **extra,
+    )
 
 
 RESULTS = {"claude": claude_result, "gemini": gemini_result, "copilot": copilot_result}
@@ -163,7 +207,7 @@ def test_claude_exact_argv_prompt_on_stdin_and_usage(cli, hf_snapshot, hf_index,
         "--allowedTools",
         "Read,Grep,Glob,Bash(issue-assistant search:*)",
         "--disallowedTools",
-        "Write,Edit,MultiEdit,NotebookEdit,WebFetch,WebSearch,Task",
+        "Write,Edit,MultiEdit,NotebookEdit,WebFetch,WebSearch,Task,Agent",
         "--strict-mcp-config",
         "--permission-mode",
         "dontAsk",
@@ -225,14 +269,15 @@ def test_gemini_argv_settings_and_trusted_workspace(cli, hf_snapshot, hf_index, 
     settings = json.loads(call["home"][".gemini/settings.json"])
     assert settings["tools"]["core"] == [
         "read_file",
-        "read_many_files",
         "glob",
-        "search_file_content",
+        "grep_search",
         "list_directory",
         "run_shell_command(issue-assistant search)",
     ]
-    assert settings["tools"]["allowed"] == ["run_shell_command(issue-assistant search)"]
-    assert {"write_file", "replace"} <= set(settings["tools"]["exclude"])
+    assert "allowed" not in settings["tools"]  # deprecated, and `core` already allows them
+    assert {"write_file", "replace", "web_fetch", "google_web_search"} <= set(
+        settings["tools"]["exclude"]
+    )
     assert settings["mcpServers"] == {} and settings["model"]["maxSessionTurns"] == 6
     trusted = json.loads(call["home"][".gemini/trustedFolders.json"])
     assert trusted == {call["cwd"]: "TRUST_FOLDER"}
@@ -250,15 +295,16 @@ def test_copilot_argv_is_read_only(cli, hf_snapshot, hf_index, hf_labels):
         argv[1],
         "-s",
         "--no-ask-user",
+        "--no-auto-update",
         "--output-format",
         "json",
         "--available-tools",
-        "view,grep,glob,shell",
+        "view,grep,glob,bash",
         "--deny-tool",
         "write",
         "--disable-builtin-mcps",
         "--allow-tool",
-        "shell(issue-assistant search)",
+        "shell(issue-assistant)",
     ]
     assert not any(a in argv for a in ("--allow-all", "--yolo", "--allow-all-tools"))
     assert d.type == "bug" and d.usage.tool_calls == 1 and not d.usage.cost_known
@@ -324,24 +370,64 @@ def test_claude_turn_limit_resumes_for_a_final_answer(cli, hf_snapshot, hf_index
 
 
 def test_gemini_exit_53_is_the_turn_limit(cli, hf_snapshot, hf_index, hf_labels):
-    limit = {"stdout": json.dumps({"error": {"type": "FatalTurnLimitedError", "code": 53}})}
-    cli.steps({**limit, "code": 53}, gemini_result(ANSWER))
+    limit = gemini_fatal(53, "FatalTurnLimitedError", "Reached max session turns")
+    cli.steps(limit, gemini_result(ANSWER))
     d = run("gemini", hf_snapshot, hf_index, hf_labels).decision
     assert d.engine == "gemini" and d.usage.forced_submit and len(cli.calls()) == 2
 
 
 def test_gemini_rate_limit_is_retried(cli, hf_snapshot, hf_index, hf_labels, monkeypatch):
     monkeypatch.setattr("issue_assistant.engines.failures.backoff", lambda attempt, base=1.0: 0.01)
-    busy = {"stdout": json.dumps({"error": {"message": "Resource exhausted", "code": 429}})}
-    cli.steps({**busy, "code": 1}, {**busy, "code": 1}, gemini_result(ANSWER))
+    busy = gemini_fatal(429, "ApiError", "Resource exhausted")  # exits 429 % 256 = 173
+    cli.steps(busy, busy, gemini_result(ANSWER))
     d = run("gemini", hf_snapshot, hf_index, hf_labels).decision
     assert d.engine == "gemini" and d.usage.retries == 2 and len(cli.calls()) == 3
+
+
+def test_claude_resumed_session_cost_is_not_counted_twice(cli, hf_snapshot, hf_index, hf_labels):
+    """Claude Code's `total_cost_usd` is the session's running total: a resumed run's includes
+    the first run's (checked on 2.1.328), so only the difference is the re-ask's own cost."""
+    cli.steps(claude_result("not JSON at all", cost=0.01), claude_result(ANSWER, cost=0.03))
+    d = run("claude", hf_snapshot, hf_index, hf_labels).decision
+    assert cli.calls()[1]["argv"][-2:] == ["--resume", "sess-1"]
+    assert d.engine == "claude" and d.usage.reasks == 1
+    assert d.usage.cost_usd == pytest.approx(0.03)
+
+
+def test_claude_api_error_status_decides_the_class(cli, hf_snapshot, hf_index, hf_labels):
+    """`api_error_status` is the structured signal; the text alone would stay unknown."""
+    data = {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 401}
+    data |= {"result": "Request failed", "session_id": "s", "num_turns": 1, "usage": {}}
+    cli.steps({"stdout": json.dumps(data), "code": 1})
+    with pytest.raises(UserError, match="the claude engine cannot run"):
+        run("claude", hf_snapshot, hf_index, hf_labels)
+    assert len(cli.calls()) == 1
+
+
+def test_copilot_session_error_is_retried(cli, hf_snapshot, hf_index, hf_labels, monkeypatch):
+    monkeypatch.setattr("issue_assistant.engines.failures.backoff", lambda attempt, base=1.0: 0.01)
+    # The event's shape as 1.0.102 prints it; only `statusCode` says this is transient.
+    error = {"errorType": "execution", "message": "Failed to get response", "statusCode": 503}
+    busy = copilot_events({"type": "session.error", "data": error}, code=1)
+    cli.steps(busy, copilot_result(ANSWER))
+    d = run("copilot", hf_snapshot, hf_index, hf_labels).decision
+    assert d.engine == "copilot" and d.usage.retries == 1 and len(cli.calls()) == 2
+
+
+def test_inside_an_engine_run_only_the_search_may_run(monkeypatch, capsys, tmp_path):
+    """The copilot CLI can only allow `issue-assistant` as a whole, so we refuse the rest."""
+    from issue_assistant.cli import main
+
+    monkeypatch.setenv("ISSUE_ASSISTANT_SEARCH_SOCKET", str(tmp_path / "s"))
+    assert main(["config", "check"]) == 2
+    assert "only `issue-assistant search` may run, not `config`" in capsys.readouterr().err
+    # The search itself still runs there: test_the_search_is_the_point_in_time_index.
 
 
 @pytest.mark.parametrize(
     ("name", "step"),
     [
-        ("gemini", {"stdout": "", "stderr": "auth failed", "code": 41}),
+        ("gemini", gemini_fatal(41, "Error", "you must specify the GEMINI_API_KEY variable")),
         ("gemini", {"stdout": "", "stderr": "untrusted", "code": 55}),
         ("claude", claude_result("Invalid API key · Please run /login", subtype="error")),
     ],
@@ -350,6 +436,23 @@ def test_setup_failures_stop_without_retry(name, step, cli, hf_snapshot, hf_inde
     cli.steps(step)
     with pytest.raises(UserError, match=f"the {name} engine cannot run"):
         run(name, hf_snapshot, hf_index, hf_labels)
+    assert len(cli.calls()) == 1
+
+
+def test_copilot_without_a_login_is_a_setup_failure(cli, hf_snapshot, hf_index, hf_labels):
+    """Copilot CLI 1.0.102 with no token and no login: plain text on stderr, exit 1."""
+    stderr = (
+        "Error: No authentication information found.\n\n"
+        "Copilot can be authenticated with GitHub using an OAuth Token or a Fine-Grained "
+        "Personal Access Token.\n\n"
+        "To authenticate, you can use any of the following methods:\n"
+        "  \u2022 Start 'copilot' and run the '/login' command\n"
+        "  \u2022 Set the COPILOT_GITHUB_TOKEN, GH_TOKEN, or GITHUB_TOKEN environment variable\n"
+        "  \u2022 Run 'gh auth login' to authenticate with the GitHub CLI\n"
+    )
+    cli.steps({"stdout": "", "stderr": stderr, "code": 1})
+    with pytest.raises(UserError, match="No authentication information found"):
+        run("copilot", hf_snapshot, hf_index, hf_labels)
     assert len(cli.calls()) == 1
 
 

@@ -4,8 +4,10 @@ Tools: Read, Grep, Glob and the one shell command `issue-assistant search` (agen
 `--permission-mode dontAsk` refuses anything not pre-allowed, `--strict-mcp-config` loads no MCP
 server. The prompt goes on stdin, since `--allowedTools A B "prompt"` takes the prompt for a tool.
 Output: one JSON object (`result`, `subtype`, `is_error`, `total_cost_usd`, `usage`, `num_turns`,
-`session_id`); `subtype` `error_max_turns` (or the budget's) is a limit, answered by resuming the
-session for a final answer. `--max-budget-usd` is `[engine] budget_usd`.
+`session_id`, `api_error_status`); `subtype` `error_max_turns` (or the budget's) is a limit,
+answered by resuming the session for a final answer. `--max-budget-usd` is `[engine] budget_usd`.
+`total_cost_usd` is the session's running total (a resumed session's includes the earlier runs),
+while `usage` counts this run only. Checked against Claude Code 2.1.328 (docs/engines.md).
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from issue_assistant.engines.command import (
     json_object,
     text_failure,
 )
-from issue_assistant.engines.failures import from_text
+from issue_assistant.engines.failures import from_status, from_text
 
 READ_TOOLS = ("Read", "Grep", "Glob")
 SEARCH = "Bash(issue-assistant search:*)"
-DENIED = ("Write", "Edit", "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch", "Task")
+# `Agent` is the subagent tool's name at 2.1.328; `Task` is kept as its alias.
+DENIED = ("Write", "Edit", "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch", "Task", "Agent")
 
 
 @register
@@ -39,6 +42,7 @@ class ClaudeEngine(CommandEngine):
     key_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
     login_files = (".claude/.credentials.json",)
     login_hint = "or run `claude` once and log in (`claude setup-token` for a workflow)"
+    session_cost_is_total = True
 
     def argv(self, prompt: str, work: Path, *, resume: str | None = None) -> list[str]:
         agent = self.strategy == "agent"
@@ -93,5 +97,7 @@ class ClaudeEngine(CommandEngine):
             raise failure(f"claude stopped at a limit ({subtype})", "limit", session)
         if data.get("is_error") or subtype != "success":
             text = str(data.get("result") or subtype or "error")
-            raise failure(f"claude: {text[:300]}", from_text(text), session)
+            status = data.get("api_error_status")
+            kind = from_status(status) if isinstance(status, int) else from_text(text)
+            raise failure(f"claude: {text[:300]}", kind, session)
         return Reply(str(data.get("result") or ""), usage, session)

@@ -198,6 +198,8 @@ class CommandEngine(Engine):
     key_env: ClassVar[tuple[str, ...]] = ()  # its own key or token variables
     login_files: ClassVar[tuple[str, ...]] = ()  # its login, relative to HOME
     login_hint: ClassVar[str] = ""
+    # The CLI reports a resumed session's running cost, not the run's own (claude does).
+    session_cost_is_total: ClassVar[bool] = False
 
     @property
     def binary(self) -> str:
@@ -309,6 +311,9 @@ class CommandEngine(Engine):
                 resume = getattr(exc, "session", None)
                 usage = usage.model_copy(update={"forced_submit": True})
                 continue
+            if resume and self.session_cost_is_total:
+                own = max(reply.usage.cost_usd - usage.cost_usd, 0.0)
+                reply.usage = reply.usage.model_copy(update={"cost_usd": own})
             usage = _add(usage, reply.usage)
             allowed = shown(context, self.strategy) | server.seen
             try:
@@ -343,10 +348,14 @@ def failure(message: str, kind: Kind, session: str | None = None) -> EngineFailu
 
 
 def text_failure(name: str, done: Finished) -> EngineFailure:
-    """Last resort: a failed run with no structured error, classified from its text."""
-    text = (done.stderr or done.stdout).strip().splitlines()
-    last = text[-1][:300] if text else "no output"
-    return EngineFailure(f"{name} exited {done.code}: {last}", from_text(" ".join(text[-5:])))
+    """Last resort: a failed run with no structured error, classified from its text: the first
+    lines (where an `Error:` headline goes, e.g. copilot's "No authentication information
+    found.") and the last ones."""
+    text = [line for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
+    headline = next((line for line in text[:2] if line.startswith("Error")), None)
+    shown = (headline or (text[-1] if text else "no output"))[:300]
+    kind = from_text(" ".join(text[:2] + text[-5:]))
+    return EngineFailure(f"{name} exited {done.code}: {shown}", kind)
 
 
 def json_object(text: str) -> dict[str, Any] | None:

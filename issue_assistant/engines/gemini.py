@@ -1,10 +1,13 @@
 """The `gemini` engine: Gemini CLI headless (`gemini -p PROMPT -o json`), read-only.
 
 The approval modes are not read-only in headless runs, so the tools are restricted in the
-settings written to the temporary HOME: `tools.core` lists only read tools and the one shell
-command `issue-assistant search`, every write and web tool is excluded, no MCP server is
-configured, and the working directory is trusted explicitly (an untrusted one exits 55).
-Output: `response`, `stats`, `error`; exit 53 is the turn limit, 41 an authentication failure.
+settings written to the temporary HOME: `tools.core` registers only the read tools and allows
+the one shell command `issue-assistant search` (every other tool call is denied by policy in a
+headless run), write and web tools are also excluded, no MCP server is configured, and the
+working directory is trusted explicitly (an untrusted one exits 55).
+Output: `response`, `stats`, `error` on stdout; a fatal error's JSON goes to stderr instead, and
+the exit code says what it was (53 the turn limit, 41 authentication, 52 configuration).
+Checked against Gemini CLI 0.61.0 (docs/engines.md).
 """
 
 from __future__ import annotations
@@ -29,14 +32,32 @@ from issue_assistant.engines.command import (
 )
 from issue_assistant.engines.failures import Kind, from_status, from_text
 
-READ_TOOLS = ("read_file", "read_many_files", "glob", "search_file_content", "list_directory")
+# Tool names at 0.61.0: `grep_search` was `search_file_content`, which `tools.core` no longer
+# matches; `read_many_files` is not a model tool any more.
+READ_TOOLS = ("read_file", "glob", "grep_search", "list_directory")
 SEARCH = "run_shell_command(issue-assistant search)"
-EXCLUDED = ("write_file", "replace", "web_fetch", "google_web_search", "save_memory")
+EXCLUDED = ("write_file", "replace", "web_fetch", "google_web_search", "invoke_agent")
 EXIT: dict[int, Kind] = {41: "setup", 52: "setup", 55: "setup", 53: "limit", 42: "unknown"}
 
 
 class GeminiOptions(CommandOptions):
     model: str = Field(default="", description="default model when [engine] model is empty")
+
+
+def error_object(stderr: str) -> dict[str, Any] | None:
+    """The JSON error a fatal failure prints to stderr (after warnings, maybe after `[ERROR] `)."""
+    decoder = json.JSONDecoder()
+    stderr = stderr[-65536:]  # the error comes last; a long log before it is not searched
+    start = stderr.find("{")
+    while start != -1:
+        try:
+            data, _ = decoder.raw_decode(stderr, start)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and "error" in data:
+            return data
+        start = stderr.find("{", start + 1)
+    return None
 
 
 @register
@@ -59,11 +80,9 @@ class GeminiEngine(CommandEngine):
         core = list(READ_TOOLS) + ([SEARCH] if self.strategy == "agent" else [])
         auth = "gemini-api-key" if self._has_key() else "oauth-personal"
         return {
-            "tools": {
-                "core": core,
-                "allowed": [SEARCH] if self.strategy == "agent" else [],
-                "exclude": list(EXCLUDED),
-            },
+            # `core` both registers the tools and allows exactly them (the shell only for the
+            # search); `tools.allowed` would add nothing and is deprecated.
+            "tools": {"core": core, "exclude": list(EXCLUDED)},
             "mcpServers": {},
             "model": {"maxSessionTurns": self.config.engine.max_turns},
             "security": {"folderTrust": {"enabled": True}, "auth": {"selectedType": auth}},
@@ -85,7 +104,7 @@ class GeminiEngine(CommandEngine):
         return argv
 
     def parse(self, done: Finished) -> Reply:
-        data = json_object(done.stdout.strip())
+        data = json_object(done.stdout.strip()) or error_object(done.stderr)
         if done.code in EXIT:
             detail = ((data or {}).get("error") or {}).get("message") or f"exit {done.code}"
             raise failure(f"gemini: {str(detail)[:300]}", EXIT[done.code])
