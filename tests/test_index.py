@@ -166,3 +166,25 @@ def test_kept_records_are_read_again_after_an_update(tmp_path):
     index.update([first.model_copy(update={"title": "Loader crashes on parquet files"})])
     index.ranked("loader parquet", before=later)
     assert index.stored(1).title == "Loader crashes on parquet files"
+
+
+def test_a_warm_open_reads_no_per_issue_hashes_and_old_indexes_still_work(tmp_path):
+    import json
+
+    from issue_assistant.index.store import HASHES, META
+
+    issues = [make(n, f"Issue number {n}", "body text") for n in range(1, 6)]
+    IssueIndex(tmp_path / "idx").update(issues)
+    meta = json.loads((tmp_path / "idx" / META).read_text())
+    assert "hashes" not in meta and meta["count"] == 5
+    warm = IssueIndex(tmp_path / "idx")
+    assert len(warm) == 5 and warm._hashes_loaded is None  # nothing O(n) read to open it
+    assert warm.update(issues) == 0  # the hashes are read when updating, and match
+    # an index written before the hashes had their own file
+    old = dict(meta, hashes=json.loads((tmp_path / "idx" / HASHES).read_text()))
+    del old["count"]
+    (tmp_path / "idx" / META).write_text(json.dumps(old))
+    (tmp_path / "idx" / HASHES).unlink()
+    legacy = IssueIndex(tmp_path / "idx")
+    assert len(legacy) == 5 and legacy.update(issues) == 0
+    assert legacy.update([make(6, "A new one", "text")]) == 1 and len(legacy) == 6
