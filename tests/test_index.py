@@ -187,4 +187,5 @@ def test_a_warm_open_reads_no_per_issue_hashes_and_old_indexes_still_work(tmp_pa
     (tmp_path / "idx" / HASHES).unlink()
     legacy = IssueIndex(tmp_path / "idx")
     assert len(legacy) == 5 and legacy.update(issues) == 0
+    assert "hashes" not in json.loads((tmp_path / "idx" / META).read_text())  # migrated
     assert legacy.update([make(6, "A new one", "text")]) == 1 and len(legacy) == 6

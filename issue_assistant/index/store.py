@@ -123,6 +123,8 @@ class IssueIndex:
             Repository.model_validate(meta["repository"]) if meta.get("repository") else None
         )
         self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+        if "hashes" in meta and meta["hashes"]:
+            self._write_meta(hashes=True)  # once: the next warm open reads the small file only
         self._df: dict[tuple[str, str], int] = {}
         self._cached_searcher: tantivy.Searcher | None = None
         self._docs: dict[int, dict] = {}
