@@ -22,8 +22,7 @@ from issue_assistant.config import Config, LabelModelConfig, load_labels
 from issue_assistant.engines import create
 from issue_assistant.learn.calibration import proposals
 from issue_assistant.learn.model import Row, fit, rows_from
-from issue_assistant.pipeline import analyze, open_index
-from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.pipeline import open_index, replay
 from issue_assistant.tracker.snapshot import Snapshot, read_snapshot
 
 TITLE = "Labels: neighbour vote vs learned model (`bench/section_labels.py`)"
@@ -72,16 +71,7 @@ def _vote(snapshot: Snapshot, numbers: list[int], labels) -> dict[int, str | Non
     index = open_index(snapshot, Path(tempfile.mkdtemp(prefix="bench-labels-")))
     out = {}
     for n in numbers:
-        view = AsOfView.for_issue(snapshot, n)
-        a = analyze(
-            view,
-            view.target(),
-            index=index,
-            labels=labels,
-            config=config,
-            engine=engine,
-            as_of=view.moment,
-        )
+        a = replay(snapshot, n, index=index, labels=labels, config=config, engine=engine)
         out[n] = a.decision.type
     return out
 

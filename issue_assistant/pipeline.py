@@ -227,14 +227,18 @@ def replay(
     engine_name: str | None = None,
     strategy: Strategy | None = None,
     after: timedelta | None = None,
+    engine: Engine | None = None,
 ) -> Analysis:
     """Issue `number` of `tracker` analysed as it was `after` its opening (a minute by default):
-    the engines of `config` (or `engine_name`), prepared, with their fallback."""
+    the engines of `config` (or `engine_name`), prepared, with their fallback; or `engine`
+    alone, as given (one engine reused over many issues)."""
     from issue_assistant.tracker.asof import ONE_MINUTE, AsOfView
 
     view = AsOfView.for_issue(tracker, number, after=after or ONE_MINUTE)
-    engine, fallback = engines_for(config, labels, engine_name, strategy)
-    prepare(engine, fallback)
+    fallback = None
+    if engine is None:
+        engine, fallback = engines_for(config, labels, engine_name, strategy)
+        prepare(engine, fallback)
     return analyze(
         view,
         view.target(),

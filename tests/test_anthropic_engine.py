@@ -7,7 +7,7 @@ import pytest
 from issue_assistant.config import Config
 from issue_assistant.engines import create
 from issue_assistant.errors import UserError
-from issue_assistant.pipeline import analyze, engines_for
+from issue_assistant.pipeline import analyze, engines_for, replay
 from issue_assistant.tracker.asof import AsOfView
 from tests.fakeanthropic import FakeAnthropic, tool_use
 
@@ -32,18 +32,10 @@ def api(monkeypatch):
 
 
 def run(hf_snapshot, hf_index, hf_labels, config: Config, number: int = 7016):
-    view = AsOfView.for_issue(hf_snapshot, number)
-    engine, fallback = engines_for(config, hf_labels, "anthropic")
-    return analyze(
-        view,
-        view.target(),
-        index=hf_index,
-        labels=hf_labels,
-        config=config,
-        engine=engine,
-        fallback=fallback,
-        as_of=view.moment,
-    )
+    return replay(
+        hf_snapshot, number, index=hf_index, labels=hf_labels, config=config,
+        engine_name="anthropic",
+    )  # fmt: skip
 
 
 def test_tool_loop_search_then_submit(api, hf_snapshot, hf_index, hf_labels):

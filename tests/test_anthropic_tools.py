@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from issue_assistant.config import Config
-from issue_assistant.pipeline import analyze, engines_for
-from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.pipeline import replay
 from tests.fakeanthropic import FakeAnthropic, tool_use
 
 ANSWER = {
@@ -59,19 +58,10 @@ def test_bad_tool_calls_are_answered_then_submit(api, hf_snapshot, hf_index, hf_
         tool_use("get_issue", {"number": 7000}, id="good"),
         tool_use("submit_triage", ANSWER, id="done"),
     )
-    view = AsOfView.for_issue(hf_snapshot, 7016)
-    config = Config()
-    engine, fallback = engines_for(config, hf_labels, "anthropic")
-    result = analyze(
-        view,
-        view.target(),
-        index=hf_index,
-        labels=hf_labels,
-        config=config,
-        engine=engine,
-        fallback=fallback,
-        as_of=view.moment,
-    )
+    result = replay(
+        hf_snapshot, 7016, index=hf_index, labels=hf_labels, config=Config(),
+        engine_name="anthropic",
+    )  # fmt: skip
     assert result.error is None
     d = result.decision
     assert (d.engine, d.type, d.areas) == ("anthropic", "bug", ["streaming"])

@@ -6,7 +6,7 @@ import pytest
 
 from issue_assistant.config import Config
 from issue_assistant.engines import create
-from issue_assistant.pipeline import analyze, open_index
+from issue_assistant.pipeline import analyze, open_index, replay
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Event, Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot
@@ -51,18 +51,9 @@ def small(tmp_path):
 def run(snap, index, new: Issue, labels, config=None):
     snap._issues[new.number] = new
     index.update([new])
-    view = AsOfView.for_issue(snap, new.number)
     config = config or Config()
     engine = create("similar", config, labels)
-    return analyze(
-        view,
-        view.target(),
-        index=index,
-        labels=labels,
-        config=config,
-        engine=engine,
-        as_of=view.moment,
-    )
+    return replay(snap, new.number, index=index, labels=labels, config=config, engine=engine)
 
 
 def test_votes_for_the_labels_of_similar_issues(small, project_labels):
@@ -119,16 +110,10 @@ def test_known_duplicate_found_on_real_data(hf_snapshot, hf_index, hf_labels):
     found = []
     dups = [i for i in hf_snapshot.all_issues() if i.duplicate_of]
     for original in dups:
-        view = AsOfView.for_issue(hf_snapshot, original.number)
-        result = analyze(
-            view,
-            view.target(),
-            index=hf_index,
-            labels=hf_labels,
-            config=config,
+        result = replay(
+            hf_snapshot, original.number, index=hf_index, labels=hf_labels, config=config,
             engine=engine,
-            as_of=view.moment,
-        )
+        )  # fmt: skip
         if result.decision.duplicate and result.decision.duplicate.number == original.duplicate_of:
             found.append(original.number)
     assert len(dups) == 12
