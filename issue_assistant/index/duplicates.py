@@ -25,6 +25,7 @@ import numpy as np
 from issue_assistant.index.query import (
     _URL,
     STOPWORDS,
+    Signals,
     clean_title,
     problem_text,
     signals,
@@ -113,12 +114,31 @@ def has_own_words(issue: Issue, body: str) -> bool:
     return bool(title) and (len(both) >= MIN_OWN_WORDS or sum(map(len, both)) >= 12)
 
 
-def signal_overlap(
-    a: Issue, b: Issue, body_a: str | None = None, body_b: str | None = None
-) -> float:
+@dataclass(frozen=True)
+class Side:
+    """What the pair features read of one issue, computed once per issue (the new issue's side
+    serves every candidate): its body without boilerplate, title and prose TF-IDF, signals."""
+
+    body: str
+    title: dict[str, float]
+    prose: dict[str, float]
+    signals: Signals
+
+
+def side(
+    index: IssueIndex, issue: Issue, boiler: Boilerplate | None, moment: datetime | None
+) -> Side:
+    body = own_body(issue, boiler, moment)
+    return Side(
+        body=body,
+        title=index.vector(clean_title(issue.title), "title"),
+        prose=index.vector(strip_template(body)),
+        signals=signals(issue.title, body),
+    )
+
+
+def signal_overlap(sa: Signals, sb: Signals) -> float:
     """Shared error lines and identifiers: Jaccard of the signal sets, error lines counted x2."""
-    sa = signals(a.title, a.body if body_a is None else body_a)
-    sb = signals(b.title, b.body if body_b is None else body_b)
     ka, kb = sa.keys(), sb.keys()
     if not ka or not kb:
         return 0.0
@@ -135,9 +155,12 @@ def features(
     bm25_best: float,
     boiler: Boilerplate | None = None,
     moment: datetime | None = None,
+    mine: Side | None = None,
 ) -> PairFeatures:
+    """The features of (`issue`, `cand`); `mine`: the issue's side, when already computed."""
     other = cand.issue
-    body, other_body = own_body(issue, boiler, moment), own_body(other, boiler, moment)
+    mine = mine or side(index, issue, boiler, moment)
+    theirs = side(index, other, boiler, moment)
     dense: float | None = None
     if query_vec is not None and index.vectors is not None:
         if cand.dense is not None:
@@ -146,17 +169,12 @@ def features(
             vec = index.vectors.vector(other.number)
             # no vector for the candidate yet: the lexical weights apply
             dense = float(vec @ query_vec) if vec is not None else None
-    title = cosine(
-        index.vector(clean_title(issue.title), "title"),
-        index.vector(clean_title(other.title), "title"),
-    )
-    prose = cosine(index.vector(strip_template(body)), index.vector(strip_template(other_body)))
     age_days = max((issue.created_at - other.created_at).total_seconds(), 0) / 86400
     return PairFeatures(
         dense=dense,
-        title=title,
-        prose=prose,
-        signals=signal_overlap(issue, other, body, other_body),
+        title=cosine(mine.title, theirs.title),
+        prose=cosine(mine.prose, theirs.prose),
+        signals=signal_overlap(mine.signals, theirs.signals),
         bm25_top=cand.bm25 / bm25_best if bm25_best > 0 else 0.0,
         open=1.0 if other.state == "open" else 0.0,
         age=math.log1p(age_days / 30),
@@ -186,7 +204,8 @@ def pair_features(
         return []
     index = context.index
     boiler = index.boilerplate()
-    if not has_own_words(context.issue, own_body(context.issue, boiler, context.as_of)):
+    mine = side(index, context.issue, boiler, context.as_of)
+    if not has_own_words(context.issue, mine.body):
         return []
     query_vec = None
     if index.vectors is not None and len(index.vectors):
@@ -203,6 +222,7 @@ def pair_features(
                 bm25_best=best,
                 boiler=boiler,
                 moment=context.as_of,
+                mine=mine,
             ),
         )
         for c in cands
