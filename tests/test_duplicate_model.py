@@ -46,15 +46,15 @@ def replayed(n_dups: int, n_other: int, seed: int = 5) -> list[dm.Replayed]:
 def test_weights_are_fit_with_enough_known_pairs_and_beat_the_hand_weights():
     data = replayed(60, 240)
     assert sum(r.duplicate for r in data) >= dm.MIN_POSITIVES
-    outcomes, weights = dm.cross_validated(data, margin=0.05, learn=True)
+    outcomes, weights = dm.cross_validated(data, learn=True)
     assert weights is not None and set(weights) == {"bias", *dm.LEXICAL_KEYS}
     # the fit learns what this repository's pairs say: titles decide, the shared form does not
     assert weights["title"] > 2 * abs(weights["prose"])
-    hand, none = dm.cross_validated(data, margin=0.05, learn=False)
+    hand, none = dm.cross_validated(data, learn=False)
     assert none is None
 
     def right_at_target(outs):
-        rows, chosen = dm.choose_threshold(outs, 0.9, 60)
+        rows, chosen = dm.choose_threshold(outs, 0.9, 60, 0.05)
         return next((c for t, _, c, _ in rows if t == chosen), 0)
 
     # at the threshold each chooses for precision 0.9, the fit finds more of the duplicates
@@ -63,13 +63,15 @@ def test_weights_are_fit_with_enough_known_pairs_and_beat_the_hand_weights():
 
 def test_too_few_known_pairs_keep_the_hand_weights():
     data = replayed(5, 100)
-    outcomes, weights = dm.cross_validated(data, margin=0.05, learn=True)
+    outcomes, weights = dm.cross_validated(data, learn=True)
     assert weights is None and len(outcomes) == len(data)
 
 
 def test_threshold_is_the_lowest_reaching_the_target():
-    outs = [dm.Outcome(0.95, True, True)] * 6 + [dm.Outcome(0.6, False, False)] * 4
-    rows, chosen = dm.choose_threshold(outs, 0.9, 6)
+    right = dm.Outcome(((1, 0.95), (2, 0.1)), True, frozenset({1}))
+    stranger = dm.Outcome(((3, 0.6),), False, frozenset())
+    outs = [right] * 6 + [stranger] * 4
+    rows, chosen = dm.choose_threshold(outs, 0.9, 6, 0.05)
     assert chosen == min(t for t, p, c, _ in rows if p >= 5 and c / p >= 0.9)
     assert chosen > 0.6
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -62,6 +63,7 @@ LEXICAL = {
     "age": -0.25,
 }
 DEFAULT_MARGIN = 0.05
+T = TypeVar("T")  # what `choose` picks among: candidates, or their numbers
 MIN_OWN_WORDS = 3
 
 
@@ -230,11 +232,11 @@ def pair_features(
 
 
 def choose(
-    scored: list[tuple[Candidate, float]],
+    scored: Sequence[tuple[T, float]],
     threshold: float,
     margin: float = DEFAULT_MARGIN,
     crowd: int = 2,
-) -> tuple[Candidate, float] | None:
+) -> tuple[T, float] | None:
     """The best candidate if it clears `threshold`, unless `crowd` or more other candidates
     above the threshold come within `margin` of it (a template many reports share)."""
     if not scored or scored[0][1] < threshold:

@@ -126,9 +126,9 @@ def duplicate_calibration(
         replayed.append(
             dm.replay(ctx, accept, issue.duplicate_of is not None, config.duplicates.candidates)
         )
-    outcomes, weights = dm.cross_validated(replayed, config.duplicates.margin, learn=True)
+    outcomes, weights = dm.cross_validated(replayed, learn=True)
     target = config.duplicates.target_precision
-    table, chosen = dm.choose_threshold(outcomes, target, len(dups))
+    table, chosen = dm.choose_threshold(outcomes, target, len(dups), config.duplicates.margin)
     n_neg = min(len(others), negatives)
     return DuplicateCalibration(
         target_precision=target,

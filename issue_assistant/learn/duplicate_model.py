@@ -42,9 +42,17 @@ class Replayed:
 
 @dataclass(frozen=True)
 class Outcome:
-    score: float
+    """One replayed issue's candidates as scored (best first), to apply the engine's own rule
+    (`duplicates.choose`) at each threshold."""
+
+    scored: tuple[tuple[int, float], ...]
     duplicate: bool
-    right: bool
+    accept: frozenset[int]
+
+    def at(self, threshold: float, margin: float) -> tuple[bool, bool]:
+        """(proposed, right) at `threshold`."""
+        chosen = duplicates.choose(self.scored, threshold, margin)
+        return chosen is not None, chosen is not None and chosen[0] in self.accept
 
 
 def keys_for(replayed: Sequence[Replayed]) -> tuple[str, ...]:
@@ -72,50 +80,44 @@ def fit_weights(replayed: Sequence[Replayed], keys: tuple[str, ...]) -> dict[str
     return weights
 
 
-def outcome(r: Replayed, weights: dict[str, float] | None, margin: float) -> Outcome:
-    """What the engine would do with `r`: its best candidate's score, and whether it is right
-    (below a threshold nothing is proposed; the crowd rule is applied at threshold 0)."""
+def outcome(r: Replayed, weights: dict[str, float] | None) -> Outcome:
+    """`r`'s candidates scored with `weights` (None: the hand weights)."""
     scored = sorted(((n, f.score(weights)) for n, f in r.pairs), key=lambda ns: -ns[1])
-    if not scored:
-        return Outcome(0.0, r.duplicate, False)
-    best_n, best = scored[0]
-    close = [s for _, s in scored[1:] if best - s < margin]
-    if len(close) >= 2:  # a template many issues match equally: never proposed
-        return Outcome(0.0, r.duplicate, False)
-    return Outcome(best, r.duplicate, best_n in r.accept)
+    return Outcome(tuple(scored), r.duplicate, r.accept)
 
 
 def cross_validated(
-    replayed: Sequence[Replayed], margin: float, learn: bool
+    replayed: Sequence[Replayed], learn: bool
 ) -> tuple[list[Outcome], dict[str, float] | None]:
     """Out-of-fold outcomes in time order, and the weights fit on everything (None: hand)."""
     ordered = sorted(replayed, key=lambda r: r.created_at)
     keys = keys_for(ordered)
-    if not learn:
-        return [outcome(r, None, margin) for r in ordered], None
-    final = fit_weights(ordered, keys)
+    final = fit_weights(ordered, keys) if learn else None
     if final is None:
-        return [outcome(r, None, margin) for r in ordered], None
+        return [outcome(r, None) for r in ordered], None
     cuts = [int(len(ordered) * f) for f in FOLDS]
     out: list[Outcome] = []
     for a, b in zip(cuts, cuts[1:], strict=False):
         weights = fit_weights(ordered[:a], keys)
         # a fold without enough known pairs to fit on is scored by the hand weights
-        out += [outcome(r, weights, margin) for r in ordered[a:b]]
+        out += [outcome(r, weights) for r in ordered[a:b]]
     return out, final
 
 
-def choose_threshold(outcomes: Sequence[Outcome], target: float, duplicates_known: int):  # noqa: ANN201
-    """(rows of (threshold, proposals, correct, false), the chosen threshold or None)."""
+def choose_threshold(  # noqa: ANN201
+    outcomes: Sequence[Outcome], target: float, duplicates_known: int, margin: float
+):
+    """(rows of (threshold, proposals, correct, false), the chosen threshold or None), each
+    threshold applied by the engine's rule with `margin`."""
     rows = []
     for t in THRESHOLDS:
-        over = [o for o in outcomes if o.score >= t]
+        at = [(o, *o.at(t, margin)) for o in outcomes]
         rows.append(
             (
                 t,
-                len(over),
-                sum(1 for o in over if o.duplicate and o.right),
-                sum(1 for o in over if not o.duplicate),
+                sum(1 for _, proposed, _ in at if proposed),
+                sum(1 for o, _, right in at if o.duplicate and right),
+                sum(1 for o, proposed, _ in at if proposed and not o.duplicate),
             )
         )
     need = min(MIN_PROPOSALS, max(duplicates_known, 1))
@@ -198,9 +200,8 @@ class BucketDuplicates:
                 dups = [i for i in self._dups if i.closed_at < cutoff]  # type: ignore[operator]
                 others = [i for i in self._others if i.closed_at < cutoff]  # type: ignore[operator]
                 replayed = [self._replay(i) for i in dups + others]
-                margin = self.config.duplicates.margin
-                outcomes, weights = cross_validated(replayed, margin, learn=True)
-                target = self.config.duplicates.target_precision
-                _, chosen = choose_threshold(outcomes, target, len(dups))
+                outcomes, weights = cross_validated(replayed, learn=True)
+                cfg = self.config.duplicates
+                _, chosen = choose_threshold(outcomes, cfg.target_precision, len(dups), cfg.margin)
                 self._fits[cutoff] = (weights, chosen, len(dups))
             return self._fits[cutoff]
