@@ -159,3 +159,37 @@ def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
     assert sorted(buckets._replays) == sorted(i.number for i in used_late)
     replay = buckets._replays[used_late[0].number]
     assert replay.created_at == used_late[0].created_at
+
+
+def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
+    """calibration.json's threshold is named as its source with or without fitted weights."""
+    from types import SimpleNamespace
+
+    from issue_assistant.config import Config
+    from issue_assistant.engines import create
+    from issue_assistant.learn.calibrate import (
+        Calibration,
+        DuplicateCalibration,
+        write_calibration,
+    )
+
+    engine = create("similar", Config(), LABELS)
+    context = SimpleNamespace(index=SimpleNamespace(path=tmp_path), issue=None)
+    assert engine.duplicate_settings(context).where == "[duplicates] threshold"
+    for weights in (None, {"bias": -3.0, "title": 4.0}):
+        dup = DuplicateCalibration(
+            target_precision=0.8, threshold=0.7, duplicates=30, negatives=200, weights=weights
+        )
+        cal = Calibration(
+            repository="o/r",
+            cutoff=T0,
+            fingerprint="f" * 16,
+            labelled_issues=0,
+            target_precision=0.9,
+            labels={},
+            duplicates=dup,
+        )
+        write_calibration(cal, tmp_path)
+        got = engine.duplicate_settings(context)
+        assert (got.weights, got.threshold, got.where) == (weights, 0.7, "from calibration.json")
+        assert "threshold 0.70 (from calibration.json)" in got.describe()

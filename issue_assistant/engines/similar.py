@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -72,6 +73,21 @@ def boost_areas(
             scores[area.name] = min(1.0, scores.get(area.name, 0.0) + weight * share)
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     return ranked[: labels.limit("area")]
+
+
+@dataclass(frozen=True)
+class DuplicateSettings:
+    """The duplicate score's weights (None: the hand weights), its threshold, and their source."""
+
+    weights: dict[str, float] | None
+    threshold: float
+    where: str
+
+    def describe(self) -> str:
+        """Which duplicate weights and threshold answered (the report names them)."""
+        fitted = "weights fit on this repository's known duplicates"
+        score = fitted if self.weights else "hand weights"
+        return f"duplicates: {score}, threshold {self.threshold:.2f} ({self.where})"
 
 
 @register
@@ -149,7 +165,8 @@ class SimilarEngine(Engine):
                 decision[group] = names[0] if names else None
             else:
                 decision[group + "s"] = names
-        duplicate = self._duplicate(context)
+        dup_settings = self.duplicate_settings(context)
+        duplicate = self._duplicate(context, dup_settings)
         # A type the issue already carries (an issue form's, say) decides what must be asked.
         present = [
             lab
@@ -168,22 +185,8 @@ class SimilarEngine(Engine):
             candidates=[c.issue.number for c in context.candidates],
             probabilities={g: {n: round(p, 4) for n, p in ps.items()} for g, ps in probs.items()},
             label_model=modes,
-            calibration=f"{_calibration_text(model, target)}; {self._duplicate_text(context)}",
+            calibration=f"{_calibration_text(model, target)}; {dup_settings.describe()}",
         )
-
-    def _duplicate_text(self, context: Context) -> str:
-        """Which duplicate weights and threshold answered (the report names them)."""
-        threshold = self.duplicate_threshold(context)
-        weights = self.duplicate_weights(context)
-        score = "weights fit on this repository's known duplicates" if weights else "hand weights"
-        if self.duplicate_source is not None:
-            known = self.duplicate_source.for_moment(context.issue.created_at)[2]  # type: ignore[attr-defined]
-            where = f"fit on the {known} known duplicates closed before this bucket's cutoff"
-        elif self.use_calibration_file and weights is not None:
-            where = "from calibration.json"
-        else:
-            where = "[duplicates] threshold"
-        return f"duplicates: {score}, threshold {threshold:.2f} ({where})"
 
     def _vote(
         self, group: str, neighbors: list[Candidate], k: int, threshold: float
@@ -225,34 +228,34 @@ class SimilarEngine(Engine):
         scored = duplicates.score_candidates(context, self.config.duplicates.candidates)
         return (scored[0][1], scored[0][0]) if scored else None
 
-    def duplicate_threshold(self, context: Context) -> float:
-        """`calibrate`'s threshold when it was fit for this index, else `[duplicates] threshold`."""
-        from issue_assistant.learn.calibrate import duplicate_threshold
-
+    def duplicate_settings(self, context: Context) -> DuplicateSettings:
+        """The score's weights (None: the hand weights) and the threshold for `context`, and
+        where they come from: evaluate's time bucket, `calibrate`'s file, or `[duplicates]`."""
+        default = self.config.duplicates.threshold
         if self.duplicate_source is not None:
-            found = self.duplicate_source.for_moment(context.issue.created_at)[1]  # type: ignore[attr-defined]
-        elif self.use_calibration_file:
-            found = duplicate_threshold(context.index.path)
-        else:
-            found = None
-        return found if found is not None else self.config.duplicates.threshold
+            weights, found, known = self.duplicate_source.for_moment(context.issue.created_at)  # type: ignore[attr-defined]
+            where = f"fit on the {known} known duplicates closed before this bucket's cutoff"
+            return DuplicateSettings(weights, found if found is not None else default, where)
+        if self.use_calibration_file:
+            from issue_assistant.learn.calibrate import duplicate_calibration_of
+
+            cal = duplicate_calibration_of(context.index.path)
+            if cal is not None and cal.threshold is not None:
+                return DuplicateSettings(cal.weights, cal.threshold, "from calibration.json")
+            if cal is not None:
+                return DuplicateSettings(cal.weights, default, "[duplicates] threshold")
+        return DuplicateSettings(None, default, "[duplicates] threshold")
 
     def duplicate_weights(self, context: Context) -> dict[str, float] | None:
         """The score's weights `calibrate` fit on this repository's known duplicates, if any."""
-        from issue_assistant.learn.calibrate import duplicate_weights
+        return self.duplicate_settings(context).weights
 
-        if self.duplicate_source is not None:
-            return self.duplicate_source.for_moment(context.issue.created_at)[0]  # type: ignore[attr-defined]
-        return duplicate_weights(context.index.path) if self.use_calibration_file else None
-
-    def _duplicate(self, context: Context) -> Duplicate | None:
+    def _duplicate(self, context: Context, settings: DuplicateSettings) -> Duplicate | None:
         """The pairwise duplicate score, thresholded; no proposal when a template's many
         near-identical reports match about as well."""
         cfg = self.config.duplicates
-        scored = duplicates.score_candidates(
-            context, cfg.candidates, self.duplicate_weights(context)
-        )
-        chosen = duplicates.choose(scored, self.duplicate_threshold(context), cfg.margin)
+        scored = duplicates.score_candidates(context, cfg.candidates, settings.weights)
+        chosen = duplicates.choose(scored, settings.threshold, cfg.margin)
         if chosen is None:
             return None
         cand, score = chosen

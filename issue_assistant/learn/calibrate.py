@@ -171,17 +171,7 @@ def read_calibration(directory: str | Path) -> Calibration | None:
         return None
 
 
-def duplicate_threshold(directory: str | Path) -> float | None:
-    """The calibrated duplicate threshold beside the index, when `calibrate` found one."""
+def duplicate_calibration_of(directory: str | Path) -> DuplicateCalibration | None:
+    """What `calibrate` fit for duplicates beside the index (threshold, weights), if anything."""
     cal = read_calibration(directory)
-    if cal is None or cal.duplicates is None:
-        return None
-    return cal.duplicates.threshold
-
-
-def duplicate_weights(directory: str | Path) -> dict[str, float] | None:
-    """The duplicate score's weights `calibrate` fit for this index, or None (hand weights)."""
-    cal = read_calibration(directory)
-    if cal is None or cal.duplicates is None:
-        return None
-    return cal.duplicates.weights
+    return cal.duplicates if cal is not None else None
