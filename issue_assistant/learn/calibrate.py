@@ -17,12 +17,11 @@ from issue_assistant.atomic import write_atomic
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn.calibration import ThresholdTable
+from issue_assistant.learn.duplicate_model import NEGATIVES
 from issue_assistant.learn.model import LabelModel
-from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.base import Tracker
 
 CALIBRATION_FILE = "calibration.json"
-NEGATIVES = 200
 
 
 class GroupCalibration(BaseModel):
@@ -102,9 +101,7 @@ def duplicate_calibration(
     replayed a minute after opening. With enough known pairs the score's weights are fit too
     (`learn/duplicate_model.py`).
     """
-    from issue_assistant.evaluate.gold import accepted_originals
     from issue_assistant.learn import duplicate_model as dm
-    from issue_assistant.pipeline import build_context
 
     issues = [
         i
@@ -114,18 +111,10 @@ def duplicate_calibration(
     dups = [i for i in issues if i.duplicate_of is not None]
     others = [i for i in issues if i.duplicate_of is None and i.state_reason != "duplicate"]
     random.Random(7).shuffle(others)
-    replayed = []
-    for issue in dups + others[:negatives]:
-        view = AsOfView.for_issue(tracker, issue.number)
-        ctx = build_context(
-            view, view.target(), index=index, labels=labels, config=config, as_of=view.moment
-        )
-        accept = (
-            set(accepted_originals(tracker, issue.duplicate_of)) if issue.duplicate_of else set()
-        )
-        replayed.append(
-            dm.replay(ctx, accept, issue.duplicate_of is not None, config.duplicates.candidates)
-        )
+    replayed = [
+        dm.replay_issue(tracker, issue, index=index, labels=labels, config=config)
+        for issue in dups + others[:negatives]
+    ]
     outcomes, weights = dm.cross_validated(replayed, learn=True)
     target = config.duplicates.target_precision
     table, chosen = dm.choose_threshold(outcomes, target, len(dups), config.duplicates.margin)

@@ -125,13 +125,25 @@ def choose_threshold(  # noqa: ANN201
     return rows, chosen
 
 
-def replay(context, accept: set[int], duplicate: bool, limit: int) -> Replayed:  # noqa: ANN001
-    """The pairs of one issue's context."""
+NEGATIVES = 200  # closed issues that are not known duplicates, sampled as negatives
+
+
+def replay_issue(tracker, issue, *, index, labels, config) -> Replayed:  # noqa: ANN001
+    """`issue` replayed a minute after its opening: its candidates' pair features, and which of
+    them are its original (none for an issue that is not a known duplicate)."""
+    from issue_assistant.evaluate.gold import accepted_originals
+    from issue_assistant.pipeline import build_context
+    from issue_assistant.tracker.asof import AsOfView
+
+    view = AsOfView.for_issue(tracker, issue.number)
+    context = build_context(
+        view, view.target(), index=index, labels=labels, config=config, as_of=view.moment
+    )
+    dup = issue.duplicate_of
+    accept = frozenset(accepted_originals(tracker, dup)) if dup is not None else frozenset()
+    limit = config.duplicates.candidates
     pairs = tuple((c.issue.number, f) for c, f in duplicates.pair_features(context, limit))
-    return Replayed(context.issue.created_at, duplicate, pairs, frozenset(accept))
-
-
-NEGATIVES = 200
+    return Replayed(context.issue.created_at, dup is not None, pairs, accept)
 
 
 class BucketDuplicates:
@@ -168,24 +180,10 @@ class BucketDuplicates:
         self._others = others[:NEGATIVES]
 
     def _replay(self, issue) -> Replayed:  # noqa: ANN001
-        from issue_assistant.evaluate.gold import accepted_originals
-        from issue_assistant.pipeline import build_context
-        from issue_assistant.tracker.asof import AsOfView
-
         if issue.number not in self._replays:
-            view = AsOfView.for_issue(self.tracker, issue.number)
-            ctx = build_context(
-                view,
-                view.target(),
-                index=self.index,
-                labels=self.labels,
-                config=self.config,
-                as_of=view.moment,
+            self._replays[issue.number] = replay_issue(
+                self.tracker, issue, index=self.index, labels=self.labels, config=self.config
             )
-            dup = issue.duplicate_of
-            accept = set(accepted_originals(self.tracker, dup)) if dup is not None else set()
-            limit = self.config.duplicates.candidates
-            self._replays[issue.number] = replay(ctx, accept, dup is not None, limit)
         return self._replays[issue.number]
 
     def for_moment(self, moment: datetime) -> tuple[dict[str, float] | None, float | None, int]:
