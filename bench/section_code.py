@@ -10,23 +10,18 @@ from __future__ import annotations
 
 import platform
 import statistics
-import subprocess
 import sys
 import sysconfig
 import time
 from pathlib import Path
 
+from bench.common import commit
 from issue_assistant.index.code import CodeIndex
 from issue_assistant.tracker.snapshot import read_snapshot
 
 TITLE = "Code index and likely files"
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "hf-datasets.jsonl.gz"
-
-
-def _commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True)
-    return out.stdout.decode().strip() or "unknown"
 
 
 def _p(values: list[float], q: float) -> float:
@@ -58,7 +53,7 @@ def run(quick: bool = False) -> str:
     cpu = platform.processor() or platform.machine()
     return "\n".join(
         [
-            f"Data: {len(texts)} hf-datasets issue texts as queries; commit {_commit()}; "
+            f"Data: {len(texts)} hf-datasets issue texts as queries; commit {commit()}; "
             f"Python {sys.version.split()[0]} on {cpu}, {platform.system()}.",
             "",
             "| tree | files indexed | build (in memory) | likely files p50 | p95 |",

@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import platform
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from sklearn.metrics import f1_score
 
+from bench.common import commit
 from issue_assistant.config import Config, LabelModelConfig, load_labels
 from issue_assistant.engines import create
 from issue_assistant.learn.calibration import proposals
@@ -43,16 +43,6 @@ def machine() -> str:
     except (OSError, StopIteration, ValueError):
         pass
     return f"{os.cpu_count()} cores{mem}, {platform.machine()}, Python {platform.python_version()}"
-
-
-def commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        )
-        return out.stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
 
 
 def _type_of(row: Row, types: set[str]) -> str | None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import platform
 import random
-import subprocess
 import time
 from pathlib import Path
 
+from bench.common import commit
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.context import Context
 from issue_assistant.evaluate.gold import accepted_originals
@@ -34,16 +34,6 @@ CACHE = ROOT / ".cache" / "bench"
 SNAPSHOTS = ("hf-datasets.jsonl.gz", "poetry-sample.jsonl.gz")
 MODES = (("BM25, title", "title"), ("BM25, title + body", "bm25"), ("dense", "dense"))
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-
-
-def _commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        )
-        return out.stdout.strip() or "?"
-    except OSError:
-        return "?"
 
 
 def _load(name: str, embeddings: bool = True):  # noqa: ANN202
@@ -144,7 +134,7 @@ def run(quick: bool = False) -> str:
         f"Data: every known duplicate pair with its original in the same snapshot ({n}: "
         f"{', '.join(SNAPSHOTS)}), replayed one minute after the duplicate was opened; "
         f"{vectors} issue vectors (all-MiniLM-L6-v2 int8, onnxruntime, 256 tokens). "
-        f"Commit `{_commit()}`, {platform.machine()} ({_cpus()} cores), Python "
+        f"Commit `{commit()}`, {platform.machine()} ({_cpus()} cores), Python "
         f"{platform.python_version()}; {time.perf_counter() - start:.0f} s.",
         "",
         "| retrieval | recall@1 | recall@5 | recall@10 |",

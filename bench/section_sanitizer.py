@@ -10,10 +10,9 @@ comment's largest field limit (the summary's) and with the log lines' limit (2,0
 from __future__ import annotations
 
 import platform
-import subprocess
 import time
-from pathlib import Path
 
+from bench.common import commit
 from issue_assistant.comment import LIMITS
 from issue_assistant.sanitize import sanitize
 
@@ -23,20 +22,6 @@ MIXED = (
     "www.evil.example mallory@evil.example [x]: http:evil [t][x] **b** o/r#1 &#64;u \u202e "
 )
 PATTERNS = {"hostile text": MIXED, "`![a` repeated": "![a"}
-
-
-def _commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).parent,
-            check=True,
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def _best(text: str, limit: int, repeat: int) -> float:
@@ -64,7 +49,7 @@ def run(quick: bool = False) -> str:
     )
     return "\n".join(
         [
-            f"`issue_assistant.sanitize.sanitize`, commit `{_commit()}`, {machine}, best of "
+            f"`issue_assistant.sanitize.sanitize`, commit `{commit()}`, {machine}, best of "
             f"{repeat}. Only a prefix of the input is cleaned and a window a little over the limit "
             "is parsed, so the time depends on the limit, not on the input's length.",
             "",

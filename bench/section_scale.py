@@ -24,6 +24,8 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from bench.common import commit
+
 TITLE = "Speed at scale"
 ROOT = Path(__file__).resolve().parents[1]
 HF = ROOT.parent / "shared" / "data" / "hf-datasets.jsonl.gz"
@@ -153,8 +155,6 @@ def live_requests() -> tuple[int, list[str]]:
 
 
 def run(quick: bool = False) -> str:
-    from bench.section_labels import commit
-
     start_load = os.getloadavg()[0]
     sizes = SIZES[:2] if quick else SIZES
     rows = []

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.common import commit
+
 TITLE = "CLI start-up"
 ROOT = Path(__file__).resolve().parents[1]
 HF = ROOT.parent / "shared" / "data" / "hf-datasets.jsonl.gz"
@@ -41,16 +43,6 @@ def _time(argv: list[str], repeat: int, env: dict[str, str]) -> tuple[list[float
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return walls, cpus
-
-
-def _commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-        )
-        return out.stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
 
 
 def run(quick: bool = False) -> str:
@@ -89,7 +81,7 @@ def run(quick: bool = False) -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return "\n".join(
         [
-            f"`python bench/section_startup.py` at commit `{_commit()}`, {platform.machine()}, "
+            f"`python bench/section_startup.py` at commit `{commit()}`, {platform.machine()}, "
             f"{os.cpu_count()} cores, Python {platform.python_version()}, load {load:.1f} when "
             f"measured; data: `hf-datasets.jsonl.gz` ({HF.stat().st_size // 1024} KiB, 7,258 "
             f"issues and pull requests); each a fresh process, {repeat} runs.",
