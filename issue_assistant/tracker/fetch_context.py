@@ -127,7 +127,7 @@ def fetch_context(
     if fixed_by and not state.linked_done:
         fetch_closed_by(tracker, state, add, issues)
     if fixed_by and not state.fixed_done:
-        links = closing_links(issues)
+        links = closing_links(issues, tracker.full_name)
         for number, prs in state.linked.items():
             links[number] = sorted(set(links.get(number, [])) | set(prs))
         for number, prs in sorted(links.items()):
