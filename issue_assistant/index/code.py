@@ -15,9 +15,11 @@ import os
 import re
 import subprocess
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 import tantivy
 
@@ -70,10 +72,16 @@ _COMMENT = re.compile(
 )
 # File "src/x.py", line 12  |  at f (src/x.js:10:5)  |  src/x.go:123  |  src/x.rs:1:2
 _FRAME = re.compile(
-    r'File "([^"\n]+)", line (\d+)'
+    r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>]+))?'
     r"|(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)"
 )
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,5})\b")
+_DEFINITION = re.compile(
+    r"^[ \t]*(?:export[ \t]+|pub[ \t]+|async[ \t]+)*"
+    r"(?:def|class|func|fn|function|interface|type|struct)\b[^\n]*",
+    re.MULTILINE,
+)
+LINES_FOR = 10  # the first hits of a search get their line (finding it costs a scan)
 _STOP = frozenset({"the", "and", "for", "with", "this", "that", "not", "self", "none", "true"})
 
 
@@ -117,8 +125,13 @@ def words(text: str, limit: int = 4000) -> list[str]:
 
 
 def path_words(path: str) -> list[str]:
+    return list(_path_words(path))
+
+
+@lru_cache(maxsize=65536)
+def _path_words(path: str) -> tuple[str, ...]:
     p = PurePosixPath(path)
-    return words(" ".join([*p.parent.parts, p.stem])) + [p.name.lower()]
+    return (*words(" ".join([*p.parent.parts, p.stem])), p.name.lower())
 
 
 def comments(text: str) -> str:
@@ -126,7 +139,8 @@ def comments(text: str) -> str:
     return "\n".join(found)[:MAX_TEXT]
 
 
-def _skipped(path: str) -> bool:
+@lru_cache(maxsize=65536)
+def skipped(path: str) -> bool:
     p = PurePosixPath(path)
     if any(part in SKIP_DIRS for part in p.parts[:-1]):
         return True
@@ -175,7 +189,7 @@ def list_files(root: Path) -> list[str]:
             rel = Path(here).relative_to(root).as_posix()
             prefix = "" if rel == "." else rel + "/"
             paths += [prefix + n for n in names]
-    return sorted(p for p in paths if not _skipped(p))
+    return sorted(p for p in paths if not skipped(p))
 
 
 def read_text(root: Path, rel: str, max_bytes: int) -> str | None:
@@ -201,7 +215,10 @@ class LikelyFile:
     path: str
     score: float
     line: int | None = None
-    reason: str = "words"  # "stack frame", "path" or "words"
+    reason: str = "words"  # the main signal: "stack frame", "path", "words", ... (localize)
+    why: tuple[str, ...] = ()  # each signal's reason, for a person to check
+    function: str | None = None  # the function at `line`, where a frame names it
+    confidence: float | None = None  # the estimated chance the fix changes it (localize)
 
     def url(self, repository: str, sha: str | None) -> str | None:
         """A link into the repository at the checked-out commit (None without a commit)."""
@@ -209,6 +226,10 @@ class LikelyFile:
             return None
         anchor = f"#L{self.line}" if self.line else ""
         return f"https://github.com/{repository}/blob/{sha}/{self.path}{anchor}"
+
+
+FIELDS = ("path_words", "idents", "docs")
+BOOSTS = {"path_words": 2.0, "idents": 1.5}
 
 
 def _schema() -> tantivy.Schema:
@@ -220,39 +241,111 @@ def _schema() -> tantivy.Schema:
     return b.build()
 
 
+class SourceFile(NamedTuple):
+    """A file to index: its path, its text, and a key for its content (a blob id) or None."""
+
+    path: str
+    text: str
+    key: str | None = None
+
+
+def document_fields(path: str, text: str) -> tuple[str, str]:
+    """The identifiers and the docs/comments indexed for a file (its path words aside)."""
+    is_doc = PurePosixPath(path).suffix.lower() in DOC_SUFFIXES
+    return ident_text(text[: MAX_TEXT * 10]), text[:MAX_TEXT] if is_doc else comments(text)
+
+
+def checkout_files(root: Path, max_file_kb: int, max_files: int) -> Iterator[SourceFile]:
+    """The indexable files of a checkout folder (see `list_files` and `read_text`)."""
+    count = 0
+    for rel in list_files(root):
+        if count >= max_files:
+            return
+        text = read_text(root, rel, max_file_kb * 1024)
+        if text is not None:
+            count += 1
+            yield SourceFile(rel, text)
+
+
 class CodeIndex:
-    """One checkout's files in an in-memory tantivy index (built once per process and root)."""
+    """One checkout's files in an in-memory tantivy index (built once per process and root).
+
+    `CodeIndex(root)` reads a folder; `CodeIndex.from_files` takes the files from elsewhere (a
+    commit read from git objects: `index.code_git`), with `memo` keeping each content's fields
+    across indexes so a file shared by many commits is analysed once.
+    """
 
     def __init__(self, root: str | Path, *, max_file_kb: int = 256, max_files: int = 20_000):
-        self.root = Path(root).resolve()
+        self.root: Path | None = Path(root).resolve()
         self.sha = git_head(self.root)
+        self._build(checkout_files(self.root, max_file_kb, max_files))
+
+    @classmethod
+    def from_files(
+        cls,
+        files: Iterable[SourceFile],
+        *,
+        sha: str | None = None,
+        memo: dict[str, tuple[str, str]] | None = None,
+    ) -> CodeIndex:
+        self = cls.__new__(cls)
+        self.root, self.sha = None, sha
+        self._build(files, memo)
+        return self
+
+    def _build(
+        self, files: Iterable[SourceFile], memo: dict[str, tuple[str, str]] | None = None
+    ) -> None:
         self.schema = _schema()
         self.index = tantivy.Index(self.schema)
         self.files: dict[str, str] = {}  # path -> text (kept for line lookups)
+        self.keys: dict[str, str | None] = {}  # path -> its content's key (a blob id)
+        self.idents: dict[str, str] = {}  # path -> its identifier words (for reasons)
+        self.change((), files, sha=self.sha, memo=memo)
+
+    def change(
+        self,
+        removed: Iterable[str],
+        added: Iterable[SourceFile],
+        *,
+        sha: str | None,
+        memo: dict[str, tuple[str, str]] | None = None,
+    ) -> None:
+        """Drop the `removed` paths and index the `added` files (a path both removed and added
+        is replaced): moving the index from one commit to the next re-indexes what changed."""
         writer = self.index.writer(heap_size=50_000_000, num_threads=1)
-        for rel in list_files(self.root):
-            if len(self.files) >= max_files:
-                break
-            text = read_text(self.root, rel, max_file_kb * 1024)
-            if text is None:
-                continue
-            self.files[rel] = text
+        for path in removed:
+            if path in self.files:
+                writer.delete_documents_by_term("path", path)
+                del self.files[path], self.keys[path], self.idents[path]
+        for f in added:
+            if f.path in self.files:
+                writer.delete_documents_by_term("path", f.path)
+            self.files[f.path], self.keys[f.path] = f.text, f.key
+            fields = memo.get(f.key) if memo is not None and f.key else None
+            if fields is None:
+                fields = document_fields(f.path, f.text)
+                if memo is not None and f.key:
+                    memo[f.key] = fields
+            self.idents[f.path] = fields[0]
             doc = tantivy.Document()
-            doc.add_text("path", rel)
-            doc.add_text("path_words", " ".join(path_words(rel)))
-            is_doc = PurePosixPath(rel).suffix.lower() in DOC_SUFFIXES
-            doc.add_text("idents", ident_text(text[: MAX_TEXT * 10]))
-            doc.add_text("docs", text[:MAX_TEXT] if is_doc else comments(text))
+            doc.add_text("path", f.path)
+            doc.add_text("path_words", " ".join(path_words(f.path)))
+            doc.add_text("idents", fields[0])
+            doc.add_text("docs", fields[1])
             writer.add_document(doc)
         writer.commit()
         writer.wait_merging_threads()
         self.index.reload()
+        self.sha = sha
         self._searcher = self.index.searcher()
         self._by_suffix: dict[str, list[str]] = {}
         for rel in self.files:
-            parts = PurePosixPath(rel).parts
+            parts = rel.split("/")
             for i in range(len(parts) - 1):
                 self._by_suffix.setdefault("/".join(parts[i:]), []).append(rel)
+        for cached in ("_packages", "_by_name", "_code_texts"):  # localize's, of the old files
+            self.__dict__.pop(cached, None)
 
     def __len__(self) -> int:
         return len(self.files)
@@ -274,7 +367,7 @@ class CodeIndex:
         """Files named in stack frames (with the line), then by path, in order of appearance."""
         out: dict[str, LikelyFile] = {}
         for m in _FRAME.finditer(text):
-            named, line = (m[1], m[2]) if m[1] else (m[3], m[4])
+            named, line = (m[1], m[2]) if m[1] else (m[4], m[5])
             rel = self.resolve(named)
             if rel and rel not in out:
                 out[rel] = LikelyFile(rel, 0.0, int(line), "stack frame")
@@ -298,36 +391,40 @@ class CodeIndex:
         return list(seen)
 
     def search(
-        self, text: str, limit: int = 5, ignore: frozenset[str] = frozenset()
+        self,
+        text: str,
+        limit: int = 5,
+        ignore: frozenset[str] = frozenset(),
+        fields: tuple[str, ...] = FIELDS,
     ) -> list[LikelyFile]:
-        """BM25 over paths (x2), identifiers (x1.5) and docs/comments for the words of `text`."""
+        """BM25 over paths (x2), identifiers (x1.5) and docs/comments for the words of `text`
+        (or over some of those `fields` alone)."""
         terms = self.query_words(text, ignore=ignore)
         if not terms or not self.files:
             return []
-        q = self.index.parse_query(
-            " ".join(terms),
-            ["path_words", "idents", "docs"],
-            field_boosts={"path_words": 2.0, "idents": 1.5},
-        )
+        q = self.index.parse_query(" ".join(terms), list(fields), field_boosts=BOOSTS)
         out: list[LikelyFile] = []
-        for score, address in self._searcher.search(q, limit=limit).hits:
+        for rank, (score, address) in enumerate(self._searcher.search(q, limit=limit).hits):
             rel = self._searcher.doc(address).to_dict()["path"][0]
-            out.append(LikelyFile(rel, float(score), self.first_line(rel, terms), "words"))
+            line = self.first_line(rel, terms) if rank < LINES_FOR else None
+            out.append(LikelyFile(rel, float(score), line, "words"))
         return out
 
     def first_line(self, rel: str, terms: list[str]) -> int | None:
         """The first line defining (else mentioning) one of the query's identifiers."""
-        lines = self.files.get(rel, "").splitlines()
+        text = self.files.get(rel, "")
         wanted = set(terms)
-        mention = None
-        for n, line in enumerate(lines, start=1):
-            found = set(words(line, 64)) & wanted
-            if not found:
-                continue
-            if re.match(r"\s*(def|class|func|fn|function|interface|type|struct)\b", line):
-                return n
-            mention = mention or n
-        return mention
+        for m in _DEFINITION.finditer(text):
+            if set(words(m[0], 64)) & wanted:
+                return text.count("\n", 0, m.start()) + 1
+        lower = text.lower()
+        found = [at for at in (lower.find(t) for t in wanted) if at >= 0]
+        return lower.count("\n", 0, min(found)) + 1 if found else None
+
+    def shared_terms(self, rel: str, terms: list[str]) -> list[str]:
+        """The query's `terms` among the file's identifier words and path words."""
+        have = f" {self.idents.get(rel, '')} {' '.join(path_words(rel))} "
+        return [t for t in terms if f" {t} " in have]
 
     def likely_files(self, text: str, limit: int = 5, project: str = "") -> list[LikelyFile]:
         """The files most likely concerned by an issue's text, best first.
