@@ -33,6 +33,7 @@ LIMITS = {
     "labels": 200,
     "changes": 1_000,
     "model": 100,
+    "why": 400,
 }
 _PLAN = re.compile(r"<!-- issue-assistant:plan (\{.*?\}) -->", re.DOTALL)
 
@@ -48,7 +49,8 @@ class Evidence(BaseModel):
 
 
 class FileLink(BaseModel):
-    """A likely file: its path in the checkout, a line, and a link at the checked-out commit."""
+    """A likely file: its path in the checkout, a line, a link at the checked-out commit, why
+    (each signal's reason) and the precision measured for files like it."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -56,6 +58,8 @@ class FileLink(BaseModel):
     line: int | None = None
     url: str | None = None
     reason: str = ""
+    why: list[bounded(200)] = Field(default_factory=list, max_length=6)
+    confidence: float | None = Field(default=None, ge=0, le=1)
 
 
 class SeeAlso(BaseModel):

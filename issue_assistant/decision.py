@@ -16,6 +16,8 @@ QUESTION_MAX = 300
 REASON_MAX = 400
 QUESTIONS_MAX = 5
 NAME_MAX = 200  # an engine or model name, a dropped label
+FILES_MAX = 5  # the checkout's files an engine may propose
+PATH_MAX = 300
 
 
 def shorten(text: str, limit: int) -> str:
@@ -52,6 +54,19 @@ Summary = bounded(SUMMARY_MAX)
 Reason = bounded(REASON_MAX)
 Name = bounded(NAME_MAX)
 Questions = Annotated[list[bounded(QUESTION_MAX)], BeforeValidator(_questions)]
+
+
+def _files(value: Any) -> Any:
+    if not isinstance(value, list):
+        return value
+    out = []
+    for v in value:
+        if isinstance(v, str) and v.strip() and v not in out:
+            out.append(v)
+    return out[:FILES_MAX]
+
+
+Files = Annotated[list[bounded(PATH_MAX)], BeforeValidator(_files)]
 
 
 class _Model(BaseModel):
@@ -129,6 +144,9 @@ class Decision(Proposal):
     probabilities: dict[str, dict[str, float]] = Field(default_factory=dict)
     label_model: dict[str, str] = Field(default_factory=dict)
     calibration: str = ""
+    # The checkout's files the engine proposes as likely to need the fix, best first (only paths
+    # the code index holds are kept: `engines.prompt.check_answer`). Measured by `evaluate`.
+    files: Files = Field(default_factory=list)
 
 
 def _canonical(tracker: Tracker, number: int, limit: int = 10) -> int:
@@ -279,5 +297,11 @@ def answer_schema(labels: LabelsConfig) -> dict:
                 "maxItems": QUESTIONS_MAX,
             },
             "summary": {"type": "string", "maxLength": SUMMARY_MAX},
+            "files": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": PATH_MAX},
+                "uniqueItems": True,
+                "maxItems": FILES_MAX,
+            },
         },
     }

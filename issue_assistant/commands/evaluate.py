@@ -153,6 +153,28 @@ def _summary(report: Path, header: object, results: list) -> str:  # noqa: ANN00
     )
 
 
+def _clone(config: Config, tracker: Tracker):  # noqa: ANN202 - a CloneHistory or None
+    """With a checkout that is a clone with its history: each issue's code as it was then and
+    the fixes its merge commits show (`evaluate.clone`); else None (the checkout as it is)."""
+    from issue_assistant.evaluate.clone import CloneHistory, has_history
+    from issue_assistant.index.code import checkout_for
+
+    if config.code.likely_files <= 0:
+        return None
+    root = checkout_for(config.code.checkout, tracker.repository.full_name)
+    if root is None or not has_history(root):
+        return None
+    clone = CloneHistory(
+        root, tracker, max_file_kb=config.code.max_file_kb, max_files=config.code.max_files
+    )
+    log.info(
+        "evaluate: likely files from %s as it was when each issue was opened; %d fixes joined",
+        root,
+        len(clone.fixes),
+    )
+    return clone
+
+
 def run(args: argparse.Namespace) -> int:
     from issue_assistant.commands.common import cache_dir, engine_name, load_configs
     from issue_assistant.evaluate.report import (
@@ -202,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
         config=config,
         engine_name=engine_name(args),
         cutoffs=cutoffs,
+        clone=_clone(config, tracker),
     )
     header = RunHeader(
         repository=full_name,

@@ -13,16 +13,15 @@ Written as JSON Lines (`write_fixes`), one issue per line, and read back by `rea
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from pathlib import Path, PurePosixPath
-from typing import Literal
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from issue_assistant.atomic import write_atomic
 from issue_assistant.errors import UserError
+from issue_assistant.index.code import Kind, file_kind
 from issue_assistant.index.functions import spans, touched
 from issue_assistant.index.gitread import (
     Change,
@@ -36,22 +35,7 @@ from issue_assistant.index.gitread import (
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.github_context import closing_links
 
-Kind = Literal["source", "test", "doc"]
-
-_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.py$|(^|/)conftest\.py$")
-_DOC = re.compile(r"\.(md|mdx|rst|txt|adoc|ipynb)$", re.IGNORECASE)
-_DOC_DIRS = ("docs/", "doc/", "notebooks/")
 _FUNCTION_FILES = (".py", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".c", ".cc", ".cpp", ".h")
-
-
-def file_kind(path: str) -> Kind:
-    """test (tests/, test_*.py, conftest.py), doc (docs/, Markdown, a changelog), else source."""
-    if _TEST.search(path):
-        return "test"
-    name = PurePosixPath(path).name.upper()
-    if path.startswith(_DOC_DIRS) or _DOC.search(path) or name.startswith(("CHANGELOG", "CHANGES")):
-        return "doc"
-    return "source"
 
 
 class FixedFile(BaseModel):

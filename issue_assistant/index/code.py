@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import tantivy
 
@@ -63,6 +63,22 @@ SKIP_SUFFIXES = (".min.js", ".min.css", ".map", ".lock", ".svg", ".pb.go", "_pb2
 SKIP_NAMES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock"})
 DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
 MAX_TEXT = 20_000  # characters of identifiers and of docs kept per file
+
+Kind = Literal["source", "test", "doc"]
+_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.py$|(^|/)conftest\.py$")
+_DOC = re.compile(r"\.(md|mdx|rst|txt|adoc|ipynb)$", re.IGNORECASE)
+_DOC_DIRS = ("docs/", "doc/", "notebooks/")
+
+
+def file_kind(path: str) -> Kind:
+    """test (tests/, test_*.py, conftest.py), doc (docs/, Markdown, a changelog), else source."""
+    if _TEST.search(path):
+        return "test"
+    name = PurePosixPath(path).name.upper()
+    if path.startswith(_DOC_DIRS) or _DOC.search(path) or name.startswith(("CHANGELOG", "CHANGES")):
+        return "doc"
+    return "source"
+
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,63}")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")

@@ -135,3 +135,16 @@ def touched(found: list[Span], ranges: list[tuple[int, int]]) -> list[str]:
             if s.name not in out:
                 out.append(s.name)
     return out
+
+
+def qualify(found: list[Span], name: str | None, line: int | None) -> str | None:
+    """The qualified function a stack frame means: the one holding `line` when its name is
+    `name` (or no name is given), else the definition named `name` nearest to `line` (the
+    reporter may run another version), else the one holding `line`."""
+    held = enclosing(found, line) if line is not None else None
+    if name is None or (held is not None and held.rsplit(".", 1)[-1] == name):
+        return held
+    named = [s for s in found if s.name.rsplit(".", 1)[-1] == name]
+    if named:
+        return min(named, key=lambda s: abs(s.first - (line or 0))).name
+    return held

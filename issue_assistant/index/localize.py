@@ -1,0 +1,199 @@
+"""Likely files: what in an issue points at the files it concerns, each signal alone, combined.
+
+Signals (each a list of `Hint`s, best first):
+- `frame`: files named in a stack frame (`File "…/datasets/load.py", line 12, in f`), the
+  innermost first: the frame where it failed is near-certain to be relevant.
+- `path`: files named by path (`src/x/y.py`), by module (`datasets.arrow_dataset`) or by a file
+  name found once in the checkout (`arrow_dataset.py`).
+- `error`: files that hold the text of an error message quoted in the issue (the literal parts
+  of `ValueError: Couldn't find file at …`), or define the exception class it names.
+- `words`: BM25 over the files' path words, identifiers and docstrings (`CodeIndex.search`).
+- `history`: the files changed by the fixes of similar earlier issues (`index.fix_history`).
+- `prior`: the files most often changed by earlier fixes.
+
+`index.likely` combines them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from issue_assistant.index.code import CodeIndex, words
+
+SIGNALS = ("frame", "path", "error", "words", "history", "prior")
+# The comment's wording of each signal (also LikelyFile.reason, as before for the first ones).
+REASONS = {
+    "frame": "stack frame",
+    "path": "path",
+    "error": "error message",
+    "words": "words",
+    "history": "similar fixes",
+    "prior": "often fixed",
+}
+CODE_SUFFIXES = (".py", ".pyx", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".c", ".cc", ".cpp")
+
+_TRACE_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?')
+_MODULE = re.compile(r"(?<![\w./-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,6})(?![\w/-])")
+_FILE_NAME = re.compile(r"(?<![\w/.-])([\w-]{3,}\.(?:py|pyx|js|ts|go|rs|java|rb|toml|cfg))\b")
+_ERROR_LINE = re.compile(
+    r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning|Exit))\s*:\s*(.+?)\s*$", re.MULTILINE
+)
+# IPython and Jupyter tracebacks: `…/datasets/load.py in load_dataset(path, …)`, then the
+# frame's lines with `--> 1483` at the one running.
+_IPYTHON_FRAME = re.compile(r"^[ \t]*((?:[~\w.-]*/)*[\w.-]+\.pyx?) in ([\w<>]+)\(", re.MULTILINE)
+_IPYTHON_LINE = re.compile(r"^-+>\s*(\d+)", re.MULTILINE)
+# What varies in a message: quoted values (not an apostrophe inside a word), paths and URLs,
+# numbers, bracketed reprs.
+_VARIABLE = re.compile(
+    r"(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\"|`[^`\n]*`|\S*[/\\]\S*|\b\d[\w.]*|\([^)\n]*\)"
+    r"|\[[^\]\n]*\]|\{[^}\n]*\}"
+)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One signal's word on one file: its score (higher is better), a line, and why."""
+
+    path: str
+    score: float
+    line: int | None = None
+    detail: str = ""
+    function: str | None = None
+
+
+def frames(code: CodeIndex, text: str) -> list[Hint]:
+    """Files in the issue's stack frames (Python's and IPython's), innermost first (the last
+    frame of a traceback), with the frame's line and function."""
+    found: list[tuple[int, str, int | None, str | None]] = []  # position, path, line, function
+    for m in _TRACE_FRAME.finditer(text):
+        found.append((m.start(), m[1], int(m[2]), m[3]))
+    ipython = list(_IPYTHON_FRAME.finditer(text))
+    for i, m in enumerate(ipython):
+        end = ipython[i + 1].start() if i + 1 < len(ipython) else len(text)
+        line = _IPYTHON_LINE.search(text, m.end(), end)
+        found.append((m.start(), m[1], int(line[1]) if line else None, m[2]))
+    hints: list[Hint] = []
+    for _, named, line, func in sorted(found):
+        rel = code.resolve(named)
+        if rel:
+            func = func if func and func != "<module>" else None
+            where = (f"line {line}" if line else "") + (f", in `{func}`" if func else "")
+            hints.append(Hint(rel, 0.0, line, where.lstrip(", "), func))
+    out: dict[str, Hint] = {}
+    for i, h in enumerate(reversed(hints)):
+        if h.path not in out:
+            out[h.path] = Hint(h.path, 0.85**i, h.line, h.detail, h.function)
+    return list(out.values())
+
+
+def _packages(code: CodeIndex) -> set[str]:
+    cached = getattr(code, "_packages", None)
+    if cached is None:
+        cached = {
+            PurePosixPath(p).parent.name for p in code.files if p.endswith("/__init__.py")
+        } - {""}
+        code._packages = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _by_name(code: CodeIndex) -> dict[str, list[str]]:
+    cached = getattr(code, "_by_name", None)
+    if cached is None:
+        cached = {}
+        for p in code.files:
+            cached.setdefault(PurePosixPath(p).name, []).append(p)
+        code._by_name = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def paths(code: CodeIndex, text: str) -> list[Hint]:
+    """Files named by path, by dotted module, or by a file name the checkout has once."""
+    out: dict[str, Hint] = {}
+
+    def add(rel: str | None, score: float, detail: str) -> None:
+        if rel and rel not in out:
+            out[rel] = Hint(rel, score, None, detail)
+
+    for m in re.finditer(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,5})\b", text):
+        if _TRACE_FRAME.match(text, max(m.start() - 6, 0)) is None:
+            add(code.resolve(m[1]), 1.0, f"`{m[1]}` named")
+    packages = _packages(code)
+    for m in _MODULE.finditer(text):
+        parts = m[1].split(".")
+        if parts[0] not in packages:
+            continue
+        for n in range(len(parts), 1, -1):
+            base = "/".join(parts[:n])
+            rel = code.resolve(base + ".py") or code.resolve(base + "/__init__.py")
+            if rel:
+                add(rel, 0.8, f"module `{'.'.join(parts[:n])}`")
+                break
+    names = _by_name(code)
+    for m in _FILE_NAME.finditer(text):
+        hits = names.get(m[1], [])
+        if len(hits) == 1:
+            add(hits[0], 0.6, f"`{m[1]}` named")
+    return list(out.values())
+
+
+def message_fragments(text: str, min_chars: int = 12) -> list[tuple[str, str]]:
+    """(exception, fragment): the literal parts of each error message in `text`."""
+    out: list[tuple[str, str]] = []
+    for m in _ERROR_LINE.finditer(text):
+        for piece in _VARIABLE.split(m[2]):
+            piece = piece.strip(" .,:;!-'\"")
+            if len(piece) >= min_chars and " " in piece and (m[1], piece) not in out:
+                out.append((m[1], piece))
+    return out[:12]
+
+
+def _code_texts(code: CodeIndex) -> list[tuple[str, str]]:
+    cached = getattr(code, "_code_texts", None)
+    if cached is None:
+        cached = [(p, t) for p, t in code.files.items() if p.endswith(CODE_SUFFIXES)]
+        code._code_texts = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def errors(code: CodeIndex, text: str, most: int = 8) -> list[Hint]:
+    """Files holding the literal text of an error message from the issue (rarer is better),
+    then files defining the exception class named."""
+    scores: dict[str, float] = {}
+    detail: dict[str, str] = {}
+    line: dict[str, int] = {}
+    texts = _code_texts(code)
+    for _exc, fragment in message_fragments(text):
+        hits = [(p, t.find(fragment)) for p, t in texts]
+        hits = [(p, at) for p, at in hits if at >= 0]
+        if not hits or len(hits) > most:
+            continue
+        for p, at in hits:
+            scores[p] = scores.get(p, 0.0) + len(fragment) / len(hits)
+            detail.setdefault(p, f'has the message "{fragment[:60]}"')
+            line.setdefault(p, code.files[p].count("\n", 0, at) + 1)
+    named = {m[1] for m in _ERROR_LINE.finditer(text)}
+    for exc in named:
+        defining = [(p, t.find(f"class {exc}(")) for p, t in texts]
+        defining = [(p, at) for p, at in defining if at >= 0]
+        if 0 < len(defining) <= 2:
+            for p, at in defining:
+                scores[p] = scores.get(p, 0.0) + 6.0
+                detail.setdefault(p, f"defines `{exc}`")
+                line.setdefault(p, code.files[p].count("\n", 0, at) + 1)
+    ranked = sorted(scores, key=lambda p: -scores[p])
+    return [Hint(p, scores[p], line.get(p), detail[p]) for p in ranked]
+
+
+def word_hints(code: CodeIndex, text: str, limit: int = 30, project: str = "") -> list[Hint]:
+    """BM25 over the files' path words, identifiers and docs, with the query words they hold."""
+    ignore = frozenset(words(project))
+    hits = code.search(text, limit=limit, ignore=ignore)
+    terms = code.query_words(text, ignore=ignore)
+    out = []
+    for i, h in enumerate(hits):
+        shared = code.shared_terms(h.path, terms)[:3] if i < 5 else []
+        detail = "matches " + ", ".join(f"`{t}`" for t in shared) if shared else ""
+        out.append(Hint(h.path, h.score, h.line, detail))
+    return out
