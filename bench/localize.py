@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import pickle
 import platform
+import re
 import sys
 import time
 from pathlib import Path
@@ -66,6 +67,19 @@ def extra_signals(project: str):  # noqa: ANN201 - the replay's `extra`
         return out
 
     return extra
+
+
+def hash_linked(snapshot, fixes) -> set[int]:  # noqa: ANN001
+    """The fixed issues some fixing PR links by `#N` (the brief's "578"; the rest by URL)."""
+    out = set()
+    for f in fixes:
+        for pr in f.prs:
+            body = snapshot.get_issue(pr).body or ""
+            if re.search(
+                rf"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+#{f.issue}\b", body, re.I
+            ):
+                out.add(f.issue)
+    return out
 
 
 def cold_build(clone: Path, sha: str) -> tuple[float, int]:
@@ -125,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         runs[at] = {"rows": rows, "builds": builds, "seconds": time.perf_counter() - t}
         cache.write_bytes(pickle.dumps(runs[at]))
+    hash_form = hash_linked(snapshot, fixes)
     first = runs[next(iter(runs))]
     biggest = max(first["builds"], key=lambda b: b[2])[0]
     head = first_parent_log(args.clone)[-1]
@@ -138,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         truth=truth.relative_to(ROOT) if truth.is_relative_to(ROOT) else truth,
         truth_seconds=truth_seconds,
         cold=cold_build(args.clone, biggest),
+        hash_issues=hash_form,
     )
     if not args.quick:
         write_calibration(args.calibration, fit, source=f"{args.snapshot.name}, {len(fixes)} fixes")

@@ -44,6 +44,10 @@ _ERROR_LINE = re.compile(
 # frame's lines with `--> 1483` at the one running.
 _IPYTHON_FRAME = re.compile(r"^[ \t]*((?:[~\w.-]*/)*[\w.-]+\.pyx?) in ([\w<>]+)\(", re.MULTILINE)
 _IPYTHON_LINE = re.compile(r"^-+>\s*(\d+)", re.MULTILINE)
+# Other traces: `at f (src/x.js:10:5)`, `src/x.go:123`, `src/x.rs:1:2` (not Python's).
+_LINE_FRAME = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?!py\b)[A-Za-z][A-Za-z0-9]{0,5}):(\d+)"
+)
 # What varies in a message: quoted values (not an apostrophe inside a word), paths and URLs,
 # numbers, bracketed reprs.
 _VARIABLE = re.compile(
@@ -64,8 +68,9 @@ class Hint:
 
 
 def frames(code: CodeIndex, text: str) -> list[Hint]:
-    """Files in the issue's stack frames (Python's and IPython's), innermost first (the last
-    frame of a traceback), with the frame's line and function."""
+    """Files in the issue's stack frames, innermost first: Python's and IPython's tracebacks end
+    with the innermost frame (read backwards); `at f (x.js:10:5)`, `x.go:123` traces start with
+    it (read in order, after those). With each frame's line and function."""
     found: list[tuple[int, str, int | None, str | None]] = []  # position, path, line, function
     for m in _TRACE_FRAME.finditer(text):
         found.append((m.start(), m[1], int(m[2]), m[3]))
@@ -74,17 +79,15 @@ def frames(code: CodeIndex, text: str) -> list[Hint]:
         end = ipython[i + 1].start() if i + 1 < len(ipython) else len(text)
         line = _IPYTHON_LINE.search(text, m.end(), end)
         found.append((m.start(), m[1], int(line[1]) if line else None, m[2]))
-    hints: list[Hint] = []
-    for _, named, line, func in sorted(found):
+    ordered = [(named, line, func) for _, named, line, func in sorted(found, reverse=True)]
+    ordered += [(m[1], int(m[2]), None) for m in _LINE_FRAME.finditer(text)]
+    out: dict[str, Hint] = {}
+    for named, line, func in ordered:
         rel = code.resolve(named)
-        if rel:
+        if rel and rel not in out:
             func = func if func and func != "<module>" else None
             where = (f"line {line}" if line else "") + (f", in `{func}`" if func else "")
-            hints.append(Hint(rel, 0.0, line, where.lstrip(", "), func))
-    out: dict[str, Hint] = {}
-    for i, h in enumerate(reversed(hints)):
-        if h.path not in out:
-            out[h.path] = Hint(h.path, 0.85**i, h.line, h.detail, h.function)
+            out[rel] = Hint(rel, 0.85 ** len(out), line, where.lstrip(", "), func)
     return list(out.values())
 
 
