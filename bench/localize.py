@@ -82,6 +82,34 @@ def hash_linked(snapshot, fixes) -> set[int]:  # noqa: ANN001
     return out
 
 
+def warm_latency(snapshot, fixes, clone: Path, sha: str, project: str) -> list[float]:  # noqa: ANN001
+    """Seconds of `likely_files` (every signal, combined, functions found) per issue, warm, on
+    the index of commit `sha`, for 150 fixed issues' texts."""
+    from issue_assistant.evaluate.localization import history_of
+    from issue_assistant.index.likely import likely_files
+
+    history = history_of(snapshot, fixes)
+    indexes = CommitIndexes(clone, keep=1)
+    code = indexes.at(sha)
+    out = []
+    for f in sorted(fixes, key=lambda f: f.opened)[-150:]:
+        issue = snapshot.get_issue(f.issue)
+        t = time.perf_counter()
+        likely_files(
+            code,
+            issue.title,
+            issue.body or "",
+            limit=10,
+            project=project,
+            history=history,
+            before=f.opened,
+            number=f.issue,
+        )
+        out.append(time.perf_counter() - t)
+    indexes.close()
+    return out
+
+
 def cold_build(clone: Path, sha: str) -> tuple[float, int]:
     """Index one commit from scratch (nothing memoised): seconds and files."""
     fresh = CommitIndexes(clone, keep=1)
@@ -153,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         truth=truth.relative_to(ROOT) if truth.is_relative_to(ROOT) else truth,
         truth_seconds=truth_seconds,
         cold=cold_build(args.clone, biggest),
+        warm=warm_latency(snapshot, fixes, args.clone, biggest, project),
         hash_issues=hash_form,
     )
     if not args.quick:
