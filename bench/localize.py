@@ -130,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="score the kept replay again")
     parser.add_argument("--calibration", type=Path, default=SETTINGS, help="where the fit goes")
     parser.add_argument("--doc", type=Path, default=DOC, help="the file to write the table in")
+    parser.add_argument(
+        "--truth", type=Path, help="the ground truth (default: bench/NAME.fixes.jsonl)"
+    )
+    parser.add_argument("--cache", type=Path, default=CACHE, help="where replays are kept")
     args = parser.parse_args(argv)
     from issue_assistant.tracker.snapshot import read_snapshot
 
@@ -138,13 +142,15 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     fixes = build_fixes(snapshot, args.clone)
     truth_seconds = time.perf_counter() - t
-    truth = write_fixes(ROOT / "bench" / f"{stem(args.snapshot)}.fixes.jsonl", fixes)
+    truth = write_fixes(args.truth or ROOT / "bench" / f"{stem(args.snapshot)}.fixes.jsonl", fixes)
     print(f"bench: {len(fixes)} fixed issues -> {truth} ({truth_seconds:.0f} s)", file=sys.stderr)
     chosen = sorted(fixes, key=lambda f: f.opened)[: 40 if args.quick else None]
-    CACHE.mkdir(parents=True, exist_ok=True)
+    args.cache.mkdir(parents=True, exist_ok=True)
     runs = {}
     for at in ("moment", "parent") if args.at == "both" else (args.at,):
-        cache = CACHE / f"localize-{stem(args.snapshot)}-{at}{'-quick' if args.quick else ''}.pkl"
+        cache = (
+            args.cache / f"localize-{stem(args.snapshot)}-{at}{'-quick' if args.quick else ''}.pkl"
+        )
         if args.reuse and cache.is_file():
             runs[at] = pickle.loads(cache.read_bytes())
             continue

@@ -360,7 +360,7 @@ class CodeIndex:
             parts = rel.split("/")
             for i in range(len(parts) - 1):
                 self._by_suffix.setdefault("/".join(parts[i:]), []).append(rel)
-        for cached in ("_packages", "_by_name", "_code_texts"):  # localize's, of the old files
+        for cached in ("_packages", "_by_name", "_code_text", "_spans"):  # of the old files
             self.__dict__.pop(cached, None)
 
     def __len__(self) -> int:

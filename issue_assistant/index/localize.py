@@ -17,6 +17,7 @@ Signals (each a list of `Hint`s, best first):
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -145,46 +146,87 @@ def message_fragments(text: str, min_chars: int = 12) -> list[tuple[str, str]]:
     """(exception, fragment): the literal parts of each error message in `text`."""
     out: list[tuple[str, str]] = []
     for m in _ERROR_LINE.finditer(text):
-        for piece in _VARIABLE.split(m[2]):
+        message = m[2]
+        if len(message) > 2 and message[0] == message[-1] and message[0] in "'\"":
+            message = message[1:-1]  # KeyError('…') shows the whole message as a repr
+        for piece in _VARIABLE.split(message):
             piece = piece.strip(" .,:;!-'\"")
             if len(piece) >= min_chars and " " in piece and (m[1], piece) not in out:
                 out.append((m[1], piece))
     return out[:12]
 
 
-def _code_texts(code: CodeIndex) -> list[tuple[str, str]]:
-    cached = getattr(code, "_code_texts", None)
+class _CodeText:
+    """The checkout's code files as one string (NUL between files), to find a text in all of
+    them with one `str.find` pass, and which file (and line) each hit is in."""
+
+    def __init__(self, code: CodeIndex) -> None:
+        self.paths = [p for p in code.files if p.endswith(CODE_SUFFIXES)]
+        self.starts: list[int] = []
+        parts, at = [], 0
+        for p in self.paths:
+            self.starts.append(at)
+            parts.append(code.files[p])
+            at += len(code.files[p]) + 1
+        self.blob = "\0".join(parts)
+
+    def find(self, needle: str, most: int) -> list[tuple[str, int]]:
+        """(path, offset in that file) of the files holding `needle`, or [] when more than
+        `most` do (too common to point anywhere)."""
+        out: dict[str, int] = {}
+        at = self.blob.find(needle)
+        while at >= 0:
+            i = bisect_right(self.starts, at) - 1
+            out.setdefault(self.paths[i], at - self.starts[i])
+            if len(out) > most:
+                return []
+            nxt = self.starts[i + 1] if i + 1 < len(self.starts) else len(self.blob)
+            at = self.blob.find(needle, nxt)  # the next file: one hit per file
+        return list(out.items())
+
+
+def _code_text(code: CodeIndex) -> _CodeText:
+    cached = getattr(code, "_code_text", None)
     if cached is None:
-        cached = [(p, t) for p, t in code.files.items() if p.endswith(CODE_SUFFIXES)]
-        code._code_texts = cached  # type: ignore[attr-defined]
+        cached = _CodeText(code)
+        code._code_text = cached  # type: ignore[attr-defined]
     return cached
 
 
-def errors(code: CodeIndex, text: str, most: int = 8) -> list[Hint]:
+def _candidates(fragment: str, min_chars: int) -> list[str]:
+    """The fragment, then its first and its second half (a value the message printed without
+    quotes, `No entry named foo in the store`, leaves one of them literal)."""
+    words = fragment.split()
+    out = [fragment]
+    if len(words) >= 4:
+        half = len(words) // 2
+        out += [p for p in (" ".join(words[:half]), " ".join(words[half:])) if len(p) >= min_chars]
+    return out
+
+
+def errors(code: CodeIndex, text: str, most: int = 8, min_chars: int = 12) -> list[Hint]:
     """Files holding the literal text of an error message from the issue (rarer is better),
     then files defining the exception class named."""
     scores: dict[str, float] = {}
     detail: dict[str, str] = {}
     line: dict[str, int] = {}
-    texts = _code_texts(code)
-    for _exc, fragment in message_fragments(text):
-        hits = [(p, t.find(fragment)) for p, t in texts]
-        hits = [(p, at) for p, at in hits if at >= 0]
-        if not hits or len(hits) > most:
-            continue
-        for p, at in hits:
-            scores[p] = scores.get(p, 0.0) + len(fragment) / len(hits)
-            detail.setdefault(p, f'has the message "{fragment[:60]}"')
-            line.setdefault(p, code.files[p].count("\n", 0, at) + 1)
-    named = {m[1] for m in _ERROR_LINE.finditer(text)}
-    for exc in named:
-        defining = [(p, t.find(f"class {exc}(")) for p, t in texts]
-        defining = [(p, at) for p, at in defining if at >= 0]
-        if 0 < len(defining) <= 2:
-            for p, at in defining:
-                scores[p] = scores.get(p, 0.0) + 6.0
-                detail.setdefault(p, f"defines `{exc}`")
-                line.setdefault(p, code.files[p].count("\n", 0, at) + 1)
+    found = _code_text(code)
+
+    def add(path: str, offset: int, score: float, why: str) -> None:
+        scores[path] = scores.get(path, 0.0) + score
+        detail.setdefault(path, why)
+        line.setdefault(path, code.files[path].count("\n", 0, offset) + 1)
+
+    for _exc, fragment in message_fragments(text, min_chars):
+        for candidate in _candidates(fragment, min_chars):
+            hits = found.find(candidate, most)
+            for path, offset in hits:
+                add(path, offset, len(candidate) / len(hits), f'has the message "{candidate[:60]}"')
+            if hits:
+                break
+    for exc in {m[1] for m in _ERROR_LINE.finditer(text)}:
+        for path, offset in found.find(f"class {exc}(", 2):
+            add(path, offset, 6.0, f"defines `{exc}`")
     ranked = sorted(scores, key=lambda p: -scores[p])
     return [Hint(p, scores[p], line.get(p), detail[p]) for p in ranked]
 
