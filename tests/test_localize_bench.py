@@ -70,7 +70,8 @@ def test_the_one_command_writes_truth_tables_and_calibration(tmp_path: Path, rep
     assert [f.issue for f in read_fixes(truth)] == [10, 12]
     assert all(json.loads(line)["moment"] for line in truth.read_text().splitlines())
     text = doc.read_text()
-    assert "STALE" not in text and "| stack frames (innermost first) (`frame`) | 0.50 (1/2) |" in text
+    assert "STALE" not in text
+    assert "| stack frames (innermost first) (`frame`) | 0.50 (1/2) |" in text
     assert "**combined**, fitted weights, newer half (held out)" in text
     measured = load_calibration(cal)
     assert measured.source.startswith("tiny.jsonl.gz, 2 fixes")
