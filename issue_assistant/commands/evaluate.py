@@ -157,7 +157,7 @@ def _clone(config: Config, tracker: Tracker):  # noqa: ANN202 - a CloneHistory o
     """With a checkout that is a clone with its history: each issue's code as it was then and
     the fixes its merge commits show (`evaluate.clone`); else None (the checkout as it is)."""
     from issue_assistant.evaluate.clone import CloneHistory, has_history
-    from issue_assistant.index.code import checkout_for
+    from issue_assistant.index.checkout import checkout_for
 
     if config.code.likely_files <= 0:
         return None

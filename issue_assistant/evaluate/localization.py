@@ -16,7 +16,7 @@ from datetime import datetime
 
 from issue_assistant.evaluate.files import RankScores, rank_scores
 from issue_assistant.evaluate.fixes import Fix
-from issue_assistant.index.code import file_kind
+from issue_assistant.index.checkout import file_kind
 from issue_assistant.index.code_git import CommitIndexes
 from issue_assistant.index.fix_history import FixHistory, PastFix
 from issue_assistant.index.likely import Ranked, Weights, all_hints, combine, function_at

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from issue_assistant.errors import UserError
-from issue_assistant.index.code import CodeIndex, LikelyFile, file_kind
+from issue_assistant.index.checkout import file_kind
+from issue_assistant.index.code import CodeIndex, LikelyFile
 from issue_assistant.index.functions import qualify, spans
 from issue_assistant.index.localize import (
     REASONS,
