@@ -33,7 +33,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import commit  # noqa: E402
-from bench.localize_report import report, write_calibration  # noqa: E402
+from bench.localize_report import (  # noqa: E402
+    fit_calibration,
+    main_run,
+    report,
+    write_calibration,
+)
 from issue_assistant.evaluate.fixes import build_fixes, write_fixes  # noqa: E402
 from issue_assistant.evaluate.localization import replay  # noqa: E402
 from issue_assistant.index.code_git import CommitIndexes  # noqa: E402
@@ -82,7 +87,7 @@ def hash_linked(snapshot, fixes) -> set[int]:  # noqa: ANN001
     return out
 
 
-def warm_latency(snapshot, fixes, clone: Path, sha: str, project: str) -> list[float]:  # noqa: ANN001
+def warm_latency(snapshot, fixes, clone: Path, sha: str, project: str, cal) -> list[float]:  # noqa: ANN001
     """Seconds of `likely_files` (every signal, combined, functions found) per issue, warm, on
     the index of commit `sha`, for 150 fixed issues' texts."""
     from issue_assistant.evaluate.localization import history_of
@@ -104,6 +109,7 @@ def warm_latency(snapshot, fixes, clone: Path, sha: str, project: str) -> list[f
             history=history,
             before=f.opened,
             number=f.issue,
+            calibration=cal,
         )
         out.append(time.perf_counter() - t)
     indexes.close()
@@ -174,12 +180,14 @@ def main(argv: list[str] | None = None) -> int:
         runs[at] = {"rows": rows, "builds": builds, "seconds": time.perf_counter() - t}
         cache.write_bytes(pickle.dumps(runs[at]))
     hash_form = hash_linked(snapshot, fixes)
-    first = runs[next(iter(runs))]
+    first = main_run(runs)
+    fit = fit_calibration(first["rows"], source=f"{args.snapshot.name}, {len(fixes)} fixes")
     biggest = max(first["builds"], key=lambda b: b[2])[0]
     head = first_parent_log(args.clone)[-1]
-    body, fit = report(
+    body = report(
         runs,
         fixes,
+        fit,
         snapshot=args.snapshot.name,
         clone=f"{snapshot.repository.full_name} at {head.sha[:10]} ({head.committed:%Y-%m-%d})",
         commit=commit(),
@@ -187,11 +195,11 @@ def main(argv: list[str] | None = None) -> int:
         truth=truth.relative_to(ROOT) if truth.is_relative_to(ROOT) else truth,
         truth_seconds=truth_seconds,
         cold=cold_build(args.clone, biggest),
-        warm=warm_latency(snapshot, fixes, args.clone, biggest, project),
+        warm=warm_latency(snapshot, fixes, args.clone, biggest, project, fit),
         hash_issues=hash_form,
     )
     if not args.quick:
-        write_calibration(args.calibration, fit, source=f"{args.snapshot.name}, {len(fixes)} fixes")
+        write_calibration(args.calibration, fit, source=fit.source)
     from bench.run import replace_section
 
     text = args.doc.read_text(encoding="utf-8") if args.doc.is_file() else "# Benchmarks\n"

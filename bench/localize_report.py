@@ -17,7 +17,13 @@ import tomlkit
 from issue_assistant.evaluate.files import RankScores
 from issue_assistant.evaluate.fixes import Fix
 from issue_assistant.evaluate.localization import Row, Table, fit_weights, halves
-from issue_assistant.index.likely import Calibration, Weights, rank_bucket
+from issue_assistant.index.likely import (
+    STANDING_WORDS,
+    STANDINGS,
+    Calibration,
+    Weights,
+    standing,
+)
 
 SIGNAL_ROWS = (
     ("baseline", "before: stack frames, then named paths, then BM25 (the old likely files)"),
@@ -44,18 +50,39 @@ def _p(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def precision_table(table: Table, weights: Weights, subset: Sequence[int]) -> dict[str, tuple]:
-    """(evidence@rank bucket) -> (right, shown) over the first 10 ranked files of `subset`."""
+def precision_table(
+    table: Table, weights: Weights, subset: Sequence[int], clear: float, by: str = "standing"
+) -> dict[str, tuple]:
+    """Cell -> (right, shown) over the first 10 ranked files of `subset`; the cell is the file's
+    standing (`index.likely.standing`), or with `by="evidence"` its strongest reason and rank."""
     cells: dict[str, list[int]] = {}
     for i in subset:
         truth = set(table.truth(table.rows[i]))
         if not truth:
             continue
         for n, r in enumerate(table.ranked(i, weights), start=1):
-            cell = cells.setdefault(f"{r.evidence()}@{rank_bucket(n)}", [0, 0])
+            if by == "standing":
+                key = standing(n, r.margin, clear)
+            else:
+                key = f"{r.evidence()} @ {n if n <= 2 else '3-5' if n <= 5 else '6-10'}"
+            cell = cells.setdefault(key, [0, 0])
             cell[0] += r.path in truth
             cell[1] += 1
     return {k: tuple(v) for k, v in sorted(cells.items())}
+
+
+MARGINS = (0.5, 1.0, 1.5, 2.0, 3.0)
+CLEAR_PRECISION = 0.55  # a first file's lead counts as clear from where this is reached
+
+
+def clear_margin(table: Table, weights: Weights, subset: Sequence[int]) -> float:
+    """The smallest lead of the first file over the second (of `MARGINS`) from which the first
+    files of `subset` were right at least `CLEAR_PRECISION` of the time (30 files or more)."""
+    for margin in MARGINS:
+        right, n = precision_table(table, weights, subset, margin).get("first-clear", (0, 0))
+        if n >= 30 and right / n >= CLEAR_PRECISION:
+            return margin
+    return MARGINS[-1]
 
 
 def shown_precision(table: Table, cal: Calibration, subset: Sequence[int], at: float) -> tuple:
@@ -70,7 +97,7 @@ def shown_precision(table: Table, cal: Calibration, subset: Sequence[int], at: f
         shown = [
             r
             for n, r in enumerate(table.ranked(i, cal.weights, 5), start=1)
-            if (cal.estimate(r.evidence(), n) or 0.0) >= at
+            if (cal.estimate(n, r.margin) or 0.0) >= at
         ]
         if shown:
             issues += 1
@@ -81,21 +108,36 @@ def shown_precision(table: Table, cal: Calibration, subset: Sequence[int], at: f
     return scored, issues, files, right, hit
 
 
-def report(runs: dict, fixes: Sequence[Fix], **about) -> tuple[str, Calibration]:  # noqa: ANN003
-    """The Markdown section, and the calibration fitted on the older half of the moment run."""
-    main = runs.get("moment") or next(iter(runs.values()))
+def main_run(runs: dict) -> dict:
+    return runs.get("moment") or next(iter(runs.values()))
+
+
+def fit_calibration(rows: Sequence[Row], source: str = "") -> Calibration:
+    """Weights fitted on the older half of `rows`, the clear margin, and the precision by
+    standing on that half."""
+    older, _ = halves(rows)
+    table = Table(rows, ("source",))
+    fitted = fit_weights(table, older)
+    clear = clear_margin(table, fitted, older)
+    cells = precision_table(table, fitted, older, clear)
+    return Calibration(
+        weights=fitted,
+        precision={k: round(r / n, 3) for k, (r, n) in cells.items() if n >= MIN_COUNT},
+        clear_margin=clear,
+        kinds=("source",),
+        source=source,
+    )
+
+
+def report(runs: dict, fixes: Sequence[Fix], cal: Calibration, **about) -> str:  # noqa: ANN003
+    """The Markdown section, for the calibration `fit_calibration` fitted."""
+    main = main_run(runs)
     rows: list[Row] = main["rows"]
     older, newer = halves(rows)
     source = Table(rows, ("source",))
     every = Table(rows, ("source", "test", "doc"))
-    fitted = fit_weights(source, older)
+    fitted = cal.weights
     default = Weights()
-    cells = precision_table(source, fitted, older)
-    cal = Calibration(
-        weights=fitted,
-        precision={k: round(r / n, 3) for k, (r, n) in cells.items() if n >= MIN_COUNT},
-        kinds=("source",),
-    )
     n_src = sum(1 for r in rows if r.truth["source"])
     n_all = sum(1 for r in rows if r.truth["all"])
     found = sum(1 for r in rows if set(r.truth["source"]) & set(r.present))
@@ -169,16 +211,18 @@ def report(runs: dict, fixes: Sequence[Fix], **about) -> tuple[str, Calibration]
         ]
     out += _shown(source, cal, older, newer)
     out += _speed(main, about)
-    return "\n".join(out), cal
+    return "\n".join(out)
 
 
 def _shown(source: Table, cal: Calibration, older, newer) -> list[str]:  # noqa: ANN001
     out = [
         "",
-        "**What the comment shows** (`[code] min_precision`): a file is listed when the share of "
-        "files with the same strongest reason at the same rank that the fix changed, measured "
-        f"on the older half (cells of at least {MIN_COUNT} files), is at least the threshold; "
-        "checked on the newer half:",
+        "**What the comment shows** (`[code] min_precision`, default 0.5): a file is listed when "
+        "the share of files at the same standing that the fix changed, measured on the older half "
+        f"(cells of at least {MIN_COUNT} files), is at least the threshold; the standing is the "
+        "rank, and for the first file whether it leads the second by a clear margin (at least "
+        f"{cal.clear_margin} in combined score, the smallest lead from which first files were "
+        f"right {CLEAR_PRECISION:.0%} of the time on the older half). Checked on the newer half:",
         "",
         "| threshold | issues with a list | files listed | precision (files right) | lists with a right file |",  # noqa: E501
         "| --- | --- | --- | --- | --- |",
@@ -188,10 +232,23 @@ def _shown(source: Table, cal: Calibration, older, newer) -> list[str]:  # noqa:
         prec = f"{right / files:.2f} ({right}/{files})" if files else "–"
         lists = f"{hit / issues:.2f} ({hit}/{issues})" if issues else "–"
         out.append(f"| {at} | {issues} of {scored} | {files} | {prec} | {lists} |")
-    out += ["", "Measured precision by strongest reason and rank (older half):", ""]
+    out += ["", "Precision by standing, measured on the older half and seen on the newer:", ""]
+    out += ["| standing | older: files | right | precision | newer: files | right | precision |"]
+    out += ["| --- | --- | --- | --- | --- | --- | --- |"]
+    new_cells = precision_table(source, cal.weights, newer, cal.clear_margin)
+    old_cells = precision_table(source, cal.weights, older, cal.clear_margin)
+    for key in [k for k in STANDINGS if k in old_cells]:
+        right, n = old_cells[key]
+        r2, n2 = new_cells.get(key, (0, 0))
+        seen = f"{n2} | {r2} | {r2 / n2:.2f}" if n2 else "0 | 0 | –"
+        out.append(f"| {STANDING_WORDS[key]} | {n} | {right} | {right / n:.2f} | {seen} |")
+    out += ["", "And by strongest reason and rank (all issues; what the reasons are worth):", ""]
     out += ["| reason @ rank | files | right | precision |", "| --- | --- | --- | --- |"]
-    for key, (right, n) in precision_table(source, cal.weights, older).items():
-        out.append(f"| {key} | {n} | {right} | {right / n:.2f} |")
+    everyone = list(range(len(source.rows)))
+    cells = precision_table(source, cal.weights, everyone, cal.clear_margin, by="evidence")
+    for key, (right, n) in cells.items():
+        if n >= MIN_COUNT:
+            out.append(f"| {key} | {n} | {right} | {right / n:.2f} |")
     return out
 
 
@@ -220,6 +277,7 @@ def write_calibration(path: Path, cal: Calibration, source: str) -> Path:
     doc.add(tomlkit.comment("Written by bench/localize.py: do not edit by hand (rerun it)."))
     doc["source"] = source
     doc["kinds"] = list(cal.kinds)
+    doc["clear_margin"] = cal.clear_margin
     weights = tomlkit.table()
     for key, value in cal.weights.__dict__.items():
         weights[key] = value

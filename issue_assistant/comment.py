@@ -60,6 +60,7 @@ class FileLink(BaseModel):
     reason: str = ""
     why: list[bounded(200)] = Field(default_factory=list, max_length=6)
     confidence: float | None = Field(default=None, ge=0, le=1)
+    standing: bounded(100) = ""  # what the confidence is of ("a file ranked second", ...)
 
 
 class SeeAlso(BaseModel):

@@ -176,7 +176,9 @@ class Context:
         """Read-only tool: the checkout's files most likely concerned by `text`."""
         if self.code is None:
             return []
-        return likely_files(self.code, text, limit=limit, project=self.repository.split("/")[-1])
+        return likely_files(
+            self.code, "", text, limit=limit, project=self.repository.split("/")[-1]
+        )
 
     def known_files(self) -> list[str]:
         """The context files about the repository that hold something known at the moment."""
@@ -205,6 +207,7 @@ class Context:
                     reason=f.reason,
                     why=list(f.why),
                     confidence=f.confidence,
+                    standing=f.standing,
                 )
             )
         see = [

@@ -132,8 +132,8 @@ def test_no_see_also_when_the_discussion_was_not_answered_yet(tmp_path, checkout
 
 
 def test_likely_files_in_the_comment_with_line_links(tmp_path, checkout) -> None:
-    measured = tmp_path / "likely_files.toml"  # a stack frame at rank 1: right 90% of the time
-    measured.write_text('[precision]\n"frame@1" = 0.9\n')
+    measured = tmp_path / "likely_files.toml"  # a file ranked first: right 90% of the time
+    measured.write_text('[precision]\n"first-clear" = 0.9\n"first-close" = 0.9\n')
     analysis = run(data.snapshot(), 1, config_for(checkout, calibration=str(measured)), tmp_path)
     files = analysis.plan.likely_files
     assert files[0].path == "src/tinyparse/parser.py" and files[0].line == 12

@@ -11,6 +11,7 @@ from issue_assistant.errors import UserError
 from issue_assistant.index.code import CodeIndex
 from issue_assistant.index.fix_history import FixHistory, PastFix
 from issue_assistant.index.likely import (
+    STANDINGS,
     Calibration,
     Weights,
     all_hints,
@@ -109,9 +110,11 @@ def test_combine_puts_named_files_first_and_weighs_the_rest(code: CodeIndex) -> 
 
 
 def test_likely_files_carry_reasons_and_the_measured_precision(tmp_path: Path, code) -> None:
-    cal = load_calibration(calibration(tmp_path, {"frame@1": 0.8, "words@2": 0.2}))
+    first = {"first-clear": 0.8, "first-close": 0.8, "second": 0.2}
+    cal = load_calibration(calibration(tmp_path, first))
     got = likely_files(code, "Crash", TRACE, calibration=cal, limit=3)
     assert got[0].path == "src/tinyparse/parser.py" and got[0].confidence == 0.8
+    assert got[1].confidence == 0.2 and got[1].standing == "a file ranked second"
     assert got[0].why[0] == "stack frame: line 6, in `parse_tokens`"
     assert got[0].function == "parse_tokens"
     assert all(f.path.startswith("src/") for f in got)  # tests and docs are not ranked
@@ -123,22 +126,25 @@ def test_a_bad_calibration_file_names_what_is_wrong(tmp_path: Path) -> None:
     bad.write_text("[weights]\nframes = 2\n")
     with pytest.raises(UserError, match="unknown weight 'frames'"):
         load_calibration(bad)
-    bad.write_text('[precision]\n"frame@1" = 1.5\n')
-    with pytest.raises(UserError, match="frame@1 must be a number from 0 to 1"):
+    bad.write_text('[precision]\n"first-clear" = 1.5\n')
+    with pytest.raises(UserError, match="first-clear must be a number from 0 to 1"):
+        load_calibration(bad)
+    bad.write_text('[precision]\n"frame@1" = 0.5\n')
+    with pytest.raises(UserError, match="unknown standing 'frame@1'"):
         load_calibration(bad)
 
 
 def test_the_comment_shows_files_only_above_the_precision(tmp_path, checkout) -> None:
-    sure = calibration(tmp_path, {"frame@1": 0.8})
+    sure = calibration(tmp_path, {"first-clear": 0.8, "first-close": 0.8})
     analysis = run(data.snapshot(), 1, config_for(checkout, calibration=str(sure)), tmp_path / "a")
     files = analysis.plan.likely_files
     assert [(f.path, f.line, f.confidence) for f in files] == [("src/tinyparse/parser.py", 12, 0.8)]
     sha = analysis.context.code.sha
     link = f"https://github.com/octo/tinyparse/blob/{sha}/src/tinyparse/parser.py#L12"
     assert f"[`src/tinyparse/parser.py:12`]({link}): stack frame: line 12, in" in analysis.comment
-    assert "(right 80% of the time for files like it)" in analysis.comment
+    assert "(right 80% of the time for a file ranked first by a" in analysis.comment
     # the same file, measured right only 30% of the time: not in the comment, still in files.md
-    unsure = calibration(tmp_path, {"frame@1": 0.3})
+    unsure = calibration(tmp_path, {"first-clear": 0.3, "first-close": 0.3})
     config = config_for(checkout, calibration=str(unsure))
     quiet = run(data.snapshot(), 1, config, tmp_path / "b")
     assert quiet.plan.likely_files == [] and "Likely files" not in quiet.comment
@@ -155,10 +161,9 @@ def test_never_more_than_five_in_the_comment(tmp_path) -> None:
         (root / "src" / "tinyparse" / f"store{i}.py").write_text(
             f'"""Cache directory helpers {i}."""\n\n\ndef cache_dir_{i}():\n    return "~"\n'
         )
-    reasons = ("frame", "path", "error", "history+words", "history", "words", "prior")
-    every = {f"{e}@{r}": 0.9 for e in reasons for r in ("1", "2", "3-5", "6-10")}
+    every = {s: 0.9 for s in STANDINGS}
     config = config_for(root, calibration=str(calibration(tmp_path, every)), likely_files=10)
     analysis = run(data.snapshot(), 5, config, tmp_path / "d")
     assert len(analysis.context.likely_files) >= 8
     assert len(analysis.plan.likely_files) == 5
-    assert analysis.comment.count("(right 90% of the time for files like it)") == 5
+    assert analysis.comment.count("(right 90% of the time for a file ranked") == 5

@@ -178,7 +178,7 @@ def halves(rows: Sequence[Row]) -> tuple[list[int], list[int]]:
     return order[:mid], order[mid:]
 
 
-GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def fit_weights(table: Table, subset: Sequence[int], rounds: int = 3) -> Weights:

@@ -122,7 +122,8 @@ class LikelyFile:
     reason: str = "words"  # the main signal: "stack frame", "path", "words", ... (localize)
     why: tuple[str, ...] = ()  # each signal's reason, for a person to check
     function: str | None = None  # the function at `line`, where a frame names it
-    confidence: float | None = None  # the estimated chance the fix changes it (localize)
+    confidence: float | None = None  # the estimated chance the fix changes it (index.likely)
+    standing: str = ""  # what the estimate is of: "a file ranked first by a clear margin", ...
 
     def url(self, repository: str, sha: str | None) -> str | None:
         """A link into the repository at the checked-out commit (None without a commit)."""
@@ -248,7 +249,7 @@ class CodeIndex:
             parts = rel.split("/")
             for i in range(len(parts) - 1):
                 self._by_suffix.setdefault("/".join(parts[i:]), []).append(rel)
-        for cached in ("_packages", "_by_name", "_code_text", "_spans"):  # of the old files
+        for cached in ("_packages", "_by_name", "_spans"):  # of the old files
             self.__dict__.pop(cached, None)
 
     def __len__(self) -> int:
@@ -300,13 +301,16 @@ class CodeIndex:
         limit: int = 5,
         ignore: frozenset[str] = frozenset(),
         fields: tuple[str, ...] = FIELDS,
+        title: str = "",
     ) -> list[LikelyFile]:
         """BM25 over paths (x2), identifiers (x1.5) and docs/comments for the words of `text`
-        (or over some of those `fields` alone)."""
-        terms = self.query_words(text, ignore=ignore)
+        (or over some of those `fields` alone); the words of `title`, if given, count twice."""
+        heading = self.query_words(title, limit=16, ignore=ignore) if title else []
+        terms = heading + [w for w in self.query_words(text, ignore=ignore) if w not in heading]
         if not terms or not self.files:
             return []
-        q = self.index.parse_query(" ".join(terms), list(fields), field_boosts=BOOSTS)
+        query = " ".join([f"{w}^2" for w in heading] + terms[len(heading) :])
+        q = self.index.parse_query(query, list(fields), field_boosts=BOOSTS)
         out: list[LikelyFile] = []
         for rank, (score, address) in enumerate(self._searcher.search(q, limit=limit).hits):
             rel = self._searcher.doc(address).to_dict()["path"][0]

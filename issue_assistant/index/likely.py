@@ -5,8 +5,9 @@ precision measured for files like it.
 files named by a stack frame or a path come first. The weights and the precision table come
 from `likely_files.toml` beside this module, written by `bench/localize.py` from the fixed
 issues of a real repository (its header says which): the precision of a file is the share of
-files with the same strongest reason at the same rank that the fix changed, so the comment can
-show only files above `[code] min_precision`.
+files at the same standing (first by a clear margin over the second, first by a small one,
+second, ...) that the fix changed, so the comment can show only files above
+`[code] min_precision`.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class Ranked:
     line: int | None = None
     function: str | None = None
     by: dict[str, Hint] = field(default_factory=dict)  # signal -> its hint
+    margin: float = 0.0  # its score's lead over the next file's (`combine`)
 
     def evidence(self) -> str:
         """The strongest kind of reason: a frame, a path, an error message; else history and
@@ -75,7 +77,7 @@ class Ranked:
             return "history+words"
         return next(s for s in ("history", "words", "prior") if s in self.by)
 
-    def likely(self, confidence: float | None = None) -> LikelyFile:
+    def likely(self, confidence: float | None = None, standing: str = "") -> LikelyFile:
         main = min(self.by, key=SIGNALS.index)
         why = tuple(
             f"{REASONS[s]}: {h.detail}" if h.detail else REASONS[s] for s, h in self.by.items()
@@ -88,6 +90,7 @@ class Ranked:
             why=why,
             function=self.function,
             confidence=confidence,
+            standing=standing,
         )
 
 
@@ -122,7 +125,11 @@ def combine(
         certain = weights.named_first and any(s in r.by for s in NAMED)
         return (not certain, -r.score)
 
-    return sorted(by.values(), key=key)[:limit]
+    ranked = sorted(by.values(), key=key)
+    for i, r in enumerate(ranked):
+        after = ranked[i + 1].score if i + 1 < len(ranked) else 0.0
+        r.margin = max(r.score - after, 0.0)
+    return ranked[:limit]
 
 
 def all_hints(
@@ -142,7 +149,7 @@ def all_hints(
         "frame": frames(code, text),
         "path": paths(code, text),
         "error": errors(code, text),
-        "words": word_hints(code, text, project=project),
+        "words": word_hints(code, title, body, project=project),
     }
     if history is not None and before is not None:
         out["history"] = history.hints(code, title, body, before, exclude=number)
@@ -150,21 +157,40 @@ def all_hints(
     return out
 
 
-def rank_bucket(rank: int) -> str:
-    return "1" if rank == 1 else "2" if rank == 2 else "3-5" if rank <= 5 else "6-10"
+STANDINGS = ("first-clear", "first-close", "second", "third-fifth", "sixth-tenth")
+# How the comment words a standing.
+STANDING_WORDS = {
+    "first-clear": "a file ranked first by a clear margin",
+    "first-close": "a file ranked first by a small margin",
+    "second": "a file ranked second",
+    "third-fifth": "a file ranked third to fifth",
+    "sixth-tenth": "a file ranked sixth to tenth",
+}
+
+
+def standing(rank: int, margin: float, clear: float) -> str:
+    """Where a file stands in the ranking: first (by a clear margin over the second, or not),
+    second, third to fifth, sixth to tenth."""
+    if rank == 1:
+        return "first-clear" if margin >= clear else "first-close"
+    return "second" if rank == 2 else "third-fifth" if rank <= 5 else "sixth-tenth"
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """The weights and the measured precision by (evidence, rank bucket), and what measured it."""
+    """The weights, and the precision measured by standing (`standing`), and what measured it."""
 
     weights: Weights = Weights()
-    precision: Mapping[str, float] = field(default_factory=dict)  # "frame@1" -> share
+    precision: Mapping[str, float] = field(default_factory=dict)  # "first-clear" -> share
+    clear_margin: float = 1.0  # a first file's lead over the second that counts as clear
     kinds: tuple[str, ...] = ("source",)  # the kinds of files ranked (tests and docs: not)
     source: str = "not measured"
 
-    def estimate(self, evidence: str, rank: int) -> float | None:
-        return self.precision.get(f"{evidence}@{rank_bucket(rank)}")
+    def standing(self, rank: int, margin: float) -> str:
+        return standing(rank, margin, self.clear_margin)
+
+    def estimate(self, rank: int, margin: float) -> float | None:
+        return self.precision.get(self.standing(rank, margin))
 
 
 @lru_cache(maxsize=4)
@@ -183,8 +209,13 @@ def load_calibration(path: Path = SETTINGS) -> Calibration:
         raise UserError(f"unknown weight {bad[0]!r}", where=f"{path} [weights]")
     precision = data.get("precision", {})
     for key, value in precision.items():
+        if key not in STANDINGS:
+            raise UserError(f"unknown standing {key!r}", where=f"{path} [precision]")
         if not isinstance(value, int | float) or not 0 <= value <= 1:
             raise UserError(f"{key} must be a number from 0 to 1", where=f"{path} [precision]")
+    margin = data.get("clear_margin", 1.0)
+    if not isinstance(margin, int | float) or margin < 0:
+        raise UserError("clear_margin must be a number of at least 0", where=str(path))
     try:
         weights = Weights(**raw)
     except TypeError as exc:
@@ -192,6 +223,7 @@ def load_calibration(path: Path = SETTINGS) -> Calibration:
     return Calibration(
         weights=weights,
         precision={k: float(v) for k, v in precision.items()},
+        clear_margin=float(margin),
         kinds=tuple(data.get("kinds", ["source"])),
         source=str(data.get("source", "")),
     )
@@ -227,7 +259,10 @@ def likely_files(
     for r in ranked:
         if r.line is not None or r.function is not None:
             r.function = function_at(code, r.path, r.line, r.function)
-    return [r.likely(cal.estimate(r.evidence(), n)) for n, r in enumerate(ranked, start=1)]
+    return [
+        r.likely(cal.estimate(n, r.margin), STANDING_WORDS[cal.standing(n, r.margin)])
+        for n, r in enumerate(ranked, start=1)
+    ]
 
 
 def function_at(

@@ -7,7 +7,8 @@ Signals (each a list of `Hint`s, best first):
   name found once in the checkout (`arrow_dataset.py`).
 - `error`: files that hold the text of an error message quoted in the issue (the literal parts
   of `ValueError: Couldn't find file at …`), or define the exception class it names.
-- `words`: BM25 over the files' path words, identifiers and docstrings (`CodeIndex.search`).
+- `words`: BM25 over the files' path words, identifiers and docstrings (`CodeIndex.search`),
+  the title's words counting twice.
 - `history`: the files changed by the fixes of similar earlier issues (`index.fix_history`).
 - `prior`: the files most often changed by earlier fixes.
 
@@ -17,7 +18,6 @@ Signals (each a list of `Hint`s, best first):
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -156,41 +156,25 @@ def message_fragments(text: str, min_chars: int = 12) -> list[tuple[str, str]]:
     return out[:12]
 
 
-class _CodeText:
-    """The checkout's code files as one string (NUL between files), to find a text in all of
-    them with one `str.find` pass, and which file (and line) each hit is in."""
-
-    def __init__(self, code: CodeIndex) -> None:
-        self.paths = [p for p in code.files if p.endswith(CODE_SUFFIXES)]
-        self.starts: list[int] = []
-        parts, at = [], 0
-        for p in self.paths:
-            self.starts.append(at)
-            parts.append(code.files[p])
-            at += len(code.files[p]) + 1
-        self.blob = "\0".join(parts)
-
-    def find(self, needle: str, most: int) -> list[tuple[str, int]]:
-        """(path, offset in that file) of the files holding `needle`, or [] when more than
-        `most` do (too common to point anywhere)."""
-        out: dict[str, int] = {}
-        at = self.blob.find(needle)
-        while at >= 0:
-            i = bisect_right(self.starts, at) - 1
-            out.setdefault(self.paths[i], at - self.starts[i])
+def _holding(code: CodeIndex, needle: str, most: int) -> list[tuple[str, int]]:
+    """(path, offset) of the code files whose text holds `needle`, or [] when more than `most`
+    do (too common to point anywhere). The index finds the files with all of its words among
+    their identifiers (string literals' words included), and only those are read."""
+    terms = [w for w in dict.fromkeys(words(needle)) if len(w) > 2 and not w.isdigit()]
+    if not terms:
+        return []
+    query = code.index.parse_query(" ".join(f"+{t}" for t in terms[:12]), ["idents"])
+    out: list[tuple[str, int]] = []
+    for _, address in code._searcher.search(query, limit=200).hits:
+        path = code._searcher.doc(address).to_dict()["path"][0]
+        if not path.endswith(CODE_SUFFIXES):
+            continue
+        at = code.files[path].find(needle)
+        if at >= 0:
+            out.append((path, at))
             if len(out) > most:
                 return []
-            nxt = self.starts[i + 1] if i + 1 < len(self.starts) else len(self.blob)
-            at = self.blob.find(needle, nxt)  # the next file: one hit per file
-        return list(out.items())
-
-
-def _code_text(code: CodeIndex) -> _CodeText:
-    cached = getattr(code, "_code_text", None)
-    if cached is None:
-        cached = _CodeText(code)
-        code._code_text = cached  # type: ignore[attr-defined]
-    return cached
+    return out
 
 
 def _candidates(fragment: str, min_chars: int) -> list[str]:
@@ -210,7 +194,6 @@ def errors(code: CodeIndex, text: str, most: int = 8, min_chars: int = 12) -> li
     scores: dict[str, float] = {}
     detail: dict[str, str] = {}
     line: dict[str, int] = {}
-    found = _code_text(code)
 
     def add(path: str, offset: int, score: float, why: str) -> None:
         scores[path] = scores.get(path, 0.0) + score
@@ -219,23 +202,26 @@ def errors(code: CodeIndex, text: str, most: int = 8, min_chars: int = 12) -> li
 
     for _exc, fragment in message_fragments(text, min_chars):
         for candidate in _candidates(fragment, min_chars):
-            hits = found.find(candidate, most)
+            hits = _holding(code, candidate, most)
             for path, offset in hits:
                 add(path, offset, len(candidate) / len(hits), f'has the message "{candidate[:60]}"')
             if hits:
                 break
     for exc in {m[1] for m in _ERROR_LINE.finditer(text)}:
-        for path, offset in found.find(f"class {exc}(", 2):
+        for path, offset in _holding(code, f"class {exc}(", 2):
             add(path, offset, 6.0, f"defines `{exc}`")
     ranked = sorted(scores, key=lambda p: -scores[p])
     return [Hint(p, scores[p], line.get(p), detail[p]) for p in ranked]
 
 
-def word_hints(code: CodeIndex, text: str, limit: int = 30, project: str = "") -> list[Hint]:
-    """BM25 over the files' path words, identifiers and docs, with the query words they hold."""
+def word_hints(
+    code: CodeIndex, title: str, body: str = "", limit: int = 30, project: str = ""
+) -> list[Hint]:
+    """BM25 over the files' path words, identifiers and docs for the issue's words (the title's
+    twice), with the query words each of the first files holds."""
     ignore = frozenset(words(project))
-    hits = code.search(text, limit=limit, ignore=ignore)
-    terms = code.query_words(text, ignore=ignore)
+    hits = code.search(body, limit=limit, ignore=ignore, title=title)
+    terms = code.query_words(f"{title}\n{body}", ignore=ignore)
     out = []
     for i, h in enumerate(hits):
         shared = code.shared_terms(h.path, terms)[:3] if i < 5 else []

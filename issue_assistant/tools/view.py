@@ -79,4 +79,4 @@ class RepoView:
         if self.code is None:
             return []
         project = self.repository.rpartition("/")[2]
-        return likely_files(self.code, text, limit=limit, project=project)
+        return likely_files(self.code, "", text, limit=limit, project=project)
