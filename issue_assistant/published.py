@@ -52,24 +52,43 @@ def repository_of(urls: list[str]) -> str | None:
     return None
 
 
+def _source_project() -> dict | None:
+    """pyproject.toml's [project] when running from the project's own checkout (an editable
+    install, whose installed metadata is only as new as its last `pip install`)."""
+    import tomllib
+
+    path = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    try:
+        project = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return project if project.get("name") == DISTRIBUTION else None
+
+
 def published() -> Published:
-    """The repository and version of the installed package's metadata."""
+    """The repository and version of the package's metadata (pyproject.toml in a checkout)."""
     from importlib import metadata
 
-    try:
-        meta = metadata.metadata(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
+    project = _source_project()
+    if project is not None:
+        urls = [f"{k}, {v}" for k, v in project.get("urls", {}).items()]
+        version = project.get("version", "")
+    else:
+        try:
+            meta = metadata.metadata(DISTRIBUTION)
+        except metadata.PackageNotFoundError:
+            raise UserError(
+                "issue-assistant is not installed, so the action it belongs to is not known: "
+                "install it (pip install -e .)"
+            ) from None
+        urls, version = meta.get_all("Project-URL") or [], meta["Version"]
+    repository = repository_of(urls)
+    if repository is None or not version:
         raise UserError(
-            "issue-assistant is not installed, so the action it belongs to is not known: "
-            "install it (pip install -e .)"
-        ) from None
-    repository = repository_of(meta.get_all("Project-URL") or [])
-    if repository is None:
-        raise UserError(
-            'the installed package names no `Repository = "https://github.com/OWNER/NAME"` in '
-            "[project.urls]: reinstall it (pip install -e .)"
+            'the package names no `Repository = "https://github.com/OWNER/NAME"` in '
+            "[project.urls] of pyproject.toml, or no version"
         )
-    return Published(repository, meta["Version"])
+    return Published(repository, version)
 
 
 def placeholder_uses(text: str) -> list[tuple[int, str]]:

@@ -70,3 +70,12 @@ def test_repository_and_references_from_the_metadata_urls():
     assert repository_of(["Repository, https://gitlab.com/a/b"]) is None
     release = Published("Octo-Org/Tri.age", "2.3.1")
     assert (release.action, release.image) == ("Octo-Org/Tri.age@v2", "ghcr.io/octo-org/tri.age:v2")
+
+
+def test_a_package_that_names_no_repository_is_a_clear_error(monkeypatch):
+    from issue_assistant import published as module
+    from issue_assistant.errors import UserError
+
+    monkeypatch.setattr(module, "_source_project", lambda: {"name": "x", "version": "1.0.0"})
+    with pytest.raises(UserError, match=r"\[project.urls\] of pyproject.toml"):
+        published()

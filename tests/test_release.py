@@ -37,19 +37,32 @@ def _project() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
-def test_the_action_reference_comes_from_the_package_metadata():
-    """pyproject.toml names the repository and version once; the installed metadata carries
-    them (stale after editing pyproject.toml: reinstall with `pip install -e .`)."""
+def test_the_action_reference_comes_from_the_package_metadata(tmp_path, monkeypatch):
+    """pyproject.toml names the repository and version once; an installed package (no checkout
+    around it) reads them from its metadata."""
+    from importlib import metadata
+
+    from issue_assistant import published as module
+
     project = _project()
     repository = project["urls"]["Repository"].removeprefix("https://github.com/")
     major = "v" + project["version"].split(".")[0]
     meta = published()
-    assert (meta.repository, meta.version) == (repository, project["version"]), (
-        "the installed package metadata is stale: pip install -e ."
-    )
+    assert (meta.repository, meta.version) == (repository, project["version"])
+    # Installed (the image): the wheel's metadata, built from the same pyproject.toml.
+    wheel_meta = {"Version": "3.1.0", "Project-URL": ["Repository, https://github.com/A/b"]}
+    monkeypatch.setattr(module, "_source_project", lambda: None)
+    monkeypatch.setattr(metadata, "metadata", lambda name: _Meta(wheel_meta))
+    assert published() == module.Published("A/b", "3.1.0")
+    meta = module.Published(repository, project["version"])
     assert meta.action == f"{repository}@{major}"
     assert meta.image == f"ghcr.io/{repository.lower()}:{major}"
     assert project["version"] == __version__
+
+
+class _Meta(dict):
+    def get_all(self, key: str) -> list[str]:
+        return self[key]
 
 
 def test_main_pulls_the_newest_published_image_and_the_release_commit_pins_its_own(tmp_path):
