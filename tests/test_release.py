@@ -208,6 +208,14 @@ def test_the_lock_pins_every_runtime_dependency_with_hashes():
         locked[_requirement_name(name)] = version
     missing = {_requirement_name(d) for d in project["dependencies"]} - set(locked)
     assert not missing, f"regenerate requirements.lock with scripts/lock: {missing}"
+    # ... and nothing that pyproject.toml no longer asks for (uv's `# via` names who asked).
+    direct = {
+        _requirement_name(entry.split("==", 1)[0])
+        for entry in re.split(r"\n(?=[A-Za-z])", text.split("\n", 2)[2])
+        if "issue-assistant (pyproject.toml)" in entry
+    }
+    stale = direct - {_requirement_name(d) for d in project["dependencies"]}
+    assert not stale, f"regenerate requirements.lock with scripts/lock: {stale} is not needed"
 
 
 def test_release_builds_both_images_and_ci_runs_the_ci_script():
