@@ -20,6 +20,7 @@ COMMANDS = [
     "init",
     "analyze",
     "apply",
+    "backlog",
     "evaluate",
     "calibrate",
     "snapshot",

@@ -257,6 +257,23 @@ class ApprovalConfig(_Strict):
     roles: list[Role] = Field(default_factory=lambda: list(ROLES))
 
 
+class BacklogConfig(_Strict):
+    """`[backlog]`: triaging the open issues nobody labelled (`issue-assistant backlog`)."""
+
+    # An open issue lacking a label of any of these groups is selected (those lacking the
+    # first group come first).
+    groups: list[Group] = Field(default_factory=lambda: ["type"], min_length=1)
+    order: Literal["oldest", "newest"] = "oldest"
+    limit: int = Field(default=10, ge=1, le=500)  # pending comments a run posts at most
+    per_day: int = Field(default=30, ge=0, le=5000)  # ... and a UTC day, over all runs
+    # Left alone while a maintainer's latest comment is younger than this many days.
+    answered_days: int = Field(default=14, ge=0, le=3650)
+    # Requests a run leaves unspent this hour (X-RateLimit-Remaining).
+    rate_margin: int = Field(default=100, ge=0, le=5000)
+    # The proposed original of a duplicate group.
+    original: Literal["oldest", "most-discussed"] = "oldest"
+
+
 class IndexConfig(_Strict):
     cache_dir: str = ".cache/issue-assistant"
     embeddings: StrictBool = False
@@ -307,6 +324,7 @@ class Config(_Strict):
     labels: LabelModelConfig = LabelModelConfig()
     approval: ApprovalConfig = ApprovalConfig()
     index: IndexConfig = IndexConfig()
+    backlog: BacklogConfig = BacklogConfig()
     # One table per engine, `[engines.NAME]`, validated by that engine's own `Options` model.
     engines: dict[str, dict[str, Any]] = Field(default_factory=dict)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import islice
@@ -17,12 +17,13 @@ from typing import Any
 from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
 from issue_assistant.comment import Plan
 from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.engines import Engine
 from issue_assistant.errors import UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
 from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
-from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
+from issue_assistant.tracker.models import Comment, Discussion, Issue, Release, Repository
 from issue_assistant.votes import VoteRule
 
 log = logging.getLogger(__name__)
@@ -227,8 +228,18 @@ def analyze_live(
     writes: str,
     tracker: WritableTracker | None = None,
     now: datetime | None = None,
+    index: IssueIndex | None = None,
+    skip: Callable[[Issue, list[Comment]], str | None] | None = None,
+    evidence: Callable[[Issue, list[Comment]], Issue] | None = None,
+    engines: tuple[Engine, Engine | None] | None = None,
 ) -> LiveResult:
-    """Analyze issue `number` now and post (or edit) the assistant's one comment."""
+    """Analyze issue `number` now and post (or edit) the assistant's one comment.
+
+    For runs over many issues (`backlog`): `index`, already refreshed this run; `skip`, more
+    reasons to leave the issue alone, on its fresh record and comments; `evidence`, the issue
+    as the engine reads it (with its discussion so far); `engines`, the engine and fallback to
+    use (made once per run; a duplicate group's proposal is one). The posting path is the
+    same."""
     mode: Mode = writes  # type: ignore[assignment]
     tracker = tracker or connect(full_name, bot_login=config.approval.bot_login)
     now = now or datetime.now(UTC)
@@ -240,8 +251,11 @@ def analyze_live(
     reason = skip_reason(issue, config)
     bot = config.approval.bot_login
     found: Found | None = None
+    comments: list[Comment] = []
     if reason is None:
         comments = tracker.list_comments(number)
+        reason = skip(issue, comments) if skip is not None else None
+    if reason is None:
         found = find_assistant_comment(comments, bot, full_name, number)
         if found and found.plan.status != "pending":
             reason = f"the assistant's comment is already {found.plan.status}"
@@ -252,8 +266,11 @@ def analyze_live(
         result.skipped = reason
         return result
 
-    index = refresh_index(tracker, config.index.cache_dir, now, config.index.embeddings)
-    engine, fallback = engines_for(config, labels, engine_name)
+    if index is None:
+        index = refresh_index(tracker, config.index.cache_dir, now, config.index.embeddings)
+    if evidence is not None:
+        issue = evidence(issue, comments)
+    engine, fallback = engines or engines_for(config, labels, engine_name)
     view = CachedReads(tracker, index)
     view._issues[number] = issue
     analysis = analyze(

@@ -87,6 +87,7 @@ class Issue(BaseModel):
     duplicate_of: int | None = None
     updated_at: datetime | None = None
     fixed_by: list[FixedBy] | None = None
+    locked: bool | None = None  # True when GitHub says so; None (unknown or unlocked) is left out
 
     @property
     def text(self) -> str:
