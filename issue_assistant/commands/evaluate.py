@@ -79,6 +79,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where the index is kept (default: $ISSUE_ASSISTANT_CACHE, then [index] cache_dir)",
     )
+    parser.add_argument(
+        "--backlog",
+        action="store_true",
+        help="replay the backlog case instead: issues labelled late, analyzed just before the "
+        "label, beside the same issues a minute after opening (OWNER-REPO-backlog-accuracy.md)",
+    )
     add_json_argument(parser, "a summary (the report's path and its measures)")
     add_config_arguments(parser)
     add_checkout_argument(parser)
@@ -190,6 +196,10 @@ def run(args: argparse.Namespace) -> int:
         Path(args.report) if args.report else default_report_path(root, full_name, shard_text),
         root,
     )
+    if args.backlog:
+        from issue_assistant.commands.evaluate_backlog import backlog_evaluation
+
+        return backlog_evaluation(args, tracker, labels, config, report, engine_name(args))
     selection = select(tracker, labels, config.approval.bot_login, args.issues, examined=examined)
     items = shard(selection.issues, *shard_of) if shard_of else list(enumerate(selection.issues))
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
