@@ -35,9 +35,8 @@ def backlog_evaluation(
     from issue_assistant.render import render
 
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
-    evaluation = evaluate_backlog(
-        tracker, index, labels, config, engine_name=engine, limit=args.issues
-    )
+    limit = getattr(args, "limit", None) or getattr(args, "issues", None)  # --limit, --issues
+    evaluation = evaluate_backlog(tracker, index, labels, config, engine_name=engine, limit=limit)
     out = report_path(report)
     rows = list(zip(evaluation.at_label, evaluation.at_opening, strict=True))
     text = render("evaluate_backlog.md.j2", ev=evaluation, scored=evaluation.scored(), rows=rows)
