@@ -251,3 +251,21 @@ def test_dry_run_writes_nothing_and_reports_every_proposal(gh, tmp_path, fake_en
     # a dry run does not count as proposed: the live run then posts all of them
     live = run(gh, tmp_path, limit=200)
     assert [i.number for i in live.proposed] == numbers
+
+
+def test_a_rate_limit_mid_issue_stops_the_run_and_the_next_finishes_it(gh, tmp_path, fake_engine):
+    numbers = seed(gh, 3)
+    answers(fake_engine)
+    # the second issue's comment is posted, then its pending label meets the hourly limit
+    gh.fail_primary_rate_limit("POST", rf"/issues/{numbers[1]}/labels$", reset_in=3600)
+    first = run(gh, tmp_path, limit=10)
+    assert [i.number for i in first.proposed] == numbers[:1]
+    assert first.stopped is not None and "stopped before GitHub's hourly limit" in first.stopped
+    assert f"goes on from #{numbers[1]}" in first.stopped
+    assert proposals(gh) == {numbers[0]: 1, numbers[1]: 1}
+    assert PENDING not in gh.issues[numbers[1]].labels
+    # the next run finishes #2 (its label, no second comment) and goes on with #3
+    second = run(gh, tmp_path, limit=10)
+    assert PENDING in gh.issues[numbers[1]].labels
+    assert [i.number for i in second.proposed] == numbers[2:]
+    assert proposals(gh) == dict.fromkeys(numbers, 1)

@@ -141,7 +141,7 @@ def _post(
         per_day=config.backlog.per_day,
         groups=["duplicates"],
     )
-    recheck = Recheck(labels, config, tracker.repository, [], now)
+    recheck = Recheck(labels, config, tracker.repository, [], now, state.started())
     tasks = []
     for group in groups:
         for issue in group.newer:

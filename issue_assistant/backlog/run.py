@@ -20,7 +20,7 @@ from pathlib import Path
 from issue_assistant.approve import Mode
 from issue_assistant.backlog.selection import Recheck, Skipped, checked_groups, select
 from issue_assistant.backlog.selection import with_discussion as discussion_of
-from issue_assistant.backlog.state import STATE_FILE, BacklogState, Done
+from issue_assistant.backlog.state import STARTED, STATE_FILE, BacklogState, Done
 from issue_assistant.comment import Plan
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import Engine
@@ -147,6 +147,12 @@ class Runner:
     ) -> Item:
         bot = self.config.approval.bot_login
         triage = engines is None
+        if self.writes == "live":
+            # Kept before the first write: a run stopped between the comment and the pending
+            # label is finished by the next one instead of being skipped for its comment.
+            begun = Done(rule=STARTED, reason="proposal being written", at=self.now)
+            self.state.record(issue.number, begun)
+            self.state.save(self.state_path, self.now.date())
         result: LiveResult = analyze_live(
             self.run.repository,
             issue.number,
@@ -164,6 +170,11 @@ class Runner:
         item = Item(issue.number, issue.title, result.action, missing)
         if result.skipped:
             item.action, item.reason = "skipped", result.skipped
+            if (
+                self.state.issues.get(issue.number, Done(rule="", reason="", at=self.now)).rule
+                == STARTED
+            ):
+                del self.state.issues[issue.number]  # nothing was written
             found = self.recheck.found.get(issue.number)
             if found is not None:
                 skip, until = found
@@ -174,7 +185,7 @@ class Runner:
             return item
         item.comment, item.comment_url, item.plan = result.comment, result.comment_url, result.plan
         item.error = result.error
-        if result.action == "posted":
+        if result.action in ("posted", "edited", "unchanged"):
             reason = f"proposed on {self.now:%Y-%m-%d}"
             self.state.record(issue.number, Done(rule="proposed", reason=reason, at=self.now), True)
         return item
@@ -240,7 +251,7 @@ def run_backlog(
         selected=len(selection.todo),
         skipped=selection.skipped,
     )
-    recheck = Recheck(labels, config, tracker.repository, groups, now)
+    recheck = Recheck(labels, config, tracker.repository, groups, now, state.started())
     runner = Runner(
         tracker, labels, config, writes, now, index, state, state_path, pair, run, recheck
     )

@@ -130,6 +130,7 @@ class Recheck:
     repository: Repository
     groups: list[Group]
     now: datetime
+    started: set[int] = field(default_factory=set)  # proposals an earlier run left unfinished
     found: dict[int, tuple[Skipped, datetime | None]] = field(default_factory=dict)
 
     def __call__(self, issue: Issue, comments: list[Comment]) -> str | None:
@@ -151,7 +152,8 @@ class Recheck:
         if self.groups and not missing_groups(issue, self.labels, self.groups):
             return skipped("labelled", "labelled meanwhile")
         bot = self.config.approval.bot_login.lower()
-        if any(c.user.login.lower() == bot and is_assistant_comment(c.body) for c in comments):
+        own = any(c.user.login.lower() == bot and is_assistant_comment(c.body) for c in comments)
+        if own and not self.unfinished(issue):
             return skipped("assistant", "has an assistant comment already")
         answer = self.maintainer_answer(issue, comments)
         if answer is not None:
@@ -163,6 +165,12 @@ class Recheck:
                 f"{answer.created_at:%Y-%m-%d}, within [backlog] answered_days = {days}",
             )
         return None
+
+    def unfinished(self, issue: Issue) -> bool:
+        """An earlier backlog run posted the comment and stopped before the pending label: the
+        live path finishes it (the label; an edit only if the proposal changed)."""
+        pending = self.config.approval.pending_label
+        return issue.number in self.started and not has_label(issue.labels, pending)
 
     def maintainer_answer(self, issue: Issue, comments: list[Comment]) -> Comment | None:
         """The latest comment by a maintainer other than the reporter, when it is recent."""

@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 STATE_FILE = "backlog.json"
 KEPT_DAYS = 14  # the per-day counts kept
+STARTED = "started"  # a proposal being written: its comment may be there without its label
 
 
 class Done(BaseModel):
@@ -67,11 +68,16 @@ class BacklogState(BaseModel):
         write_atomic(path, self.model_dump_json(indent=1) + "\n")
 
     def outcome(self, number: int, now: datetime) -> Done | None:
-        """The earlier outcome that still keeps `number` out, or None."""
+        """The earlier outcome that still keeps `number` out, or None (also for a proposal
+        an earlier run started and did not finish)."""
         done = self.issues.get(number)
-        if done is None or (done.until is not None and done.until <= now):
+        if done is None or done.rule == STARTED or (done.until is not None and done.until <= now):
             return None
         return done
+
+    def started(self) -> set[int]:
+        """The issues whose proposal an earlier run began writing and did not finish."""
+        return {n for n, d in self.issues.items() if d.rule == STARTED}
 
     def posted_on(self, day: date, per_day: int) -> int:
         """Comments posted on `day` (all of them, `per_day`, when the file was unreadable)."""
