@@ -94,16 +94,12 @@ class _Finder:
             index=self.index,
             candidates=cands,
         )
-        settings = self.similar.duplicate_settings(context)
-        cfg = self.config.duplicates
-        scored = duplicates.score_candidates(context, cfg.candidates, settings.weights)
-        chosen = duplicates.choose(scored, settings.threshold, cfg.margin)
+        # The similar engine's own duplicate decision: its weights, threshold and crowd rule.
+        chosen = self.similar._duplicate(context, self.similar.duplicate_settings(context))
         if chosen is None:
             return None
-        cand, score = chosen
-        shared = shared_signals(self.index, issue, cand.issue, moment)
-        why = duplicates.describe(cand, score)
-        return Link(issue.number, cand.issue.number, round(score, 3), shared, why)
+        shared = shared_signals(self.index, issue, open_now[chosen.number], moment)
+        return Link(issue.number, chosen.number, chosen.confidence, shared, chosen.reason)
 
 
 def _components(links: list[Link]) -> list[set[int]]:
