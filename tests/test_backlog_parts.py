@@ -140,3 +140,26 @@ def test_evaluate_backlog_writes_its_report(tmp_path, monkeypatch, capsys):
     assert "| a minute before the label (the backlog case) | area | 2 |" in text
     assert "| #10113 poetry add requirements.txt | closed | 0.6 d | area |" in text
     assert not report.exists()  # the new-issue report is not written by --backlog
+
+
+def test_the_similar_engine_does_not_ask_what_the_reporter_gave_in_a_reply():
+    from issue_assistant.config import Config, load_labels
+    from issue_assistant.context import Context
+    from issue_assistant.engines.similar import SimilarEngine
+    from issue_assistant.tracker.models import Comment
+    from tests.conftest import ROOT
+
+    labels = load_labels(ROOT / "tests" / "data" / "evaluate" / "poetry.labels.toml")
+    engine = SimilarEngine(Config(), labels)
+    issue = _issue(1, 3)
+    ctx = Context(issue=issue, repository="o/r", labels=labels, project="", as_of=NOW,
+                  tracker=None, index=None)  # type: ignore[arg-type]  # fmt: skip
+    asked = engine._questions(ctx, "kind/bug")
+    assert asked == ["Which version of Poetry are you using (`poetry --version`)?"]
+    reply = Comment(user=issue.user, created_at=NOW, body="I run Poetry version 2.1.1")
+    other = Comment(user=User(login="carol"), created_at=NOW, body="poetry 2.0 here")
+    answered = issue.model_copy(update={"comments": [reply]})
+    ctx.issue = answered
+    assert engine._questions(ctx, "kind/bug") == []
+    ctx.issue = issue.model_copy(update={"comments": [other]})  # someone else's version
+    assert engine._questions(ctx, "kind/bug") == asked

@@ -266,7 +266,11 @@ class SimilarEngine(Engine):
         spec = self.labels.type_label(type_name)
         if spec is None:
             return []
-        text = context.issue.text
+        issue = context.issue
+        # What the reporter said in a reply so far counts too (the backlog reads an issue as of
+        # now, with its discussion).
+        replies = [c.body for c in issue.comments or [] if c.user.login == issue.user.login]
+        text = "\n\n".join([issue.text, *replies])
         questions = [ask.question for ask in spec.ask if not ask.present_in(text)]
         return questions + version_questions(context, spec.ask)
 
