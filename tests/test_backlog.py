@@ -269,3 +269,34 @@ def test_a_rate_limit_mid_issue_stops_the_run_and_the_next_finishes_it(gh, tmp_p
     assert PENDING in gh.issues[numbers[1]].labels
     assert [i.number for i in second.proposed] == numbers[2:]
     assert proposals(gh) == dict.fromkeys(numbers, 1)
+
+
+def test_the_command_line(gh, tmp_path, fake_engine, monkeypatch, capsys):
+    import json
+
+    from issue_assistant.cli import main
+    from tests.test_approve import DATA
+
+    seed(gh, 2)
+    answers(fake_engine)
+    config = tmp_path / "config.toml"
+    config.write_text((DATA / "config.toml").read_text())
+    monkeypatch.setenv("GITHUB_TOKEN", "test-token")
+    monkeypatch.setenv("GITHUB_API_URL", gh.base_url)
+    monkeypatch.chdir(tmp_path)
+    base = ["backlog", "-R", REPO, "--labels", str(DATA / "labels.toml"), "--config", str(config)]
+    base += ["--cache-dir", str(tmp_path / "cache")]
+    assert main([*base, "--limit", "1"]) == 0  # a dry run
+    out = capsys.readouterr()
+    report = tmp_path / "octo-repo-backlog.md"
+    assert out.out.strip() == str(report)
+    assert "--limit 1 reached" in out.err and gh.writes == []
+    assert "a live run would post" in report.read_text()
+    assert main([*base, "--apply", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["writes"] == "live" and data["proposed"] == [1, 2]
+    assert proposals(gh) == {1: 1, 2: 1}
+    assert main([*base, "--apply", "--dry-run"]) == 2
+    assert "--apply and --dry-run contradict each other" in capsys.readouterr().err
+    assert main([*base, "--post"]) == 2
+    assert "--post goes with --duplicates" in capsys.readouterr().err
