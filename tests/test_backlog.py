@@ -300,3 +300,22 @@ def test_the_command_line(gh, tmp_path, fake_engine, monkeypatch, capsys):
     assert "--apply and --dry-run contradict each other" in capsys.readouterr().err
     assert main([*base, "--post"]) == 2
     assert "--post goes with --duplicates" in capsys.readouterr().err
+
+
+def test_a_skip_of_the_live_path_is_kept_so_it_does_not_head_every_run(gh, tmp_path, fake_engine):
+    numbers = seed(gh, 2)
+    answers(fake_engine)
+    # the opt-out label comes between the index refresh and the issue's analysis
+    gh.before("GET", rf"/issues/{numbers[0]}$", lambda: gh.issues[numbers[0]].labels.append(
+        "assistant: skip"))  # fmt: skip
+    first = run(gh, tmp_path, limit=1)
+    [skipped] = [i for i in first.items if i.action == "skipped"]
+    assert skipped.number == numbers[0] and skipped.rule == "not proposed"
+    assert "opt-out" in skipped.reason
+    assert [i.number for i in first.proposed] == [numbers[1]]  # the limit went on to the next
+    gh.issues[numbers[0]].labels.remove("assistant: skip")
+    gh.clear_requests()
+    second = run(gh, tmp_path, limit=1)
+    assert second.selected == 0 and second.items == []  # kept out, without a request
+    later = run(gh, tmp_path, limit=1, now=NOW + timedelta(days=15))
+    assert [i.number for i in later.proposed] == [numbers[0]]

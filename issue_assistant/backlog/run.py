@@ -170,25 +170,35 @@ class Runner:
         item = Item(issue.number, issue.title, result.action, missing)
         if result.skipped:
             item.action, item.reason = "skipped", result.skipped
-            if (
-                self.state.issues.get(issue.number, Done(rule="", reason="", at=self.now)).rule
-                == STARTED
-            ):
-                del self.state.issues[issue.number]  # nothing was written
-            found = self.recheck.found.get(issue.number)
-            if found is not None:
-                skip, until = found
-                item.rule = skip.rule
-                if skip.rule in KEPT_RULES:
-                    done = Done(rule=skip.rule, reason=skip.reason, at=self.now, until=until)
-                    self.state.record(issue.number, done)
+            self.state.issues.pop(issue.number, None)  # nothing was written
+            self._kept(item, issue.number, result.skipped)
             return item
         item.comment, item.comment_url, item.plan = result.comment, result.comment_url, result.plan
         item.error = result.error
         if result.action in ("posted", "edited", "unchanged"):
             reason = f"proposed on {self.now:%Y-%m-%d}"
-            self.state.record(issue.number, Done(rule="proposed", reason=reason, at=self.now), True)
+            done = Done(rule="proposed", reason=reason, at=self.now)
+            self.state.record(issue.number, done, posted=result.action == "posted")
+        else:
+            self.state.issues.pop(issue.number, None)
         return item
+
+    def _kept(self, item: Item, number: int, reason: str) -> None:
+        """Keep a skip for later runs: the backlog's own rules as they say; the live path's
+        (nothing to propose, votes already there, another run first) for `answered_days`, so
+        an issue the engine abstains on does not head every run."""
+        found = self.recheck.found.get(number)
+        if found is not None:
+            skip, until = found
+            item.rule = skip.rule
+            if skip.rule in KEPT_RULES:
+                self.state.record(
+                    number, Done(rule=skip.rule, reason=skip.reason, at=self.now, until=until)
+                )
+            return
+        item.rule = "not proposed"
+        until = self.now + timedelta(days=max(self.config.backlog.answered_days, 1))
+        self.state.record(number, Done(rule=item.rule, reason=reason, at=self.now, until=until))
 
     def walk(self, todo: list[Task]) -> None:
         """Each task in order until a bound stops the run (the rest is for the next run)."""
