@@ -84,12 +84,42 @@ def known_pairs(snap) -> list[tuple[int, int, datetime]]:  # noqa: ANN001
     return out
 
 
-def duplicates_section(cache: Path) -> tuple[list[str], list[str]]:
+def pair_score(view, index, labels, dup: int, orig: int, opened, moment) -> str:  # noqa: ANN001
+    """The known original's rank among the duplicate's open candidates, and its score."""
+    from issue_assistant.backlog.groups import DEPTH
+    from issue_assistant.config import Config
+    from issue_assistant.context import Context, similar_candidates
+    from issue_assistant.engines.similar import SimilarEngine
+    from issue_assistant.index import duplicates
+
+    issue = view.get_issue(dup)
+    numbers = {i.number for i in opened}
+    found = similar_candidates(index, issue, moment, DEPTH)
+    cands = [c for c in found if c.issue.number in numbers and c.issue.number != dup]
+    context = Context(
+        issue=issue,
+        repository=view.repository.full_name,
+        labels=labels,
+        project="",
+        as_of=moment,
+        tracker=view,
+        index=index,
+        candidates=cands,
+    )
+    settings = SimilarEngine(Config(), labels).duplicate_settings(context)
+    scored = duplicates.score_candidates(context, None, settings.weights)
+    for rank, (cand, score) in enumerate(scored, start=1):
+        if cand.issue.number == orig:
+            return f"rank {rank} of {len(scored)}, score {score:.2f}"
+    return f"not among the {len(scored)} open candidates"
+
+
+def duplicates_section(cache: Path) -> tuple[list[str], list[str], list[str]]:
     from issue_assistant.backlog.groups import find_groups
     from issue_assistant.config import Config
     from issue_assistant.tracker.asof import AsOfView
 
-    rows, detail = [], []
+    rows, detail, reported = [], [], []
     for name in SETS:
         snap, labels, index = _load(name, cache)
         pairs = known_pairs(snap)
@@ -107,6 +137,13 @@ def duplicates_section(cache: Path) -> tuple[list[str], list[str]]:
             scored += len(opened)
             links += sum(len(g.links) for g in groups)
             groups_n += len(groups)
+            for g in groups:
+                for lk in g.links:
+                    a, b = view.get_issue(lk.newer), view.get_issue(lk.older)
+                    reported.append(
+                        f"| {name} | {moment:%Y-%m-%d} | #{lk.newer} {_cell(a.title)} | "
+                        f"#{lk.older} {_cell(b.title)} | {lk.score:.2f} | |"
+                    )
             for d, o in known:
                 mine = next((g for g in groups if any(m.number == d for m in g.members)), None)
                 ok = mine is not None and any(m.number == o for m in mine.members)
@@ -117,9 +154,10 @@ def duplicates_section(cache: Path) -> tuple[list[str], list[str]]:
                     if mine is None
                     else f"in a group with {', '.join(f'#{m.number}' for m in mine.members)}"
                 )
+                pair = pair_score(view, index, labels, d, o, opened, moment)
                 detail.append(
-                    f"| {name} | #{d} → #{o} | {moment:%Y-%m-%d} | {len(opened)} | {where} | "
-                    f"{'right' if ok else ('wrong' if mine else 'missed')} |"
+                    f"| {name} | #{d} → #{o} | {moment:%Y-%m-%d} | {len(opened)} | {pair} | "
+                    f"{where} | {'right' if ok else ('wrong' if mine else 'missed')} |"
                 )
         share = f"{right / grouped:.2f}" if grouped else "–"
         recall = f"{right / len(pairs):.2f}" if pairs else "–"
@@ -128,7 +166,13 @@ def duplicates_section(cache: Path) -> tuple[list[str], list[str]]:
             f"{share} ({right}/{grouped}) | {recall} ({right}/{len(pairs)}) | "
             f"{seconds:.0f} s for {scored} open issues |"
         )
-    return rows, detail
+    return rows, detail, reported
+
+
+def _cell(text: str) -> str:
+    from issue_assistant.render import neutralize
+
+    return neutralize(text, 70, table=True)
 
 
 def requests_section(tmp: Path) -> list[str]:
@@ -200,10 +244,14 @@ def run(quick: bool = False) -> str:
             "recall | time |",
             "| --- | --- | --- | --- | --- | --- | --- |",
         ]
-        rows, detail = ([], []) if quick else duplicates_section(cache)
+        rows, detail, reported = ([], [], []) if quick else duplicates_section(cache)
         lines += rows
-        lines += ["", "| data | pair | moment | open then | the report | |"]
-        lines += ["| --- | --- | --- | --- | --- | --- |", *detail, ""]
+        lines += ["", "| data | pair | moment | open then | the original for the score | "]
+        lines[-1] += "the report | |"
+        lines += ["| --- | --- | --- | --- | --- | --- | --- |", *detail, ""]
+        lines += ["Every link the report made at those moments (for a check by hand):", ""]
+        lines += ["| data | moment | issue | matches | score | same problem? |"]
+        lines += ["| --- | --- | --- | --- | --- | --- |", *reported, ""]
         lines += ["### Requests", ""]
         lines += requests_section(cache / "live")
     return "\n".join(lines) + "\n"
