@@ -163,3 +163,14 @@ def test_the_similar_engine_does_not_ask_what_the_reporter_gave_in_a_reply():
     assert engine._questions(ctx, "kind/bug") == []
     ctx.issue = issue.model_copy(update={"comments": [other]})  # someone else's version
     assert engine._questions(ctx, "kind/bug") == asked
+
+
+def test_the_proposed_original_oldest_or_most_discussed():
+    from issue_assistant.backlog.groups import _original
+    from issue_assistant.tracker.models import Comment
+
+    talk = [Comment(user=User(login="x"), created_at=NOW, body="+1")] * 3
+    old, busy, new = _issue(1, 30), _issue(2, 20, comments=talk), _issue(3, 10)
+    assert _original([old, busy, new], "oldest") is old
+    assert _original([old, busy, new], "most-discussed") is busy
+    assert _original([old, new], "most-discussed") is old  # comments unknown or even: the oldest
