@@ -30,7 +30,7 @@ from issue_assistant.webhook import CommentPayload, IssuesPayload, parse_payload
 log = logging.getLogger("issue_assistant")
 RETRY_LOG = logging.getLogger("github.GithubRetry")  # says when a rate limit is waited out
 # In apply's output only the reasons (error messages among them) are free text.
-APPLY_RAW = RAW_KEYS | {"actor", "changes", "writes", "comment_url"}
+APPLY_RAW = RAW_KEYS | {"actor", "changes", "writes", "comment_url", "labels"}
 
 
 class ActionsFormatter(logging.Formatter):
@@ -113,10 +113,11 @@ def run_analyze(
             tracker=tracker or _connect(env, config),
             now=now,
         )
+    plan = result.plan if not result.skipped else None
     outputs = {
-        "decision": json.dumps(
-            sanitize_json(result.decision or {}, full_name), indent=2, sort_keys=True
-        ),
+        "decision": plain_json(result.decision or {}, full_name),
+        "labels": ",".join(plan.labels()) if plan else "",
+        "duplicate": str(plan.duplicate.number) if plan and plan.duplicate else "",
         "comment-url": result.comment_url or "",
         "skipped": "true" if result.skipped else "false",
     }
@@ -164,12 +165,12 @@ def run_apply(
         results = approver.run(numbers)
     decided = [r for r in results if r.status in ("approved", "dismissed")]
     full_name = env.repository or ""
+    approved = [r for r in decided if r.status == "approved"]
+    added = list(dict.fromkeys(name for r in approved for name in r.labels))
     outputs = {
-        "decision": json.dumps(
-            sanitize_json([r.to_json() for r in results], full_name, raw_keys=APPLY_RAW),
-            indent=2,
-            sort_keys=True,
-        ),
+        "decision": plain_json([r.to_json() for r in results], full_name, raw_keys=APPLY_RAW),
+        "labels": ",".join(added),
+        "duplicate": next((str(r.duplicate) for r in approved if r.duplicate), ""),
         "comment-url": next((r.comment_url or "" for r in decided), ""),
         "skipped": "false" if decided else "true",
     }
@@ -184,6 +185,13 @@ def run_apply(
     )
     failed = any(r.status == "failed" for r in results)
     return Outcome(outputs, summary, 1 if failed else 0)
+
+
+def plain_json(value: Any, repository: str, raw_keys: frozenset[str] = RAW_KEYS) -> str:
+    """An output a later step reads with `fromJSON`: plain JSON (no Markdown escapes), its
+    free text still cleaned of mentions, outside links and control characters."""
+    clean = sanitize_json(value, repository, raw_keys=raw_keys, plain=True)
+    return json.dumps(clean, indent=2, sort_keys=True, ensure_ascii=False)
 
 
 def _connect(env: Settings, config: Config) -> WritableTracker:

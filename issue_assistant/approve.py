@@ -133,6 +133,9 @@ class ApplyResult:
     changes: list[str] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
     comment_url: str | None = None
+    #: on approval, the labels added (or that a live run would add) and the duplicate marked
+    labels: list[str] = field(default_factory=list)
+    duplicate: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,6 +146,8 @@ class ApplyResult:
             "changes": self.changes,
             "writes": self.writes,
             "comment_url": self.comment_url,
+            "labels": self.labels,
+            "duplicate": self.duplicate,
         }
 
 
@@ -383,7 +388,9 @@ class Approver:
             if issue.state == "open":
                 writer.close(n, "duplicate")
             changes.append("closed as a duplicate")
-        return self._finish(issue, found, vote, changes, writer)
+        result = self._finish(issue, found, vote, changes, writer)
+        result.labels, result.duplicate = list(to_add), duplicate
+        return result
 
     def _labels(
         self, issue: Issue, plan: Plan, groups: dict[Group, list[str]], changes: list[str]

@@ -17,10 +17,12 @@ from typing import Any
 from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
 from issue_assistant.comment import Plan
 from issue_assistant.config import Config, LabelsConfig
-from issue_assistant.errors import UserError
+from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
+from issue_assistant.preset import nothing_to_propose
+from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
 from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 from issue_assistant.votes import VoteRule
@@ -75,7 +77,6 @@ def connect(
 ) -> WritableTracker:
     """The GitHub tracker for `full_name` (token from the argument, GITHUB_TOKEN or GH_TOKEN;
     the API at GITHUB_API_URL, as set on GitHub Enterprise runners)."""
-    from issue_assistant.settings import current
     from issue_assistant.tracker.github import GitHubTracker
 
     settings = current()
@@ -179,6 +180,21 @@ class CachedReads:
         return discussions_of(self._tracker)
 
 
+def _opening_events(tracker: object, issue: Issue, labels: LabelsConfig) -> list | None:
+    """The issue's timeline events when it has labels of labels.toml (one request), to tell a
+    template's labels from later ones; None when not needed or not readable (then unknown)."""
+    history = getattr(tracker, "history", None)
+    if issue.events is not None or not callable(history) or not labels.known(issue.labels):
+        return None
+    try:
+        return history(issue.number)[0]
+    except GitHubError as exc:
+        log.warning(
+            "#%d: timeline unknown (%s); where its labels came from is not told", issue.number, exc
+        )
+        return None
+
+
 def has_votes(
     tracker: WritableTracker, found: Found, comments: list, config: Config, now: datetime
 ) -> bool:
@@ -252,7 +268,8 @@ def analyze_live(
         result.skipped = reason
         return result
 
-    index = refresh_index(tracker, config.index.cache_dir, now, config.index.embeddings)
+    cache = str(current().cache_root(config.index.cache_dir))
+    index = refresh_index(tracker, cache, now, config.index.embeddings)
     engine, fallback = engines_for(config, labels, engine_name)
     view = CachedReads(tracker, index)
     view._issues[number] = issue
@@ -265,11 +282,17 @@ def analyze_live(
         engine=engine,
         fallback=fallback,
         as_of=now,
+        events=_opening_events(tracker, issue, labels),
     )
     if analysis.error:
         log.warning("engine failed (%s); the fallback answered", analysis.error)
     plan = analysis.plan
     result.analysis, result.plan, result.comment = analysis, plan, analysis.comment
+    if found is None and plan.is_empty:
+        # Nothing the issue lacks: no comment at all (the summary and the log say why).
+        result.skipped = nothing_to_propose(plan, plan.preset)
+        log.info("%s#%d: no comment: %s", full_name, number, result.skipped)
+        return result
     writer = Writer(tracker, mode)
     if found is not None:
         # Looked at again right before the edit: a maintainer may have voted while the engine

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from issue_assistant.atomic import write_atomic
+from issue_assistant.config import find_file
 from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.render import render
 from issue_assistant.scaffold import (
@@ -33,6 +34,9 @@ EXPLAIN = {
     "priority": "at most one",
 }
 WORKFLOW = Path(".github/workflows/issue-assistant.yml")
+# Where the two files go: read first (config.SEARCH_DIRS), beside nothing of another tool's.
+LABELS_FILE = Path(".github/issue-assistant/labels.toml")
+CONFIG_FILE = Path(".github/issue-assistant/config.toml")
 NEXT = ["issue-assistant config check", "issue-assistant evaluate {source} --issues 50"]
 
 
@@ -107,7 +111,7 @@ def render_files(source: Source, draft: LabelDraft, description: str, origin: st
         **common,
     )
     config = render("init/config.toml.j2", description=description, source=origin, **common)
-    return {Path("labels.toml"): labels, Path("config.toml"): config, WORKFLOW: workflow_text()}
+    return {LABELS_FILE: labels, CONFIG_FILE: config, WORKFLOW: workflow_text()}
 
 
 def check_labels(text: str) -> None:
@@ -142,13 +146,15 @@ def run_init(args: argparse.Namespace) -> int:
         source.notes.append("no bug type recognised: no starter [[type.ask]] list")
     description, origin = describe(source, args.readme)
     files = render_files(source, draft, description, origin)
-    check_labels(files[Path("labels.toml")])
+    check_labels(files[LABELS_FILE])
     root = Path(args.dir)
     written, kept = [], []
     for rel, text in files.items():
         path = root / rel
-        if path.exists() and not args.force:
-            kept.append(str(path))
+        # A labels.toml or config.toml of ours elsewhere (the root, .github/) counts as there.
+        there = find_file(rel.name, None, root) if rel != WORKFLOW else None
+        if not args.force and (path.exists() or there is not None):
+            kept.append(str(path if path.exists() else there))
             continue
         write_atomic(path, text)
         written.append(str(path))

@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         snapshot_and_index,
     )
     from issue_assistant.pipeline import analyze, engines_for, prepare
+    from issue_assistant.preset import nothing_to_propose
     from issue_assistant.tracker.asof import AsOfView
 
     labels, config = load_configs(args)
@@ -98,10 +99,12 @@ def run(args: argparse.Namespace) -> int:
             engine_name=engine_name(args),
             writes=cli_writes(args.apply, config),  # type: ignore[arg-type]
         )
+        if args.json and result.analysis is not None:
+            print(result.decision_json)
         if result.skipped:
             print(f"issue-assistant: skipped: {result.skipped}", file=sys.stderr)
-            return 0
-        print(result.comment if not args.json else result.decision_json)
+        elif not args.json:
+            print(result.comment)
         return 0
     if not args.snapshot or args.issue is None:
         raise UserError("give OWNER/REPO#N, or --snapshot FILE and --issue N")
@@ -130,6 +133,10 @@ def run(args: argparse.Namespace) -> int:
         result.context.write(args.context_dir)
     if args.json:
         print(json.dumps(result.decision.model_dump(mode="json"), indent=2))
+    elif result.plan.is_empty:
+        # As live: no comment where there is nothing the issue lacks.
+        reason = nothing_to_propose(result.plan, result.plan.preset)
+        print(f"issue-assistant: no comment for #{args.issue}: {reason}", file=sys.stderr)
     else:
         sys.stdout.write(result.comment)
     if result.error:

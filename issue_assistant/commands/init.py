@@ -7,8 +7,9 @@ import argparse
 from issue_assistant.commands.args import add_json_argument, add_repository_argument
 
 HELP = (
-    "Draft labels.toml, config.toml and .github/workflows/issue-assistant.yml from a "
-    "repository's labels (on GitHub with a token, or from --snapshot FILE); never overwrites."
+    "Draft .github/issue-assistant/labels.toml and config.toml, and "
+    ".github/workflows/issue-assistant.yml, from a repository's labels (on GitHub with a "
+    "token, or from --snapshot FILE); never overwrites."
 )
 
 
