@@ -20,7 +20,7 @@ from typing import Any
 from issue_assistant.approve import ApplyResult, Approver, resolve_writes, slash_command
 from issue_assistant.config import Config, LabelsConfig, load_both
 from issue_assistant.errors import AssistantError, UserError, print_action
-from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason
+from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason, writing
 from issue_assistant.render import render
 from issue_assistant.sanitize import RAW_KEYS, LogSanitizer, sanitize, sanitize_json
 from issue_assistant.settings import Settings, get_input, using
@@ -94,7 +94,8 @@ def run_analyze(
     now: datetime | None,
 ) -> Outcome:
     full_name = env.require_repository()
-    payload = parse_payload(IssuesPayload, event, _where(env)).issue
+    parsed = parse_payload(IssuesPayload, event, _where(env))
+    payload = parsed.issue
     if payload is None:
         result = LiveResult(full_name, 0, writes, skipped="no issue in the event")  # type: ignore[arg-type]
         log.info("skipped: no issue in the event")
@@ -112,6 +113,10 @@ def run_analyze(
             writes=writes,
             tracker=tracker or _connect(env, config),
             now=now,
+            # `opened`: the payload's labels are those it was opened with (its template's)
+            opened_labels=[lab.name for lab in payload.labels]
+            if parsed.action == "opened"
+            else None,
         )
     plan = result.plan if not result.skipped else None
     outputs = {
@@ -161,6 +166,7 @@ def run_apply(
         log.info("skipped: %s", reason)
     else:
         tracker = tracker or _connect(env, config)
+        writing(tracker, writes)
         approver = Approver(tracker, labels, config, writes=writes, now=now)  # type: ignore[arg-type]
         results = approver.run(numbers)
     decided = [r for r in results if r.status in ("approved", "dismissed")]

@@ -25,7 +25,7 @@ from issue_assistant.comment import (
 )
 from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
 from issue_assistant.decision import filter_labels
-from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
 from issue_assistant.labelnames import find_label, has_label, key, keys
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
@@ -191,7 +191,10 @@ class Approver:
                 try:
                     issues.append(self.tracker.get_issue(n))
                 except KeyError:
-                    log.info("#%d: skipped: no such issue", n)
+                    # As analyze: the wrong number is the user's mistake (exit 2), not "nothing
+                    # waits for approval".
+                    repo = self.tracker.repository.full_name
+                    raise UserError(f"{repo}#{n}: no such issue ({NOT_FOUND_HINT})") from None
         results: list[ApplyResult] = []
         for issue in issues:
             try:

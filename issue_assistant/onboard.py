@@ -37,7 +37,7 @@ WORKFLOW = Path(".github/workflows/issue-assistant.yml")
 # Where the two files go: read first (config.SEARCH_DIRS), beside nothing of another tool's.
 LABELS_FILE = Path(".github/issue-assistant/labels.toml")
 CONFIG_FILE = Path(".github/issue-assistant/config.toml")
-NEXT = ["issue-assistant config check", "issue-assistant evaluate {source} --issues 50"]
+NEXT = ["issue-assistant config check", "issue-assistant evaluate {source} --limit 50"]
 
 
 @dataclass
@@ -131,8 +131,8 @@ def run_init(args: argparse.Namespace) -> int:
         source = read_snapshot_source(args.snapshot)
     else:
         if not (args.repository or current().repository):
-            raise UserError("give OWNER/REPO (with GITHUB_TOKEN set) or --snapshot FILE")
-        source = read_github_source(current().require_repository(args.repository), args.issues)
+            raise UserError("give -R OWNER/REPO (with GITHUB_TOKEN set) or --snapshot FILE")
+        source = read_github_source(current().require_repository(args.repository), args.limit)
     origin_flag = (
         f"--snapshot {shlex.quote(args.snapshot)}"
         if args.snapshot

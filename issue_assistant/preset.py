@@ -39,12 +39,14 @@ def opened_with(issue: Issue, events: list[Event] | None = None) -> set[str] | N
 
 
 def preset_labels(
-    issue: Issue, labels: LabelsConfig, proposal: Proposal, events: list[Event] | None = None
+    issue: Issue, labels: LabelsConfig, proposal: Proposal, at_opening: set[str] | None = None
 ) -> dict[str, Source]:
     """Each label of labels.toml the issue already has in a group the proposal adds nothing to,
-    with where it came from: `template` (applied as the issue was opened) or `issue` (it was
-    there, from whom is not known or not the template)."""
-    at_opening = {n.casefold() for n in opened_with(issue, events) or ()}
+    with where it came from: `template` (applied as the issue was opened: `at_opening`, else
+    read from the issue's events) or `issue` (there, from whom is not known or not the
+    template)."""
+    known = at_opening if at_opening is not None else opened_with(issue)
+    at_opening = {n.casefold() for n in known or ()}
     out: dict[str, Source] = {}
     for name in issue.labels:
         group = labels.group_of(name)

@@ -53,6 +53,8 @@ class Settings(BaseModel):
     github_token: str | None = _env(
         "INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"
     )
+    # Which of the names above gave the token (set by `from_env`), for a 401's hint.
+    github_token_from: str | None = None
     anthropic_api_key: str | None = _env(
         "INPUT_ANTHROPIC-API-KEY", "INPUT_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"
     )
@@ -113,7 +115,7 @@ class Settings(BaseModel):
         mapping = os.environ if env is None else env
         values = {k.upper(): v for k, v in mapping.items() if v != ""}
         try:
-            return cls.model_validate(values)
+            settings = cls.model_validate(values)
         except ValidationError as exc:
             err = exc.errors()[0]
             field = str(err["loc"][0]) if err["loc"] else "?"
@@ -122,6 +124,9 @@ class Settings(BaseModel):
             name = next((n for n in names if n in values), field)
             msg = str(err["msg"]).removeprefix("Value error, ")
             raise UserError(msg, where=f"environment variable {name}") from None
+        names = cls.model_fields["github_token"].validation_alias.choices  # type: ignore[union-attr]
+        source = next((str(n) for n in names if str(n) in values), None)
+        return settings.model_copy(update={"github_token_from": source})
 
     def variables(self, *names: str) -> dict[str, str]:
         """The named variables that are set, by name, for a child process's environment (a
@@ -164,6 +169,12 @@ class Settings(BaseModel):
         return value
 
 
+def token_source() -> str:
+    """Where the running command's GitHub token came from, in words (for a 401's hint)."""
+    name = current().github_token_from or "GITHUB_TOKEN"
+    return "the github-token input" if name.startswith("INPUT_") else name
+
+
 def api_url(value: str) -> str:
     """The REST API root as PyGithub needs it: `http(s)://host[:port][/path]`, no trailing
     slash; a ValueError saying what is wrong otherwise (PyGithub would fail with a traceback)."""
@@ -176,7 +187,9 @@ def api_url(value: str) -> str:
     try:
         parts.port  # noqa: B018 - raises on a port that is not a number
     except ValueError:
-        raise ValueError(f"the GitHub API URL has a bad port: {value!r}") from None
+        raise ValueError(
+            f"the GitHub API URL has a bad port: {value!r} (like https://ghe.example.com:8443)"
+        ) from None
     return value.rstrip("/")
 
 

@@ -529,13 +529,17 @@ def test_action_yml_declares_what_the_entrypoint_reads_and_writes(gh, tmp_path, 
     }
     assert spec["inputs"]["writes"]["default"] == ""  # so that config.toml can decide
     analyze(gh, tmp_path, fake_engine)
-    assert set(outputs(tmp_path)) == set(spec["outputs"]) == {
-        "decision",
-        "labels",
-        "duplicate",
-        "comment-url",
-        "skipped",
-    }
+    assert (
+        set(outputs(tmp_path))
+        == set(spec["outputs"])
+        == {
+            "decision",
+            "labels",
+            "duplicate",
+            "comment-url",
+            "skipped",
+        }
+    )
 
 
 def concurrency_group(expression: str, event_name: str, number: int | None) -> str:

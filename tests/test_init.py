@@ -81,7 +81,7 @@ def test_draft_of_a_shared_snapshot_loads_and_counts_use(which, tmp_path, capsys
     ).read_text()
     assert out.rstrip().endswith(
         "issue-assistant config check\n"
-        f"  issue-assistant evaluate --snapshot {SNAPSHOTS[which]} --issues 50"
+        f"  issue-assistant evaluate --snapshot {SNAPSHOTS[which]} --limit 50"
     )
     # The usage comments are the number of issues (not PRs) carrying each label.
     uses: dict[str, int] = {}
@@ -183,7 +183,7 @@ def test_synthetic_naming_schemes(scheme, tmp_path, capsys):
             assert described[name] == description  # quotes, backslashes, unicode survive
     assert summary["next"] == [
         "issue-assistant config check",
-        f"issue-assistant evaluate --snapshot {snap} --issues 50",
+        f"issue-assistant evaluate --snapshot {snap} --limit 50",
     ]
 
 
@@ -244,19 +244,19 @@ def test_live_from_the_fake_github(tmp_path, capsys, monkeypatch):
         monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
         monkeypatch.setenv("GITHUB_API_URL", server.base_url)
         monkeypatch.delenv("GH_REPO", raising=False)
-        assert _run(tmp_path, "octo/repo") == 0
+        assert _run(tmp_path, "-R", "octo/repo") == 0
     out = capsys.readouterr().out
     text = (tmp_path / DRAFTS / "labels.toml").read_text()
     assert _comment_counts(text) == {"type: bug": 2, "area: docs": 1}
     labels = load_labels(tmp_path / DRAFTS / "labels.toml")
     assert [lb.description for lb in labels.type] == ["Something is broken"]
     assert "octo/repo: 2 issues read" in out
-    assert out.rstrip().endswith("issue-assistant evaluate --repo octo/repo --issues 50")
+    assert out.rstrip().endswith("issue-assistant evaluate --repo octo/repo --limit 50")
 
 
 def test_no_repository_is_a_user_error(tmp_path, capsys, monkeypatch):
     for name in ("GH_REPO", "GITHUB_REPOSITORY"):
         monkeypatch.delenv(name, raising=False)
     assert _run(tmp_path) == 2
-    assert "give OWNER/REPO" in capsys.readouterr().err
+    assert "give -R OWNER/REPO" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from rich.progress import (
 )
 
 from issue_assistant.atomic import write_atomic_with
+from issue_assistant.errors import GitHubError
 from issue_assistant.tracker.fetch_context import ContextState, fetch_context
 from issue_assistant.tracker.github import (
     TRIAGE_ROLES,
@@ -38,6 +40,8 @@ from issue_assistant.tracker.github import (
 )
 from issue_assistant.tracker.models import Comment, Event, Issue
 from issue_assistant.tracker.snapshot import Snapshot, issue_record, write_snapshot
+
+log = logging.getLogger(__name__)
 
 PARTIAL_SUFFIX = ".partial.jsonl"
 PARTIAL_VERSION = 1
@@ -98,6 +102,16 @@ def marked_duplicate(events: list[Event]) -> bool:
         elif e.event == "unmarked_as_duplicate":
             marked = False
     return marked
+
+
+def canonical_or_unknown(tracker: GitHubTracker, number: int) -> int | None:
+    """The original GraphQL names for an issue closed as a duplicate with GitHub's button, or
+    None (unknown) when that optional lookup fails: the issue is kept, the run goes on."""
+    try:
+        return tracker.duplicate_canonical(number)
+    except GitHubError as exc:
+        log.warning("#%d: the original it duplicates is unknown (%s)", number, exc)
+        return None
 
 
 class PartialState:
@@ -262,7 +276,7 @@ def _with_history(
             role_of(event.actor.login)
     duplicate_of = find_duplicate_of(issue.number, events, comments, role_of, pattern)
     if duplicate_of is None and marked_duplicate(events):
-        duplicate_of = tracker.duplicate_canonical(issue.number)
+        duplicate_of = canonical_or_unknown(tracker, issue.number)
     comments = [c.model_copy(update={"url": None}) for c in comments]
     return issue.model_copy(
         update={"events": events, "comments": comments, "duplicate_of": duplicate_of}
