@@ -246,6 +246,18 @@ class _Reporter:
         elif self.count % self.every == 0 or self.count == self.total:
             self.line(f"fetched {self.count}/{self.total} (#{number})")
 
+    def waiting(self, seconds: float, until: datetime, why: str) -> None:
+        """A long wait (a rate limit): said on the bar, or as a line, with when it ends; not a
+        frozen bar with a stale time remaining."""
+        text = f"GitHub: {why}; waiting {seconds:.0f} s, until {until:%H:%M:%S} UTC"
+        if self._progress is not None:
+            self._progress.update(self._task, description=f"waiting until {until:%H:%M:%S} UTC")
+            self._progress.console.print(text, highlight=False, markup=False)
+        elif self.enabled:
+            self.line(text)
+        else:
+            log.warning("%s", text)
+
     def stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()
@@ -306,6 +318,7 @@ def fetch_snapshot(
     tracker = source if isinstance(source, GitHubTracker) else _tracker_for(source, token, base_url)
     out = Path(out_path)
     report = _Reporter(console, progress)
+    tracker.record.on_wait = report.waiting
     repository = tracker.repository
     state = PartialState(
         partial_path(out), tracker.full_name, fetched_at or repository.fetched_at, resume
