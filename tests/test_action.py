@@ -586,6 +586,6 @@ def test_example_workflow():
     assert groups[("issues", 5)] == "issue-assistant-analyze-5" != groups[("issues", 6)]
     steps = flow["jobs"]["triage"]["steps"]
     cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
-    assert cache["with"]["path"] == ".cache/issue-assistant"
+    assert cache["with"]["path"] == "${{ runner.temp }}/issue-assistant"  # $RUNNER_TEMP inside
     step = next(s for s in steps if s.get("id") == "assistant")
     assert step["with"]["anthropic-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"

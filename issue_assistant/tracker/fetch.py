@@ -347,9 +347,26 @@ def fetch_snapshot(
     final = repository.model_copy(
         update={"fetched_at": state.fetched_at, "maintainers": maintainers, "includes": includes}
     )
-    issues = state.context.with_fixed_by(list(state.issues.values()))
-    extra = {"releases": state.context.releases, "discussions": state.context.discussions.values()}
+    unknown = state.context.unknown  # what failed is left out whole: unknown, not partial
+    issues = list(state.issues.values())
+    if "fixed_by" not in unknown:
+        issues = state.context.with_fixed_by(issues)
+    extra = {
+        "releases": [] if "releases" in unknown else state.context.releases,
+        "discussions": [] if "discussions" in unknown else state.context.discussions.values(),
+    }
     write_snapshot(out, final, issues, **extra)  # type: ignore[arg-type]
-    state.path.unlink(missing_ok=True)
+    if state.context.unknown:
+        # Kept: the same command again fetches only the parts that failed.
+        missing = ", ".join(sorted(state.context.unknown))
+        log.warning(
+            "%s: written without %s (unknown); run the same command again to fetch only what "
+            "is missing (kept in %s)",
+            out,
+            missing,
+            state.path,
+        )
+    else:
+        state.path.unlink(missing_ok=True)
     report.line(f"wrote {out}: {len(issues)} issues and pull requests")
     return Snapshot(final, issues, path=out, **extra)  # type: ignore[arg-type]
