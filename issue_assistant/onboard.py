@@ -15,6 +15,7 @@ from pathlib import Path
 from issue_assistant.atomic import write_atomic
 from issue_assistant.config import find_file
 from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.published import published
 from issue_assistant.render import render
 from issue_assistant.scaffold import (
     GROUP_ORDER,
@@ -111,7 +112,8 @@ def render_files(source: Source, draft: LabelDraft, description: str, origin: st
         **common,
     )
     config = render("init/config.toml.j2", description=description, source=origin, **common)
-    return {LABELS_FILE: labels, CONFIG_FILE: config, WORKFLOW: workflow_text()}
+    workflow = workflow_text(published().action)
+    return {LABELS_FILE: labels, CONFIG_FILE: config, WORKFLOW: workflow}
 
 
 def check_labels(text: str) -> None:
