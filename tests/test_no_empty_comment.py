@@ -43,6 +43,22 @@ def gh(poetry_snapshot, moment):
         yield server
 
 
+def action_env(tmp_path: Path, config: Path, **extra: str) -> dict[str, str]:
+    """The Action's environment for an `issues` event in `tmp_path/event.json`."""
+    return {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+        "GITHUB_WORKSPACE": str(tmp_path),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "INPUT_LABELS": str(LABELS),
+        "INPUT_CONFIG": str(config),
+        **extra,
+    }
+
+
 def run_action(gh, tmp_path: Path, moment, writes: str = "live") -> int:
     issue = gh.issues[NUMBER]
     payload = {
@@ -58,18 +74,7 @@ def run_action(gh, tmp_path: Path, moment, writes: str = "live") -> int:
     (tmp_path / "event.json").write_text(json.dumps(payload), encoding="utf-8")
     config = tmp_path / "config.toml"
     config.write_text(f'[approval]\nwrites = "{writes}"\n', encoding="utf-8")
-    env = {
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_REPOSITORY": REPO,
-        "GITHUB_EVENT_NAME": "issues",
-        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
-        "GITHUB_WORKSPACE": str(tmp_path),
-        "GITHUB_OUTPUT": str(tmp_path / "output"),
-        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
-        "INPUT_LABELS": str(LABELS),
-        "INPUT_CONFIG": str(config),
-    }
+    env = action_env(tmp_path, config, RUNNER_TEMP=str(tmp_path / "runner-temp"))
     return action.run(env, tracker=make_tracker(gh), now=moment)
 
 
@@ -102,21 +107,11 @@ def test_a_proposal_beside_a_template_label_names_the_template(gh, tmp_path, mom
     fake_engine.enqueue(Decision(type="kind/bug", questions=["Which Poetry version?"]))
     config = tmp_path / "config.toml"
     config.write_text('[engine]\nname = "fake"\nfallback = ""\n', encoding="utf-8")
-    env_engine = {"INPUT_ENGINE": "fake"}
     payload = {"issue": {"number": NUMBER, "labels": [{"name": "kind/bug"}]}}
     (tmp_path / "event.json").write_text(json.dumps(payload), encoding="utf-8")
-    env = {
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_REPOSITORY": REPO,
-        "GITHUB_EVENT_NAME": "issues",
-        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
-        "GITHUB_WORKSPACE": str(tmp_path),
-        "GITHUB_OUTPUT": str(tmp_path / "output"),
-        "INPUT_LABELS": str(LABELS),
-        "INPUT_CONFIG": str(config),
-        "ISSUE_ASSISTANT_CACHE": str(tmp_path / "cache"),
-        **env_engine,
-    }
+    env = action_env(
+        tmp_path, config, INPUT_ENGINE="fake", ISSUE_ASSISTANT_CACHE=str(tmp_path / "cache")
+    )
     assert action.run(env, tracker=make_tracker(gh), now=moment) == 0
     [comment] = [c for c in gh.comments.values() if c.user == "github-actions[bot]"]
     assert "**Labels:** none to add: `kind/bug` came with the issue (its template)." in (
