@@ -131,7 +131,7 @@ def test_evaluate_backlog_writes_its_report(tmp_path, monkeypatch, capsys):
     report = tmp_path / "out" / "poetry-accuracy.md"
     argv = ["evaluate", "--backlog", "--snapshot", str(POETRY), "--engine", "similar"]
     argv += ["--labels", str(ROOT / "tests" / "data" / "evaluate" / "poetry.labels.toml")]
-    argv += ["--issues", "2", "--report", str(report), "--cache-dir", str(tmp_path / "c")]
+    argv += ["--limit", "2", "--report", str(report), "--cache-dir", str(tmp_path / "c")]
     assert main(argv) == 0
     out = tmp_path / "out" / "poetry-backlog-accuracy.md"
     assert capsys.readouterr().out.strip() == str(out)

@@ -109,7 +109,7 @@ def duplicates_live(
     from issue_assistant.settings import current
 
     now = now or datetime.now(UTC)
-    cache = cache_dir or current().cache_dir or config.index.cache_dir
+    cache = current().cache_root(config.index.cache_dir, str(cache_dir) if cache_dir else None)
     index = refresh_index(tracker, cache, now, config.index.embeddings)
     view = CachedReads(tracker, index)
     opened = [i for i in index.all_stored() if i.state == "open" and not i.is_pull_request]

@@ -245,7 +245,7 @@ def run_backlog(
     """Triage the open issues nobody labelled: at most `limit` proposals this run."""
     now = now or datetime.now(UTC)
     groups = checked_groups(labels, config)
-    cache = cache_dir or current().cache_dir or config.index.cache_dir
+    cache = current().cache_root(config.index.cache_dir, str(cache_dir) if cache_dir else None)
     index = refresh_index(tracker, cache, now, config.index.embeddings)
     state_path = index.path / STATE_FILE
     state = BacklogState.load(state_path, now.date())

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from issue_assistant.commands.args import add_config_arguments, moment
+from issue_assistant.commands.args import add_config_arguments, add_repository_argument, moment
 from issue_assistant.errors import UserError
 
 HELP = (
@@ -18,8 +18,8 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-R", "--repo", metavar="OWNER/REPO", help="the repository (default: $GH_REPO)"
+    add_repository_argument(
+        parser, positional=False, help="the repository on GitHub (default: $GH_REPO)"
     )
     parser.add_argument(
         "--limit",
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.live import connect
 
     full_name = current().require_repository(args.repo)
-    tracker = connect(full_name, bot_login=config.approval.bot_login)
+    tracker = connect(full_name, bot_login=config.approval.bot_login, writes=writes)
     if args.duplicates:
         from issue_assistant.backlog.duplicates import duplicates_live
 

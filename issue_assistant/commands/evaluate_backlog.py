@@ -35,7 +35,7 @@ def backlog_evaluation(
     from issue_assistant.render import render
 
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
-    limit = getattr(args, "limit", None) or getattr(args, "issues", None)  # --limit, --issues
+    limit = args.limit  # --limit: the first N cases
     evaluation = evaluate_backlog(tracker, index, labels, config, engine_name=engine, limit=limit)
     out = report_path(report)
     rows = list(zip(evaluation.at_label, evaluation.at_opening, strict=True))
