@@ -314,7 +314,11 @@ class Approver:
         action = "approved" if vote.action == "approve" else "dismissed"
         outcome = Outcome(action=action, actor=vote.actor, at=vote.at, changes=changes)
         plan = found.plan.model_copy(
-            update={"status": action, "history": [*found.plan.history, outcome]}
+            update={
+                "status": action,
+                "history": [*found.plan.history, outcome],
+                "set_aside": [],  # decided: no vote is asked for any more
+            }
         )
         assert found.comment.id is not None
         writer.edit_comment(found.comment.id, render_comment(plan), f"the comment ({action})")
@@ -357,16 +361,21 @@ class Approver:
         groups, dropped = revalidate(plan, self.labels)
         if dropped:
             changes.append(f"dropped {_code(dropped)} (not allowed by labels.toml now)")
-        to_add, labeled = self._labels(issue, plan, groups, changes)
         own = [c for c in comments if c.user.login.lower() == self.bot.lower()]
         duplicate = self._duplicate(issue, plan, changes)
         closing = duplicate is not None and self.config.duplicates.close
         asking = bool(plan.questions) and not closing
+        # The labels as they are right before the write: a person may have changed them since
+        # this run read the issue (their change wins, `_labels`).
+        issue = self._fresh(issue)
+        to_add, labeled = self._labels(issue, plan, groups, changes)
         needs_info = self.labels.needs_info
         if asking and needs_info and not has_label(issue.labels, needs_info):
             to_add.append(needs_info)
         if to_add:
             writer.add_labels(n, to_add)
+            if self.writes == "live":
+                labeled = self._after_labels(issue, to_add, labeled, changes, writer)
         if labeled:
             changes.append(f"labeled {_code(labeled)}")
         if asking:
@@ -380,10 +389,46 @@ class Approver:
                 writer.create_comment(n, text, f"'{text}'")
             changes.append(f"marked as a duplicate of #{duplicate}")
         if closing:
-            if issue.state == "open":
-                writer.close(n, "duplicate")
-            changes.append("closed as a duplicate")
+            if issue.state == "open" and (fresh := self._fresh(issue)).state != "open":
+                changes.append(f"left it {fresh.state} (changed by hand meanwhile)")
+            else:
+                if issue.state == "open":
+                    writer.close(n, "duplicate")
+                changes.append("closed as a duplicate")
         return self._finish(issue, found, vote, changes, writer)
+
+    def _fresh(self, issue: Issue) -> Issue:
+        """The issue read again (its labels and state as they are now)."""
+        try:
+            return self.tracker.get_issue(issue.number)
+        except KeyError:
+            return issue
+
+    def _after_labels(
+        self,
+        before: Issue,
+        added: list[str],
+        labeled: list[str],
+        changes: list[str],
+        writer: Writer,
+    ) -> list[str]:
+        """Look again right after the label write: in a group where a person set a label at the
+        same time, ours is taken back (theirs wins). Returns the plan's labels still added."""
+        after = self._fresh(before)
+        had, mine = keys(before.labels), keys(added)
+        shown = {key(name): name for name in after.labels}
+        for group in GROUPS:
+            names = keys(lab.name for lab in self.labels.group(group))  # type: ignore[arg-type]
+            theirs = (keys(after.labels) & names) - had - mine
+            ours = [name for name in added if key(name) in names and key(name) in shown]
+            if not theirs or not ours:
+                continue
+            for name in ours:
+                writer.remove_label(before.number, shown[key(name)])
+            labeled = [name for name in labeled if key(name) not in keys(ours)]
+            kept = _code(sorted(shown[k] for k in theirs | (had & names)))
+            changes.append(f"kept the {group} labels set by hand ({kept}) at the same time")
+        return labeled
 
     def _labels(
         self, issue: Issue, plan: Plan, groups: dict[Group, list[str]], changes: list[str]

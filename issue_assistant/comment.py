@@ -77,6 +77,16 @@ class Outcome(BaseModel):
     changes: list[str] = Field(default_factory=list)
 
 
+class SetAside(BaseModel):
+    """A maintainer's vote that came in while the comment was being edited: it counts for
+    neither text, and the comment asks for it again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    actor: bounded(100)
+    via: bounded(40)
+
+
 class Plan(Proposal):
     """What approval needs, kept as JSON in the comment; validated again before any write."""
 
@@ -92,6 +102,7 @@ class Plan(Proposal):
     labels_before: list[str] = Field(default_factory=list)
     likely_files: list[FileLink] = Field(default_factory=list)
     see_also: list[SeeAlso] = Field(default_factory=list)
+    set_aside: list[SetAside] = Field(default_factory=list, max_length=10)
 
     @property
     def is_empty(self) -> bool:
@@ -123,7 +134,7 @@ class Plan(Proposal):
 
 def encode_plan(plan: Plan) -> str:
     fields = plan.model_dump(mode="json")
-    for key in ("likely_files", "see_also"):  # optional: absent when empty
+    for key in ("likely_files", "see_also", "set_aside"):  # optional: absent when empty
         if not fields.get(key):
             fields.pop(key, None)
     data = json.dumps(fields, ensure_ascii=True, sort_keys=True)

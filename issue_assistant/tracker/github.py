@@ -497,6 +497,14 @@ class GitHubTracker:
     def edit_comment(self, comment_id: int, body: str) -> None:
         self._request("PATCH", f"{self._path}/issues/comments/{comment_id}", {"body": body})
 
+    def delete_comment(self, comment_id: int) -> None:
+        """Delete a comment; one already gone (404) is fine."""
+        try:
+            self._request("DELETE", f"{self._path}/issues/comments/{comment_id}")
+        except GitHubError as exc:
+            if exc.status != 404:
+                raise
+
     def add_reaction(self, comment_id: int, content: str) -> None:
         """React to a comment (GitHub keeps one reaction per user and content)."""
         path = f"{self._path}/issues/comments/{comment_id}/reactions"

@@ -83,6 +83,7 @@ class RepoState:
         self.viewer = viewer
         self.lock = threading.RLock()
         self.clock = START
+        self.step = timedelta(minutes=1)  # timedelta(0): everything happens in one second
         self.issues: dict[int, FakeIssue] = {}
         self.comments: dict[int, FakeComment] = {}
         self.events: list[FakeEvent] = []
@@ -96,10 +97,10 @@ class RepoState:
     # ---- test-facing state API -------------------------------------------------------------
 
     def now(self) -> datetime:
-        """The fake clock: starts at 2025-01-01 and moves one minute per use (deterministic)."""
+        """The fake clock: starts at 2025-01-01 and moves `step` (a minute) per use."""
         with self.lock:
             moment = self.clock
-            self.clock += timedelta(minutes=1)
+            self.clock += self.step
             return moment
 
     def next_id(self) -> int:
