@@ -105,15 +105,14 @@ class IssueIndex:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            log.warning("index: %s is a file, not the index folder; rebuilt", self.path)
+            self.path.unlink()
         self.path.mkdir(parents=True, exist_ok=True)
         self.schema = _schema()
         meta = self._read_meta()
         if meta.get("schema_version") != SCHEMA_VERSION:
-            for child in self.path.iterdir():
-                if child.is_dir():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
+            self._clear()
             meta = {"schema_version": SCHEMA_VERSION, "hashes": {}}
         # an index written before the hashes had their own file keeps them in the meta file
         self._hashes_loaded: dict[str, str] | None = meta.get("hashes")
@@ -122,7 +121,8 @@ class IssueIndex:
         self.repository: Repository | None = (
             Repository.model_validate(meta["repository"]) if meta.get("repository") else None
         )
-        self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+        self._rebuild = False  # the hashes were lost: the next update re-indexes everything
+        self.index = self._open()
         if "hashes" in meta and meta["hashes"]:
             self._write_meta(hashes=True)  # once: the next warm open reads the small file only
         self._df: dict[tuple[str, str], int] = {}
@@ -167,19 +167,55 @@ class IssueIndex:
         embedder = self.embedder
         return self.vectors.update(todo, embedder.embed_one, budget_s=budget_s, progress=progress)
 
+    def _clear(self) -> None:
+        """Everything in the index folder removed (a rebuild follows from the tracker)."""
+        for child in self.path.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+
+    def _open(self) -> tantivy.Index:
+        """The tantivy index, checked: files tantivy cannot read (truncated, zeroed), or a
+        document count other than the one recorded, are logged in one line and the folder is
+        rebuilt from the tracker by the next `update`."""
+        problem = None
+        try:
+            index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+            docs = index.searcher().num_docs
+            if docs != self._count:
+                problem = f"{docs} documents, {self._count} recorded"
+        except ValueError as exc:
+            problem = " ".join(str(exc).split())[:160]
+        if problem is None:
+            return index
+        log.warning("index: %s cannot be used (%s); rebuilt", self.path, problem)
+        self._clear()
+        self._hashes_loaded, self._count, self.source, self.repository = {}, 0, None, None
+        self._write_meta(hashes=True)
+        return tantivy.Index(self.schema, path=str(self.path), reuse=True)
+
     def _read_meta(self) -> dict:
         try:
-            return json.loads((self.path / META).read_text())
-        except (OSError, ValueError):
+            meta = json.loads((self.path / META).read_text())
+        except (OSError, ValueError, RecursionError):
             return {}
+        ok = isinstance(meta, dict) and isinstance(meta.get("count", 0), int)
+        ok = ok and isinstance(meta.get("hashes", {}), dict)
+        return meta if ok else {}
 
     @property
     def _hashes(self) -> dict[str, str]:
         if self._hashes_loaded is None:
             try:
-                self._hashes_loaded = json.loads((self.path / HASHES).read_text())
-            except (OSError, ValueError):
-                self._hashes_loaded = {}
+                loaded = json.loads((self.path / HASHES).read_text())
+            except (OSError, ValueError, RecursionError):
+                loaded = None
+            if not isinstance(loaded, dict) or len(loaded) != self._count:
+                # Which documents the index holds is unknown: re-index them all, once.
+                log.warning("index: %s lost its content hashes; re-indexed", self.path)
+                loaded, self._rebuild = {}, True
+            self._hashes_loaded = loaded
         return self._hashes_loaded
 
     def _write_meta(self, hashes: bool = False) -> None:
@@ -269,6 +305,9 @@ class IssueIndex:
         if not changed:
             return 0
         writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+        if self._rebuild:
+            writer.delete_all_documents()
+            self._rebuild = False
         for issue, _ in changed:
             if str(issue.number) in self._hashes:
                 writer.delete_documents_by_query(
