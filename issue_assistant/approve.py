@@ -16,6 +16,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from issue_assistant.comment import (
+    CHANGES_MAX,
+    GITHUB_LIMIT,
+    HISTORY_MAX,
     Outcome,
     Plan,
     extract_plan,
@@ -25,7 +28,7 @@ from issue_assistant.comment import (
 )
 from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
 from issue_assistant.decision import filter_labels
-from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.errors import AssistantError, EngineError, GitHubError, UserError
 from issue_assistant.labelnames import find_label, has_label, key, keys
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
@@ -167,6 +170,16 @@ class Approver:
         self.pending = config.approval.pending_label
         self.rule = VoteRule(tracker.permission, config.approval.roles, self.bot)
         self._held: tuple[int, int] | None = None  # (comment id, claim id) while writing
+        self._writers: list[Writer] = []  # the current issue's, for what was written
+
+    def _writer(self) -> Writer:
+        writer = Writer(self.tracker, self.writes)
+        self._writers.append(writer)
+        return writer
+
+    @property
+    def _written(self) -> list[str]:
+        return [w for writer in self._writers for w in writer.done]
 
     def may_decide(self, login: str) -> bool:
         return self.rule.may_decide(login)
@@ -189,11 +202,18 @@ class Approver:
                     log.info("#%d: skipped: no such issue", n)
         results: list[ApplyResult] = []
         for issue in issues:
+            # Whatever fails on one issue is reported for that issue, with exactly what was
+            # written before it failed, and the sweep goes on to the next.
+            self._writers = []
             try:
                 results.append(self.process(issue))
-            except GitHubError as exc:
-                log.error("#%d: %s; the plan stays pending", issue.number, exc)
-                results.append(ApplyResult(issue.number, "failed", str(exc)))
+            except Exception as exc:  # noqa: BLE001 - one issue never stops the sweep
+                written = self._written
+                what = str(exc) if isinstance(exc, AssistantError) else repr(exc)
+                done = f"; written before it: {'; '.join(written)}" if written else ""
+                reason = f"{what}{done or '; nothing was written'}"
+                log.error("#%d: %s; the plan stays pending", issue.number, " ".join(reason.split()))
+                results.append(ApplyResult(issue.number, "failed", reason, writes=written))
         if not results:
             log.info("no issue waits for approval")
         return results
@@ -278,7 +298,7 @@ class Approver:
             # Also on a closed issue: an approval that closed it may have failed just before this.
             result = self._skip(issue, f"already {found.plan.status}")
             if pending is not None:
-                writer = Writer(self.tracker, self.writes)
+                writer = self._writer()
                 if found.comment.id is not None:
                     self._leftover_claims(found.comment.id, writer)
                 writer.remove_label(n, pending)
@@ -298,9 +318,36 @@ class Approver:
     def _decide(
         self, issue: Issue, found: Found, vote: Vote, comments: list[Comment]
     ) -> ApplyResult:
+        if (reason := self._cannot_record(found, vote)) is not None:
+            return self._skip(issue, reason, logging.WARNING)
         if vote.action == "dismiss":
             return self.dismiss(issue, found, vote)
         return self.approve(issue, found, vote, comments)
+
+    def _outcome(self, found: Found, vote: Vote, changes: list[str]) -> Plan:
+        """The plan as the comment records it once decided."""
+        action = "approved" if vote.action == "approve" else "dismissed"
+        outcome = Outcome(action=action, actor=vote.actor, at=vote.at, changes=changes)
+        return found.plan.model_copy(
+            update={
+                "status": action,
+                "history": [*found.plan.history, outcome][-HISTORY_MAX:],
+                "set_aside": [],  # decided: no vote is asked for any more
+            }
+        )
+
+    def _cannot_record(self, found: Found, vote: Vote) -> str | None:
+        """Why the outcome could not be written into the comment (checked before any write,
+        with the longest list of changes a run can make), or None."""
+        longest = ["x" * 300] * CHANGES_MAX
+        try:
+            render_comment(self._outcome(found, vote, longest))
+        except EngineError:
+            return (
+                f"the plan in the comment is too long to record the outcome under GitHub's "
+                f"{GITHUB_LIMIT} characters (edited by hand?); nothing was written"
+            )
+        return None
 
     def first_vote(self, comment: Comment, comments: list[Comment]) -> Vote | None:
         """The earliest vote that counts (see `votes.VoteRule`)."""
@@ -312,14 +359,7 @@ class Approver:
     ) -> ApplyResult:
         """Edit the comment to record the outcome, then remove the pending label."""
         action = "approved" if vote.action == "approve" else "dismissed"
-        outcome = Outcome(action=action, actor=vote.actor, at=vote.at, changes=changes)
-        plan = found.plan.model_copy(
-            update={
-                "status": action,
-                "history": [*found.plan.history, outcome],
-                "set_aside": [],  # decided: no vote is asked for any more
-            }
-        )
+        plan = self._outcome(found, vote, changes)
         assert found.comment.id is not None
         writer.edit_comment(found.comment.id, render_comment(plan), f"the comment ({action})")
         result = ApplyResult(
@@ -349,14 +389,14 @@ class Approver:
         return result
 
     def dismiss(self, issue: Issue, found: Found, vote: Vote) -> ApplyResult:
-        return self._finish(issue, found, vote, [], Writer(self.tracker, self.writes))
+        return self._finish(issue, found, vote, [], self._writer())
 
     def approve(
         self, issue: Issue, found: Found, vote: Vote, comments: list[Comment]
     ) -> ApplyResult:
         """Labels, questions, duplicate, close, then the comment; each write looked at first."""
         plan, n = found.plan, issue.number
-        writer = Writer(self.tracker, self.writes)
+        writer = self._writer()
         changes: list[str] = []
         groups, dropped = revalidate(plan, self.labels)
         if dropped:

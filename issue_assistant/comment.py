@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from issue_assistant.decision import (
     QUESTION_MAX,
@@ -68,13 +68,23 @@ class SeeAlso(BaseModel):
     similarity: float = 0.0
 
 
+# The outcomes a plan keeps (the last ones): a comment edited by hand to hold thousands must
+# still render under GitHub's limit when the next outcome is recorded.
+HISTORY_MAX = 5
+CHANGES_MAX = 20
+
+
+def _last(limit: int):  # noqa: ANN202 - a validator
+    return BeforeValidator(lambda v: v[-limit:] if isinstance(v, list) else v)
+
+
 class Outcome(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     action: Literal["approved", "dismissed"]
-    actor: str
+    actor: bounded(100)
     at: datetime
-    changes: list[str] = Field(default_factory=list)
+    changes: Annotated[list[bounded(300)], _last(CHANGES_MAX)] = Field(default_factory=list)
 
 
 class SetAside(BaseModel):
@@ -97,7 +107,7 @@ class Plan(Proposal):
     evidence: list[Evidence] = Field(default_factory=list)
     created_at: datetime
     status: Literal["pending", "approved", "dismissed"] = "pending"
-    history: list[Outcome] = Field(default_factory=list)
+    history: Annotated[list[Outcome], _last(HISTORY_MAX)] = Field(default_factory=list)
     # The issue's labels when the comment was written: a group changed since then is a human's.
     labels_before: list[str] = Field(default_factory=list)
     likely_files: list[FileLink] = Field(default_factory=list)
@@ -174,13 +184,18 @@ def _render(plan: Plan, fallback_from: str | None = None) -> str:
 
 
 def _smaller(plan: Plan) -> Plan | None:
-    """The plan with the next optional part dropped: evidence, summary, then the last question."""
+    """The plan with the next optional part dropped: evidence, summary, the last question, the
+    likely files and discussions, then the oldest outcome kept."""
     if plan.evidence:
         return plan.model_copy(update={"evidence": []})
     if plan.summary:
         return plan.model_copy(update={"summary": ""})
     if plan.questions and plan.status == "pending":
         return plan.model_copy(update={"questions": plan.questions[:-1]})
+    if plan.likely_files or plan.see_also:
+        return plan.model_copy(update={"likely_files": [], "see_also": []})
+    if len(plan.history) > 1:
+        return plan.model_copy(update={"history": plan.history[1:]})
     return None
 
 
