@@ -29,17 +29,23 @@ if TYPE_CHECKING:
     from issue_assistant.index.embeddings import Embedder
     from issue_assistant.index.vectors import VectorStore
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: the title before a rename, searched as of a moment before it
 META = "issue-assistant-meta.json"
 # Each indexed issue's content hash, read only when the index is updated (at 100k issues the
 # file is a few MB: parsing it on every warm `analyze` or `search` was 70 ms of O(n) work).
 HASHES = "issue-assistant-hashes.json"
+TITLE_BEFORE = "title_before"
+RENAMED_AT = "renamed_at"
 
 
 def _schema() -> tantivy.Schema:
     b = tantivy.SchemaBuilder()
     b.add_integer_field("number", stored=True, indexed=True, fast=True)
     b.add_text_field("title", stored=True, tokenizer_name="en_stem")
+    # The first title of a renamed issue, and when it was last renamed: a search as of a moment
+    # before the rename matches the title as it was then (`query`), never a later one.
+    b.add_text_field(TITLE_BEFORE, stored=False, tokenizer_name="en_stem")
+    b.add_date_field(RENAMED_AT, stored=False, indexed=True, fast=True)
     b.add_text_field("body", stored=True, tokenizer_name="en_stem")
     b.add_text_field("labels", stored=True, tokenizer_name="raw")
     b.add_text_field("state", stored=True, tokenizer_name="raw")
@@ -332,6 +338,13 @@ class IssueIndex:
         doc = tantivy.Document()
         doc.add_integer("number", issue.number)
         doc.add_text("title", issue.title)
+        renames = sorted(
+            (e for e in issue.events or [] if e.event == "renamed" and e.rename_from is not None),
+            key=lambda e: e.created_at,
+        )
+        if renames:
+            doc.add_text(TITLE_BEFORE, renames[0].rename_from or "")
+            doc.add_date(RENAMED_AT, renames[-1].created_at)
         doc.add_text("body", issue.body or "")
         for label in issue.labels:
             doc.add_text("labels", label)
@@ -360,6 +373,8 @@ class IssueIndex:
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if text.strip():
             parsed = self.index.parse_query(text, list(fields), field_boosts={"title": 2.0})
+            if as_of is not None and "title" in fields:
+                parsed = self._titles_then(parsed, text, fields, as_of)
             clauses.append((tantivy.Occur.Must, parsed))
         else:
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
@@ -380,6 +395,23 @@ class IssueIndex:
                 (tantivy.Occur.MustNot, tantivy.Query.term_query(self.schema, "number", number))
             )
         return tantivy.Query.boolean_query(clauses)
+
+    def _titles_then(
+        self, parsed: tantivy.Query, text: str, fields: tuple[str, ...], as_of: datetime
+    ) -> tantivy.Query:
+        """`parsed`, except that an issue renamed at or after `as_of` matches on its title
+        before the rename instead of its current one."""
+        later = tantivy.Query.range_query(
+            self.schema, RENAMED_AT, tantivy.FieldType.Date, lower_bound=as_of, include_lower=True
+        )
+        if not self._searcher().search(later, limit=1, count=False).hits:
+            return parsed  # no issue was renamed after the moment
+        then_fields = [TITLE_BEFORE if f == "title" else f for f in fields]
+        then = self.index.parse_query(text, then_fields, field_boosts={TITLE_BEFORE: 2.0})
+        Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
+        now = bq([(Occur.Must, parsed), (Occur.MustNot, later)])
+        before = bq([(Occur.Must, then), (Occur.Must, later)])
+        return bq([(Occur.Should, now), (Occur.Should, before)])
 
     def search(
         self,

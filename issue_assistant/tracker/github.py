@@ -45,7 +45,15 @@ DEFAULT_BOT_LOGIN = "github-actions[bot]"
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 TRIAGE_ROLES = WRITE_ROLES | {"triage"}
 HISTORY_EVENTS = frozenset(
-    {"labeled", "unlabeled", "closed", "reopened", "marked_as_duplicate", "unmarked_as_duplicate"}
+    {
+        "labeled",
+        "unlabeled",
+        "closed",
+        "reopened",
+        "marked_as_duplicate",
+        "unmarked_as_duplicate",
+        "renamed",  # the title as of a moment (`tracker.asof.title_at`)
+    }
 )
 GHOST = User(login="ghost")
 RELEASES_PAGE = 30  # a live run reads the newest releases only: one request
@@ -196,12 +204,15 @@ def to_comment(data: dict[str, Any], *, edited: bool = True) -> Comment:
 
 def to_event(data: dict[str, Any]) -> Event:
     label = data.get("label")
+    rename = data.get("rename") if isinstance(data.get("rename"), dict) else {}
     return Event(
         event=data["event"],
         created_at=data["created_at"],
         actor=to_user(data.get("actor")),
         label=label.get("name") if isinstance(label, dict) else None,
         state_reason=data.get("state_reason"),
+        rename_from=rename.get("from") if isinstance(rename.get("from"), str) else None,
+        rename_to=rename.get("to") if isinstance(rename.get("to"), str) else None,
     )
 
 

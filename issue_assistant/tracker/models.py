@@ -45,6 +45,9 @@ class Event(BaseModel):
     label: str | None = None
     state_reason: str | None = None
     canonical: int | None = None
+    # `renamed`: the title before and after (GitHub's `rename.from` and `rename.to`).
+    rename_from: Text | None = None
+    rename_to: Text | None = None
 
 
 class Comment(BaseModel):
