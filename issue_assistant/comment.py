@@ -30,6 +30,7 @@ LIMITS = {
     "question": 2 * QUESTION_MAX,
     "reason": 2 * REASON_MAX + 100,
     "title": 180,
+    "see_also": 100,
     "labels": 200,
     "changes": 1_000,
     "model": 100,
