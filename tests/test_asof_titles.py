@@ -21,6 +21,8 @@ from issue_assistant.tracker.snapshot import Snapshot, read_snapshot, write_snap
 from tests.fakegithub.fixtures import make_tracker
 from tests.test_races_faults import record
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 OLD, NEW = "Setup question about the installer", "Crash when loading parquet shards"

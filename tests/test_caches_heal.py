@@ -22,6 +22,8 @@ from issue_assistant.pipeline import open_index
 from tests.conftest import POETRY
 from tests.test_races_faults import record
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 QUERY = "poetry install lock file dependency resolution"
 
 

@@ -25,6 +25,8 @@ from issue_assistant.pipeline import decide
 from tests.test_approve import DATA
 from tests.test_races_faults import record
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 DEEP = "[" * 100_000
 LABELS = load_labels(DATA / "labels.toml")
 

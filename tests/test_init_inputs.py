@@ -16,6 +16,8 @@ from issue_assistant.config import load_config, load_labels
 from tests.test_init import SNAPSHOTS
 from tests.test_races_faults import record
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 WORKFLOW = Path(".github/workflows/issue-assistant.yml")
 
 

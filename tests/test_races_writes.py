@@ -22,6 +22,8 @@ from tests.test_action import BOT, DECISION, PENDING, REPO, environment, event, 
 from tests.test_approve import CONFIG, LABELS
 from tests.test_races_faults import record, run_analyze, run_apply, state_of, tracker
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 
 @pytest.fixture
 def gh():

@@ -263,6 +263,8 @@ import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # a runaway compile fails here
 from types import SimpleNamespace
 from issue_assistant.tools import Checkout, Toolbox
+
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
 box = Toolbox(SimpleNamespace(), Checkout(sys.argv[1]))
 out = []
 for pattern in json.loads(sys.argv[2]):

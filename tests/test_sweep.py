@@ -24,6 +24,8 @@ from tests.test_action import BOT, NOW, PENDING, REPO, seed
 from tests.test_approve import CONFIG, LABELS
 from tests.test_races_faults import record, tracker
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 
 @pytest.fixture
 def gh():

@@ -17,6 +17,8 @@ from issue_assistant.tracker.snapshot import write_snapshot
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import make_tracker
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2024, 2, 1, tzinfo=UTC)
 TOPICS = ["parquet", "streaming", "audio", "images", "cache", "map", "hub", "csv", "json", "s3"]
@@ -129,7 +131,9 @@ def test_a_large_first_listing_spans_runs_within_a_budget(tmp_path, monkeypatch)
     assert t.reads[-1][0] == "all_issues" and t.reads[-1][1] is not None  # only recent updates
 
 
-def test_a_warm_run_sees_the_releases_and_discussions_a_cold_run_sees(tmp_path, capsys):
+def test_a_warm_run_sees_the_releases_and_discussions_a_cold_run_sees(
+    tmp_path, capsys, record_property
+):
     """The second `analyze --snapshot` on the same cache reads no snapshot line: the releases
     and discussions come from what the first kept with the index (the same comment, the same
     context files)."""
@@ -184,6 +188,10 @@ def test_a_warm_run_sees_the_releases_and_discussions_a_cold_run_sees(tmp_path, 
 
     cold_comment, cold_files = run("cold")
     warm_comment, warm_files = run("warm")
+    from tests.test_races_faults import record
+
+    wrong = int(warm_comment != cold_comment) + int(warm_files != cold_files)
+    record(record_property, "cache", wrong, 0, 0, kind="a warm run", where="analyze --snapshot")
     assert "v2.0.0" in cold_files["releases.md"] and "Discussion 7" in cold_files["discussions.md"]
     assert "discussion #7" in cold_comment  # "See also"
     assert warm_files == cold_files
