@@ -17,6 +17,7 @@ from pathlib import Path
 from issue_assistant.atomic import write_atomic
 from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.initfiles import comment_text, config_toml, labels_toml
+from issue_assistant.published import published
 from issue_assistant.render import render
 from issue_assistant.scaffold import (
     GROUP_ORDER,
@@ -101,7 +102,8 @@ def describe(source: Source, readme_file: str | None) -> tuple[str, str]:
 def render_files(source: Source, draft: LabelDraft, description: str, origin: str) -> dict:
     labels = labels_toml(draft, source.repository)
     config = config_toml(source.repository, description, origin)
-    return {Path("labels.toml"): labels, Path("config.toml"): config, WORKFLOW: workflow_text()}
+    workflow = workflow_text(published().action)
+    return {Path("labels.toml"): labels, Path("config.toml"): config, WORKFLOW: workflow}
 
 
 def check_draft(files: dict[Path, str], root: Path) -> None:

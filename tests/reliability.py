@@ -5,8 +5,9 @@
 
 Tests that try attacks, races or faults record `record_property("reliability", json)` with
 `category`, `cases`, `wrong_writes`, `doubled_writes` and `tracebacks` (measured, not typed),
-optionally `leaks` (secrets read where they must not be), `kind` and `where` (what was tried). This runs those test files with `--junitxml`,
-adds the properties up by category, lists every failed test as a finding, and renders the page.
+optionally `leaks` (secrets read where they must not be), `kind` and `where` (what was tried).
+This runs those test files with `--junitxml`, adds the properties up by category, lists every
+failed test as a finding, and renders the page.
 """
 
 from __future__ import annotations
