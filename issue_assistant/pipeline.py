@@ -17,7 +17,7 @@ from issue_assistant.decision import Decision, Usage, validate
 from issue_assistant.engines import Engine, create
 from issue_assistant.engines.base import Deadline
 from issue_assistant.engines.failures import EngineFailure, crashed, kind_of, with_retries
-from issue_assistant.errors import EngineError, UserError
+from issue_assistant.errors import AssistantError, EngineError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.code import code_index_for
 from issue_assistant.index.local import index_path, open_index  # noqa: F401 (re-exported)
@@ -86,11 +86,12 @@ def bounded(call: Callable[[], T], seconds: float, what: str) -> T:
 def run_engine(engine: Engine, context: Context) -> Decision:
     """One engine on one issue within `[engine] timeout_seconds`, transient failures retried.
 
-    Any exception but an EngineError (and an interrupt) comes out as a `crash` EngineFailure."""
+    Any other exception than the assistant's own errors (and an interrupt) comes out as a
+    `crash` EngineFailure."""
     try:
         return _run_engine(engine, context)
-    except EngineError:
-        raise
+    except AssistantError:
+        raise  # an EngineError is classified already; a UserError names what to fix
     except Exception as exc:  # noqa: BLE001 - classified, counted, answered by the fallback
         log.debug("engine %s crashed", engine.name, exc_info=True)
         raise crashed(exc, engine.name) from exc
@@ -125,7 +126,7 @@ def _warm(engine: Engine, context: Context) -> None:
     """`engine.warm`, any exception in it a `crash` failure (the fallback answers)."""
     try:
         engine.warm(context)
-    except EngineError:
+    except AssistantError:
         raise
     except Exception as exc:  # noqa: BLE001 - classified like a crash in decide
         raise crashed(exc, engine.name) from exc

@@ -121,12 +121,13 @@ def main(argv: list[str]) -> int:
         os.write(status_fd, json.dumps({"code": code, "timeout": timeout, "left": left}).encode())
         os.close(status_fd)
 
-    try:
-        pid = os.posix_spawnp(command[0], command, dict(os.environ))
-    except OSError as exc:
-        print(f"cannot run {command[0]}: {exc.strerror}", file=sys.stderr)
-        report(127, False, 0)
-        return 0
+    pid = os.fork()
+    if pid == 0:  # the engine, with this process's environment (the scrubbed one)
+        try:
+            os.execvp(command[0], command)
+        except OSError as exc:
+            os.write(2, f"cannot run {command[0]}: {exc.strerror}\n".encode())
+        os._exit(127)
     end = time.monotonic() + seconds
     timeout = False
     while pid not in EXITED:
