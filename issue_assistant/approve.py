@@ -28,7 +28,13 @@ from issue_assistant.comment import (
 )
 from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
 from issue_assistant.decision import filter_labels
-from issue_assistant.errors import AssistantError, EngineError, GitHubError, UserError
+from issue_assistant.errors import (
+    NOT_FOUND_HINT,
+    AssistantError,
+    EngineError,
+    GitHubError,
+    UserError,
+)
 from issue_assistant.labelnames import find_label, has_label, key, keys
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
@@ -136,6 +142,9 @@ class ApplyResult:
     changes: list[str] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
     comment_url: str | None = None
+    #: on approval, the labels added (or that a live run would add) and the duplicate marked
+    labels: list[str] = field(default_factory=list)
+    duplicate: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -146,6 +155,8 @@ class ApplyResult:
             "changes": self.changes,
             "writes": self.writes,
             "comment_url": self.comment_url,
+            "labels": self.labels,
+            "duplicate": self.duplicate,
         }
 
 
@@ -199,7 +210,10 @@ class Approver:
                 try:
                     issues.append(self.tracker.get_issue(n))
                 except KeyError:
-                    log.info("#%d: skipped: no such issue", n)
+                    # As analyze: the wrong number is the user's mistake (exit 2), not "nothing
+                    # waits for approval".
+                    repo = self.tracker.repository.full_name
+                    raise UserError(f"{repo}#{n}: no such issue ({NOT_FOUND_HINT})") from None
         results: list[ApplyResult] = []
         for issue in issues:
             # Whatever fails on one issue is reported for that issue, with exactly what was
@@ -412,10 +426,12 @@ class Approver:
         needs_info = self.labels.needs_info
         if asking and needs_info and not has_label(issue.labels, needs_info):
             to_add.append(needs_info)
+        taken: set[str] = set()  # ours, taken back where a person set the group meanwhile
         if to_add:
             writer.add_labels(n, to_add)
             if self.writes == "live":
-                labeled = self._after_labels(issue, to_add, labeled, changes, writer)
+                taken = self._after_labels(issue, to_add, changes, writer)
+                labeled = [name for name in labeled if key(name) not in taken]
         if labeled:
             changes.append(f"labeled {_code(labeled)}")
         if asking:
@@ -435,7 +451,10 @@ class Approver:
                 if issue.state == "open":
                     writer.close(n, "duplicate")
                 changes.append("closed as a duplicate")
-        return self._finish(issue, found, vote, changes, writer)
+        result = self._finish(issue, found, vote, changes, writer)
+        result.labels = [name for name in to_add if key(name) not in taken]
+        result.duplicate = duplicate
+        return result
 
     def _fresh(self, issue: Issue) -> Issue:
         """The issue read again (its labels and state as they are now)."""
@@ -445,18 +464,14 @@ class Approver:
             return issue
 
     def _after_labels(
-        self,
-        before: Issue,
-        added: list[str],
-        labeled: list[str],
-        changes: list[str],
-        writer: Writer,
-    ) -> list[str]:
+        self, before: Issue, added: list[str], changes: list[str], writer: Writer
+    ) -> set[str]:
         """Look again right after the label write: in a group where a person set a label at the
-        same time, ours is taken back (theirs wins). Returns the plan's labels still added."""
+        same time, ours is taken back (theirs wins). Returns the keys of those taken back."""
         after = self._fresh(before)
         had, mine = keys(before.labels), keys(added)
         shown = {key(name): name for name in after.labels}
+        taken: set[str] = set()
         for group in GROUPS:
             names = keys(lab.name for lab in self.labels.group(group))  # type: ignore[arg-type]
             theirs = (keys(after.labels) & names) - had - mine
@@ -465,10 +480,10 @@ class Approver:
                 continue
             for name in ours:
                 writer.remove_label(before.number, shown[key(name)])
-            labeled = [name for name in labeled if key(name) not in keys(ours)]
+                taken.add(key(name))
             kept = _code(sorted(shown[k] for k in theirs | (had & names)))
             changes.append(f"kept the {group} labels set by hand ({kept}) at the same time")
-        return labeled
+        return taken
 
     def _labels(
         self, issue: Issue, plan: Plan, groups: dict[Group, list[str]], changes: list[str]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from issue_assistant.atomic import write_atomic
+from issue_assistant.config import find_file
 from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.initfiles import comment_text, config_toml, labels_toml
 from issue_assistant.published import published
@@ -31,7 +32,10 @@ from issue_assistant.tracker.models import Issue, LabelInfo
 
 log = logging.getLogger(__name__)
 WORKFLOW = Path(".github/workflows/issue-assistant.yml")
-NEXT = ["issue-assistant config check", "issue-assistant evaluate {source} --issues 50"]
+# Where the two files go: read first (config.SEARCH_DIRS), beside nothing of another tool's.
+LABELS_FILE = Path(".github/issue-assistant/labels.toml")
+CONFIG_FILE = Path(".github/issue-assistant/config.toml")
+NEXT = ["issue-assistant config check", "issue-assistant evaluate {source} --limit 50"]
 
 
 @dataclass
@@ -103,7 +107,7 @@ def render_files(source: Source, draft: LabelDraft, description: str, origin: st
     labels = labels_toml(draft, source.repository)
     config = config_toml(source.repository, description, origin)
     workflow = workflow_text(published().action)
-    return {Path("labels.toml"): labels, Path("config.toml"): config, WORKFLOW: workflow}
+    return {LABELS_FILE: labels, CONFIG_FILE: config, WORKFLOW: workflow}
 
 
 def check_draft(files: dict[Path, str], root: Path) -> None:
@@ -112,7 +116,7 @@ def check_draft(files: dict[Path, str], root: Path) -> None:
     from issue_assistant.config import load_config, load_labels
 
     with tempfile.TemporaryDirectory() as tmp:
-        for rel, load in ((Path("labels.toml"), load_labels), (Path("config.toml"), load_config)):
+        for rel, load in ((LABELS_FILE, load_labels), (CONFIG_FILE, load_config)):
             path = Path(tmp) / rel.name
             path.write_text(files[rel], encoding="utf-8")
             try:
@@ -163,8 +167,8 @@ def run_init(args: argparse.Namespace) -> int:
         source = read_snapshot_source(args.snapshot)
     else:
         if not (args.repository or current().repository):
-            raise UserError("give OWNER/REPO (with GITHUB_TOKEN set) or --snapshot FILE")
-        source = read_github_source(current().require_repository(args.repository), args.issues)
+            raise UserError("give -R OWNER/REPO (with GITHUB_TOKEN set) or --snapshot FILE")
+        source = read_github_source(current().require_repository(args.repository), args.limit)
     origin_flag = (
         f"--snapshot {shlex.quote(args.snapshot)}"
         if args.snapshot
@@ -181,15 +185,24 @@ def run_init(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     target_dir(root)
     check_draft(files, root)
-    why_kept = {str(root / rel): keep_reason(root / rel, args.force) for rel in files}
-    written, kept = [], []
+    # Decided for every file before anything is written (a folder in the way stops them all).
+    decided: list[tuple[Path, str, str | None]] = []
     for rel, text in files.items():
         path = root / rel
-        if why_kept[str(path)] is None:
+        why = keep_reason(path, args.force)
+        # A labels.toml or config.toml of ours elsewhere (the root, .github/) counts as there.
+        there = find_file(rel.name, None, root) if rel != WORKFLOW else None
+        if why is None and not args.force and there is not None and not path.exists():
+            path, why = there, "it exists; --force to write the new one beside it"
+        decided.append((path, text, why))
+    written, kept, why_kept = [], [], {}
+    for path, text, why in decided:
+        if why is None:
             write_new(path, text)
             written.append(str(path))
         else:
             kept.append(str(path))
+            why_kept[str(path)] = why
     summary = {
         "repository": source.repository,
         "issues_counted": counted,

@@ -19,6 +19,8 @@ from tests.test_races_faults import record
 PROPERTY = "reliability"  # what each case records for tests/reliability.py
 
 WORKFLOW = Path(".github/workflows/issue-assistant.yml")
+LABELS = Path(".github/issue-assistant/labels.toml")
+CONFIG = Path(".github/issue-assistant/config.toml")
 
 
 def snapshot(path: Path, labels: list[str], full_name: str = "acme/widget") -> Path:
@@ -81,16 +83,16 @@ def test_odd_labels_are_drafted_with_a_comment(tmp_path, capsys, record_property
     tracebacks = int("Traceback" in err)
     wrong = 0
     if status == 0:
-        data = tomllib.loads((out / "labels.toml").read_text(encoding="utf-8"))
+        data = tomllib.loads((out / LABELS).read_text(encoding="utf-8"))
         names = {t["name"] for g in ("type", "area", "topic", "priority") for t in data.get(g, [])}
         wrong = int(not {"kind/bug", "area/docs"} <= names)  # the usable ones stay
         wrong += int(data.get("needs_info") != needs_info)  # nothing injected, none in a group
         wrong += int(bool({"evil"} & names))
     record(record_property, "init", wrong, 0, tracebacks, kind=case, where="init --snapshot")
     assert status == 0 and tracebacks == 0, err
-    labels = load_labels(out / "labels.toml")
+    labels = load_labels(out / LABELS)
     assert wrong == 0 and labels.needs_info == needs_info
-    text = (out / "labels.toml").read_text(encoding="utf-8")
+    text = (out / LABELS).read_text(encoding="utf-8")
     assert all(c.isprintable() or c == "\n" for c in text)  # one printable line per comment
     assert all(c.isprintable() or c == "\n" for c in stdout)
 
@@ -100,8 +102,8 @@ def test_a_repository_name_with_a_newline_injects_nothing(tmp_path, capsys, reco
     snap = snapshot(tmp_path / "s.jsonl", BASE, full_name=name)
     out = tmp_path / "out"
     status, _, err = run(out, "--snapshot", str(snap), capsys=capsys)
-    data = tomllib.loads((out / "labels.toml").read_text()) if status == 0 else {}
-    config = tomllib.loads((out / "config.toml").read_text()) if status == 0 else {}
+    data = tomllib.loads((out / LABELS).read_text()) if status == 0 else {}
+    config = tomllib.loads((out / CONFIG).read_text()) if status == 0 else {}
     injected = int(data.get("needs_info") == "injected") + int(
         any(t["name"] == "evil" for t in data.get("type", []))
     )
@@ -115,7 +117,7 @@ def test_a_repository_name_with_a_newline_injects_nothing(tmp_path, capsys, reco
         where="init --snapshot",
     )
     assert status == 0 and injected == 0 and set(config) == {"engine", "project", "approval"}
-    load_config(out / "config.toml")
+    load_config(out / CONFIG)
 
 
 def test_a_description_with_quotes_newlines_and_toml_survives(tmp_path, capsys):
@@ -126,7 +128,7 @@ def test_a_description_with_quotes_newlines_and_toml_survives(tmp_path, capsys):
         out, "--snapshot", str(SNAPSHOTS["poetry"]), "--readme", str(readme), capsys=capsys
     )
     assert status == 0, err
-    config = load_config(out / "config.toml")
+    config = load_config(out / CONFIG)
     assert config.project.description.startswith('Widget """turns""" gadgets\'')
     assert config.engine.name == "similar"
 
@@ -188,14 +190,14 @@ def test_a_link_where_a_file_goes_is_never_replaced(
     tmp_path, capsys, record_property, dangling, force
 ):
     out = tmp_path / "out"
-    out.mkdir()
+    (out / LABELS).parent.mkdir(parents=True)
     target = tmp_path / "mine.toml"
     if not dangling:
         target.write_text("# mine\n")
-    (out / "labels.toml").symlink_to(target)
+    (out / LABELS).symlink_to(target)
     args = ["--snapshot", str(SNAPSHOTS["poetry"])] + (["--force"] if force else [])
     status, stdout, err = run(out, *args, capsys=capsys)
-    replaced = int(not (out / "labels.toml").is_symlink())
+    replaced = int(not (out / LABELS).is_symlink())
     replaced += int(target.exists() != (not dangling))
     replaced += int(not dangling and target.read_text() != "# mine\n")
     record(
@@ -209,4 +211,4 @@ def test_a_link_where_a_file_goes_is_never_replaced(
     )
     assert status == 0 and replaced == 0, err
     assert "a symbolic link, never replaced" in stdout
-    assert (out / "config.toml").is_file()  # the rest is written
+    assert (out / CONFIG).is_file()  # the rest is written
