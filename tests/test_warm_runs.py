@@ -179,6 +179,7 @@ def test_a_warm_run_sees_the_releases_and_discussions_a_cold_run_sees(
     labels = str(ROOT / "labels.toml")
 
     def run(where: str) -> tuple[str, dict[str, str]]:
+        FakeEngine.enqueue(Decision(questions=["Which version of the parquet extra?"]))
         context = tmp_path / where
         args = ["analyze", "--snapshot", str(path), "--issue", "41", "--labels", labels]
         args += ["--cache-dir", str(cache), "--engine", "fake", "--context-dir", str(context)]
