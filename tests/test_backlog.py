@@ -319,3 +319,27 @@ def test_a_skip_of_the_live_path_is_kept_so_it_does_not_head_every_run(gh, tmp_p
     assert second.selected == 0 and second.items == []  # kept out, without a request
     later = run(gh, tmp_path, limit=1, now=NOW + timedelta(days=15))
     assert [i.number for i in later.proposed] == [numbers[0]]
+
+
+def test_two_runs_at_once_leave_one_comment_per_issue(gh, tmp_path, fake_engine):
+    """Two machines (each its own cache and state) on the same backlog at the same time: the
+    live path's claim keeps one comment and one pending label per issue."""
+    import threading
+
+    numbers = seed(gh, 4)
+    answers(fake_engine, 40)
+    results = {}
+
+    def one(name: str) -> None:
+        results[name] = run(gh, tmp_path / name, limit=10)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert proposals(gh) == dict.fromkeys(numbers, 1)
+    for n in numbers:
+        assert gh.issues[n].labels.count(PENDING) == 1
+    # and a third run, with either state, posts nothing
+    assert run(gh, tmp_path / "a", limit=10).proposed == []
