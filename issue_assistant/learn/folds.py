@@ -1,0 +1,150 @@
+"""Out-of-fold predictions for calibration: folds that never score a label the fold could not learn.
+
+Rule (also in docs/configuration.md):
+- A history of at least `TIME_ORDERED_MIN` labelled issues uses time-ordered folds (fit on the
+  oldest 40%, 60%, 80%, score the next 20%), as the model is used: on issues newer than its
+  history; but only when they are class-complete: every fold's training part holds every label
+  the final model learns, `FOLD_MIN_EXAMPLES` times (or as often as the whole history does).
+- Otherwise (and always below that size) `K`-fold stratified shuffled folds with a fixed seed:
+  each issue is dealt to a fold by its rarest learned label, so each training part holds about
+  (K-1)/K of every label, and every label with two or more issues.
+- Each fold model learns exactly the labels the final model learns. An issue whose label its
+  fold's training part does not hold at all (a label with a single issue) is not scored.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from issue_assistant.config import GROUPS, LabelsConfig
+from issue_assistant.learn.calibration import ThresholdTable, fold_bounds, table_for
+
+TIME_ORDERED_MIN = 1000
+K = 5
+FOLD_MIN_EXAMPLES = 3
+SEED = 0
+SINGLE = ("type", "priority")
+
+
+class Predictor(Protocol):
+    def mode(self, group: str) -> str: ...
+
+    def probabilities_many(self, docs: Sequence[tuple[str, str]]) -> list[dict[str, dict]]: ...
+
+
+# fit_fold(training rows, the final model's learned labels per group) -> a fitted fold model.
+FitFold = Callable[[Sequence[Any], Mapping[str, Sequence[str]]], Predictor]
+
+
+def gold_of(row: Any, labels: LabelsConfig, group: str) -> list[str]:
+    return [n for n in row.labels if labels.group_of(n) == group]
+
+
+def _counts(rows: Sequence[Any], labels: LabelsConfig, group: str) -> Counter[str]:
+    """Per label of `group`, the issues that teach it (single-label: those with it alone)."""
+    out: Counter[str] = Counter()
+    for r in rows:
+        gold = gold_of(r, labels, group)
+        if group in SINGLE and len(gold) != 1:
+            continue
+        out.update(gold)
+    return out
+
+
+def complete(train: Sequence[Any], labels: LabelsConfig, group: str, need: Counter[str]) -> bool:
+    """Whether `train` holds every label of `need` at least min(FOLD_MIN_EXAMPLES, need) times."""
+    counts = _counts(train, labels, group)
+    return all(counts[c] >= min(FOLD_MIN_EXAMPLES, n) for c, n in need.items())
+
+
+def _need(
+    rows: Sequence[Any], labels: LabelsConfig, group: str, names: Sequence[str]
+) -> Counter[str]:
+    counts = _counts(rows, labels, group)
+    return Counter({c: counts[c] for c in names if counts[c] > 0})
+
+
+def stratified(rows: Sequence[Any], classes: Mapping[str, Sequence[str]], k: int = K) -> list[int]:
+    """Each row's fold (0..k-1): rows dealt round-robin by their rarest learned label."""
+    learned = {c for names in classes.values() for c in names}
+    freq = Counter(n for r in rows for n in r.labels if n in learned)
+    by_key: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        mine = sorted((n for n in r.labels if n in learned), key=lambda n: (freq[n], n))
+        by_key.setdefault(mine[0] if mine else "", []).append(i)
+    rnd = random.Random(SEED)
+    fold = [0] * len(rows)
+    dealt = 0
+    for key in sorted(by_key, key=lambda n: (freq.get(n, 0), n)):
+        members = by_key[key]
+        rnd.shuffle(members)
+        for j, i in enumerate(members):
+            fold[i] = (dealt + j) % k
+        dealt += len(members)
+    return fold
+
+
+def plan(
+    rows: Sequence[Any], labels: LabelsConfig, classes: Mapping[str, Sequence[str]]
+) -> tuple[str, list[tuple[list[int], list[int]]]]:
+    """The method and the (train indices, test indices) of each fold."""
+    n = len(rows)
+    if n >= TIME_ORDERED_MIN:
+        need = {g: _need(rows, labels, g, names) for g, names in classes.items()}
+        folds = [(list(range(a)), list(range(a, b))) for a, b in fold_bounds(n)]
+        if all(
+            complete([rows[i] for i in train], labels, g, need[g])
+            for train, _ in folds
+            for g in classes
+        ):
+            return "time-ordered", folds
+    fold = stratified(rows, classes)
+    out = []
+    for f in range(K):
+        test = [i for i in range(n) if fold[i] == f]
+        if test:
+            out.append(([i for i in range(n) if fold[i] != f], test))
+    return "stratified", out
+
+
+def out_of_fold(
+    rows: Sequence[Any],
+    labels: LabelsConfig,
+    classes: Mapping[str, Sequence[str]],
+    fit_fold: FitFold,
+) -> dict[str, ThresholdTable]:
+    """Per learned group (`classes`: its learned labels), the table and curves of its
+    out-of-fold predictions."""
+    method, folds = plan(rows, labels, classes)
+    predictions: dict[str, list[tuple[dict[str, float], list[str]]]] = {g: [] for g in classes}
+    skipped: Counter[str] = Counter()
+    for train_idx, test_idx in folds:
+        train = [rows[i] for i in train_idx]
+        test = [rows[i] for i in test_idx]
+        model = fit_fold(train, classes)
+        probs = model.probabilities_many([(r.title, r.prose) for r in test])
+        for group, names in classes.items():
+            if model.mode(group) != "learned":
+                skipped[group] += 1
+                continue
+            held = _counts(train, labels, group)
+            for r, p in zip(test, probs, strict=True):
+                gold = gold_of(r, labels, group)
+                if group in SINGLE and len(gold) != 1:
+                    continue
+                if any(g in names and not held[g] for g in gold):
+                    continue  # a label this fold never saw: it could not be right
+                predictions[group].append((p.get(group, {}), gold))
+    out = {}
+    for group in GROUPS:
+        preds = predictions.get(group)
+        if not preds:
+            continue
+        table = table_for(preds, single=group in SINGLE, limit=labels.limit(group))  # type: ignore[arg-type]
+        out[group] = table.model_copy(
+            update={"method": method, "folds": len(folds), "skipped_folds": skipped[group]}
+        )
+    return out
