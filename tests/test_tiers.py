@@ -195,10 +195,10 @@ def test_folds_never_score_a_label_the_fold_could_not_learn(monkeypatch):
     classes = {"type": ["bug", "enhancement"]}
     # Time order would fit the first fold on issues without a single enhancement.
     method, plan = folds.plan(rows, LABELS, classes)
-    assert method == "stratified" and len(plan) == folds.K
+    assert method == "stratified" and len(plan) == folds.K_LARGE
     seen: list = []
     tables = folds.out_of_fold(rows, LABELS, classes, recording_fit(LABELS, seen))
-    assert len(seen) == folds.K
+    assert len(seen) == folds.K_LARGE
     for train, asked in seen:
         assert asked == classes  # each fold learns exactly the final model's labels
         kinds = [r.labels & {"bug", "enhancement"} for r in train]
@@ -214,6 +214,28 @@ def test_time_ordered_folds_where_the_history_allows(monkeypatch):
     assert method == "time-ordered"
     for train, test in plan:
         assert max(train) < min(test)  # fit on the older, score the newer
+
+
+def test_a_late_area_label_is_scored_only_where_its_fold_holds_it(monkeypatch):
+    monkeypatch.setattr(folds, "TIME_ORDERED_MIN", 60)
+    late = 100  # no issue is labelled `docs` before #105
+    issues = [
+        i.model_copy(update={"labels": [*i.labels, "docs"]})
+        if i.number > late and i.number % 5 == 0
+        else i
+        for i in synthetic(225)
+    ]
+    rows = rows_from(snap(issues), LABELS, T0 + timedelta(days=60))
+    classes = {"type": ["bug", "enhancement"], "area": ["cli", "docs"]}
+    method, plan = folds.plan(rows, LABELS, classes)
+    assert method == "time-ordered"  # the late area label does not spoil the type's time order
+    assert len(plan[0][0]) < late < len(plan[1][0])
+    tables = folds.out_of_fold(rows, LABELS, classes, recording_fit(LABELS, []))
+    area = tables["area"]
+    assert area.skipped_folds == 0
+    # `docs` is scored in the folds whose training part holds it, `cli` in every fold.
+    assert area.curves["docs"].predictions == len(plan[1][1]) + len(plan[2][1])
+    assert area.curves["cli"].predictions == sum(len(test) for _, test in plan)
 
 
 def test_stratified_deal_spreads_a_rare_label():

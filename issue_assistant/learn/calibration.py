@@ -256,7 +256,8 @@ def curves_for(
     out = {}
     names = sorted({n for probs, _ in predictions for n in probs})
     for name in names:
-        curve = fit_curve([(probs.get(name, 0.0), name in gold) for probs, gold in predictions])
+        pairs = [(probs[name], name in gold) for probs, gold in predictions if name in probs]
+        curve = fit_curve(pairs)
         if curve is not None:
             out[name] = curve
     return out

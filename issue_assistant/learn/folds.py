@@ -4,10 +4,13 @@ Rule (also in docs/configuration.md):
 - A history of at least `TIME_ORDERED_MIN` labelled issues uses time-ordered folds (fit on the
   oldest 40%, 60%, 80%, score the next 20%), as the model is used: on issues newer than its
   history; but only when they are class-complete: every fold's training part holds every label
-  the final model learns, `FOLD_MIN_EXAMPLES` times (or as often as the whole history does).
-- Otherwise (and always below that size) `K`-fold stratified shuffled folds with a fixed seed:
-  each issue is dealt to a fold by its rarest learned label, so each training part holds about
-  (K-1)/K of every label, and every label with two or more issues.
+  of the single-label groups that the final model learns, `FOLD_MIN_EXAMPLES` times (or as often
+  as the whole history does). A multi-label group's labels are independent (one-vs-rest): each
+  is scored only in the folds whose training part holds it that often.
+- Otherwise stratified shuffled folds with a fixed seed, `K` of them below `TIME_ORDERED_MIN`
+  (`K_LARGE` at or above, where each still trains on 660 or more): each issue is dealt to a
+  fold by its rarest learned label, so each training part holds about (k-1)/k of every label,
+  and every label with two or more issues.
 - Each fold model learns exactly the labels the final model learns. An issue whose label its
   fold's training part does not hold at all (a label with a single issue) is not scored.
 """
@@ -24,6 +27,7 @@ from issue_assistant.learn.calibration import ThresholdTable, fold_bounds, table
 
 TIME_ORDERED_MIN = 1000
 K = 5
+K_LARGE = 3
 FOLD_MIN_EXAMPLES = 3
 SEED = 0
 SINGLE = ("type", "priority")
@@ -99,11 +103,13 @@ def plan(
             complete([rows[i] for i in train], labels, g, need[g])
             for train, _ in folds
             for g in classes
+            if g in SINGLE
         ):
             return "time-ordered", folds
-    fold = stratified(rows, classes)
+    k = K if n < TIME_ORDERED_MIN else K_LARGE
+    fold = stratified(rows, classes, k)
     out = []
-    for f in range(K):
+    for f in range(k):
         test = [i for i in range(n) if fold[i] == f]
         if test:
             out.append(([i for i in range(n) if fold[i] != f], test))
@@ -119,6 +125,7 @@ def out_of_fold(
     """Per learned group (`classes`: its learned labels), the table and curves of its
     out-of-fold predictions."""
     method, folds = plan(rows, labels, classes)
+    need = {g: _need(rows, labels, g, names) for g, names in classes.items()}
     predictions: dict[str, list[tuple[dict[str, float], list[str]]]] = {g: [] for g in classes}
     skipped: Counter[str] = Counter()
     for train_idx, test_idx in folds:
@@ -131,13 +138,19 @@ def out_of_fold(
                 skipped[group] += 1
                 continue
             held = _counts(train, labels, group)
+            # A multi-label group's labels are scored apart: each only in the folds whose
+            # training part holds it enough (a time-ordered fold may precede a label).
+            scored = {c for c in names if held[c] >= min(FOLD_MIN_EXAMPLES, need[group][c])}
             for r, p in zip(test, probs, strict=True):
                 gold = gold_of(r, labels, group)
-                if group in SINGLE and len(gold) != 1:
-                    continue
-                if any(g in names and not held[g] for g in gold):
-                    continue  # a label this fold never saw: it could not be right
-                predictions[group].append((p.get(group, {}), gold))
+                mine = p.get(group, {})
+                if group in SINGLE:
+                    if len(gold) != 1 or any(g in names and not held[g] for g in gold):
+                        continue  # a label this fold never saw: it could not be right
+                else:
+                    mine = {c: v for c, v in mine.items() if c in scored}
+                    gold = [g for g in gold if g in scored or g not in names]
+                predictions[group].append((mine, gold))
     out = {}
     for group in GROUPS:
         preds = predictions.get(group)
