@@ -183,7 +183,8 @@ def late_feature(n: int) -> list:
 def recording_fit(labels: LabelsConfig, seen: list):
     def fit_fold(train, classes):
         seen.append((list(train), {g: list(v) for g, v in classes.items()}))
-        return fit(train, labels, T0 + timedelta(days=365), calibrate=False, classes=classes)
+        model = fit(train, labels, T0 + timedelta(days=365), calibrate=False, classes=classes)
+        return model.predict_rows
 
     return fit_fold
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.learn.calibration import ThresholdTable, fold_bounds, table_for
@@ -33,14 +33,10 @@ SEED = 0
 SINGLE = ("type", "priority")
 
 
-class Predictor(Protocol):
-    def mode(self, group: str) -> str: ...
-
-    def probabilities_many(self, docs: Sequence[tuple[str, str]]) -> list[dict[str, dict]]: ...
-
-
-# fit_fold(training rows, the final model's learned labels per group) -> a fitted fold model.
-FitFold = Callable[[Sequence[Any], Mapping[str, Sequence[str]]], Predictor]
+# fit_fold(training rows, the final model's learned labels per group) -> predict, where
+# predict(test rows) gives, per group the fold model learned, each row's label probabilities.
+Predict = Callable[[Sequence[Any]], Mapping[str, list[dict[str, float]]]]
+FitFold = Callable[[Sequence[Any], Mapping[str, Sequence[str]]], Predict]
 
 
 def gold_of(row: Any, labels: LabelsConfig, group: str) -> list[str]:
@@ -131,19 +127,18 @@ def out_of_fold(
     for train_idx, test_idx in folds:
         train = [rows[i] for i in train_idx]
         test = [rows[i] for i in test_idx]
-        model = fit_fold(train, classes)
-        probs = model.probabilities_many([(r.title, r.prose) for r in test])
+        predicted = fit_fold(train, classes)(test)
         for group, names in classes.items():
-            if model.mode(group) != "learned":
+            probs = predicted.get(group)
+            if probs is None:  # the fold could not learn the group at all
                 skipped[group] += 1
                 continue
             held = _counts(train, labels, group)
             # A multi-label group's labels are scored apart: each only in the folds whose
             # training part holds it enough (a time-ordered fold may precede a label).
             scored = {c for c in names if held[c] >= min(FOLD_MIN_EXAMPLES, need[group][c])}
-            for r, p in zip(test, probs, strict=True):
+            for r, mine in zip(test, probs, strict=True):
                 gold = gold_of(r, labels, group)
-                mine = p.get(group, {})
                 if group in SINGLE:
                     if len(gold) != 1 or any(g in names and not held[g] for g in gold):
                         continue  # a label this fold never saw: it could not be right

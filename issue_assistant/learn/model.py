@@ -25,7 +25,7 @@ import numpy as np
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn.calibration import ThresholdTable
-from issue_assistant.learn.folds import out_of_fold
+from issue_assistant.learn.folds import Predict, out_of_fold
 from issue_assistant.learn.linear import Featurizer, LinearHead, compile_featurizer, compile_head
 from issue_assistant.learn.text import fields, prose, title
 from issue_assistant.tracker.base import Tracker
@@ -225,6 +225,12 @@ class LabelModel:
                 out[i][group] = probs
         return out
 
+    def predict_rows(self, rows: Sequence[Row]) -> dict[str, list[dict[str, float]]]:
+        """Per learned group, each row's label probabilities (a fold model scoring its rows)."""
+        probs = self.probabilities_many([(r.title, r.prose) for r in rows])
+        learned = [g for g, gm in self.groups.items() if gm.mode == "learned"]
+        return {g: [p.get(g, {}) for p in probs] for g in learned}
+
     def probabilities(self, issue: Issue) -> dict[str, dict[str, float]]:
         """Per learned group, each learned label's probability for `issue`."""
         return self.probabilities_many([fields(issue)])[0]
@@ -252,8 +258,8 @@ def fit(
     learned = {g: gm.classes for g, gm in groups.items() if gm.mode == "learned"}
     if calibrate and feats is not None and learned:
 
-        def fit_fold(train: Sequence[Row], names: Mapping[str, Sequence[str]]) -> LabelModel:
-            return fit(train, labels, cutoff, calibrate=False, classes=names)
+        def fit_fold(train: Sequence[Row], names: Mapping[str, Sequence[str]]) -> Predict:
+            return fit(train, labels, cutoff, calibrate=False, classes=names).predict_rows
 
         for group, table in out_of_fold(rows, labels, learned, fit_fold).items():
             groups[group].table = table
