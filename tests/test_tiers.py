@@ -28,7 +28,7 @@ from issue_assistant.learn.calibration import (
 )
 from issue_assistant.learn.model import fit, rows_from
 from issue_assistant.learn.tiers import MEASURE_MIN, TierRule, choose, in_tenths
-from issue_assistant.pipeline import analyze, open_index
+from issue_assistant.pipeline import open_index, replay
 from issue_assistant.tracker.asof import AsOfView
 from tests.test_learn import LABELS, T0, snap, synthetic
 
@@ -275,18 +275,13 @@ def noisy(n: int, seed: int = 5) -> list:
 
 
 def decide(issues: list, tmp_path, config: Config | None = None, labels=LABELS):
+    """The `similar` engine's decision on the last of `issues`, a minute after its opening."""
     snapshot = snap(issues)
-    index = open_index(snapshot, tmp_path)
     config = config or Config()
-    view = AsOfView.for_issue(snapshot, issues[-1].number)
-    return analyze(
-        view,
-        view.target(),
-        index=index,
-        labels=labels,
-        config=config,
-        engine=create("similar", config, labels),
-        as_of=view.moment,
+    engine = create("similar", config, labels)
+    index = open_index(snapshot, tmp_path)
+    return replay(
+        snapshot, issues[-1].number, index=index, labels=labels, config=config, engine=engine
     ).decision
 
 
