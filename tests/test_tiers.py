@@ -114,7 +114,7 @@ def table(*buckets: tuple[float, int, int], key: str = "") -> ThresholdTable:
     )
 
 
-CURVE = table((0.3, 10, 20), (0.6, 30, 40), (0.9, 38, 40))
+CURVE = table((0.3, 30, 60), (0.6, 45, 60), (0.9, 57, 60))
 
 
 def test_each_tier_and_the_floor():
@@ -126,7 +126,7 @@ def test_each_tier_and_the_floor():
     assert [(n, t.tier) for n, _, t in high.chosen] == [("bug", "high")]
     assert high.chosen[0][2].precision == pytest.approx(0.95)
     assert [(n, t.tier) for n, _, t in likely.chosen] == [("bug", "likely")]
-    assert (likely.chosen[0][2].correct, likely.chosen[0][2].proposals) == (30, 40)
+    assert (likely.chosen[0][2].correct, likely.chosen[0][2].proposals) == (45, 60)
     # Right 5 in 10 at that confidence: under the floor of 6 in 10, said in words.
     assert low.chosen == [] and low.abstained == "below floor"
     assert "`bug` is right 5 in 10 times" in low.reason and "floor of 6 in 10" in low.reason
@@ -286,7 +286,7 @@ def decide(issues: list, tmp_path, config: Config | None = None, labels=LABELS):
 
 
 def test_a_group_below_the_floor_says_why_in_the_summary_and_the_decision(tmp_path):
-    d = decide(noisy(160), tmp_path)
+    d = decide(noisy(170), tmp_path)
     outcome = d.label_groups["type"]
     assert d.label_model["type"] == "learned" and outcome.method == "stratified"
     assert d.type is None and d.tiers == {}
@@ -300,11 +300,11 @@ def test_a_group_below_the_floor_says_why_in_the_summary_and_the_decision(tmp_pa
 
 def test_the_floor_turns_a_group_off_only_with_a_reason(tmp_path):
     config = Config.model_validate({"labels": {"min_precision": 1.0, "target_precision": 1.0}})
-    d = decide(noisy(160), tmp_path, config)
+    d = decide(noisy(170), tmp_path, config)
     assert d.type is None
     assert d.label_groups["type"].abstained == "below floor"
     text = render_comment(
-        Plan.from_decision(d, repository="o/r", issue=160, reporter="u", created_at=T0)
+        Plan.from_decision(d, repository="o/r", issue=170, reporter="u", created_at=T0)
     )
     assert "type: none, the best guess" in text and "under the floor of 10 in 10" in text
 
@@ -323,7 +323,7 @@ def test_small_history_is_said_once_and_proposed_as_possible(tmp_path):
 
 
 def test_the_decision_records_the_thresholds_and_tier_bounds(tmp_path):
-    issues = synthetic(121)
+    issues = synthetic(171)
     d = decide(issues, tmp_path)
     rows = rows_from(snap(issues), LABELS, issues[-1].created_at)
     model = fit(rows, LABELS, issues[-1].created_at)
@@ -395,7 +395,7 @@ def written(tmp_path_factory):
     from issue_assistant.tracker.snapshot import write_snapshot
 
     tmp_path = tmp_path_factory.mktemp("calibrated")
-    issues = synthetic(120)
+    issues = synthetic(170)
     path = tmp_path / "s.jsonl"
     write_snapshot(path, snap(issues).repository, issues)
     labels = tmp_path / "labels.toml"

@@ -82,9 +82,13 @@ class Bucket(BaseModel):
     low: float = Field(ge=0, le=1)
     proposals: int = Field(ge=1)
     correct: int = Field(ge=0)
+    # The mean confidence of its predictions (None in a curve written before it was kept).
+    mean: float | None = Field(default=None, ge=0, le=1)
 
     @model_validator(mode="after")
     def _counts(self) -> Bucket:
+        if self.mean is not None and self.mean < self.low - 1e-9:
+            raise ValueError(f"bucket at {self.low}: mean confidence {self.mean} under it")
         if self.correct > self.proposals:
             raise ValueError(f"bucket at {self.low}: {self.correct} right of {self.proposals}")
         return self
@@ -158,23 +162,25 @@ def fit_curve(pairs: Sequence[tuple[float, bool]], min_bucket: int = MIN_BUCKET)
         return None
     ordered = sorted(pairs, key=lambda pc: pc[0])
     # Equal confidences are one point: a bucket never splits them.
-    points: list[list[float]] = []  # [confidence, right, count]
+    points: list[list[float]] = []  # [confidence, right, count, sum of confidences]
     for conf, right in ordered:
         if points and abs(points[-1][0] - conf) < 1e-12:
             points[-1][1] += right
             points[-1][2] += 1
+            points[-1][3] += conf
         else:
-            points.append([conf, float(right), 1])
+            points.append([conf, float(right), 1, conf])
     fitted = isotonic([p[1] / p[2] for p in points], [p[2] for p in points])
-    # Pieces of equal fitted precision, as [low, right, count].
+    # Pieces of equal fitted precision, as [low, right, count, sum of confidences].
     pieces: list[list[float]] = []
     last = None
-    for (conf, right, count), value in zip(points, fitted, strict=True):
+    for (conf, right, count, total), value in zip(points, fitted, strict=True):
         if pieces and last is not None and abs(value - last) < 1e-12:
             pieces[-1][1] += right
             pieces[-1][2] += count
+            pieces[-1][3] += total
         else:
-            pieces.append([conf, right, count])
+            pieces.append([conf, right, count, total])
         last = value
     # Pool a piece that is too small with the neighbour nearest in precision (still monotone).
     while len(pieces) > 1:
@@ -192,10 +198,16 @@ def fit_curve(pairs: Sequence[tuple[float, bool]], min_bucket: int = MIN_BUCKET)
             above = pieces[i + 1][1] / pieces[i + 1][2] - prec
             j = i - 1 if below <= above else i + 1
         a, b = min(i, j), max(i, j)
-        pieces[a] = [pieces[a][0], pieces[a][1] + pieces[b][1], pieces[a][2] + pieces[b][2]]
+        pieces[a] = [
+            pieces[a][0],
+            *(x + y for x, y in zip(pieces[a][1:], pieces[b][1:], strict=True)),
+        ]
         del pieces[b]
     return Curve(
-        buckets=[Bucket(low=low, proposals=int(n), correct=int(right)) for low, right, n in pieces]
+        buckets=[
+            Bucket(low=low, proposals=int(n), correct=int(right), mean=min(max(total / n, low), 1))
+            for low, right, n, total in pieces
+        ]
     )
 
 
