@@ -27,7 +27,7 @@ from issue_assistant.config import Config, LabelModelConfig, load_labels
 from issue_assistant.decision import TIERS
 from issue_assistant.engines import create
 from issue_assistant.learn.model import Row, fit, rows_from
-from issue_assistant.learn.tiers import TierRule, choose
+from issue_assistant.learn.tiers import MEASURE_MIN, TierRule, choose, measured
 from issue_assistant.pipeline import open_index, replay
 from issue_assistant.tracker.snapshot import Snapshot, read_snapshot
 
@@ -153,7 +153,8 @@ def run(quick: bool = False) -> str:
     tier_lines = [
         "Tiers of the type proposals above: the share of the scored issues proposed at each tier "
         "and the precision there (high: measured precision ≥ 0.9 on the training history; "
-        "likely ≥ 0.75; possible ≥ 0.6), and how the history was measured.",
+        "likely ≥ 0.75; possible ≥ 0.6), and how the history was measured (with fewer than "
+        f"{MEASURE_MIN} out-of-fold predictions it is not: every proposal is possible).",
         "",
         "| setting | measured by | high | likely | possible | abstained |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -199,11 +200,8 @@ def run(quick: bool = False) -> str:
             if tier == "high":
                 goals[setting] = (*goals[setting][:2], right, len(at_tier))
         gm = model.groups["type"]
-        how = (
-            f"{gm.table.method}, {gm.table.folds} folds, {gm.table.predictions} predictions"
-            if gm.table is not None and gm.table.curves
-            else "not measured"
-        )
+        how = f"{gm.table.folds} folds, {gm.table.predictions} predictions" if gm.table else ""
+        how = f"{gm.table.method}, {how}" if measured(gm.table) else f"not measured ({how})"
         why = ", ".join(f"{k or 'none'} {n}" for k, n in proposed.why.most_common()) or "–"
         tier_lines.append(f"| {setting} | {how} | {' | '.join(cells)} | {why} |")
     lines += ["", *tier_lines, "", *_goals(goals), "", *_multi(rows, labels, quick)]
