@@ -504,3 +504,31 @@ def test_a_tampered_curve_in_the_label_model_is_refit_not_trusted(tmp_path, capl
     caplog.clear()
     assert store.load_model(index.path, store.labels_key(LABELS)) is None
     assert "refitting" in caplog.text and len(caplog.records) == 1
+
+
+def test_the_summary_names_every_group_and_stays_whole():
+    """Four groups abstaining with long reasons: the summary still fits and names each."""
+    from issue_assistant.decision import SUMMARY_MAX, GroupOutcome
+    from issue_assistant.engines.similar_labels import LabelAnswer
+
+    long = {
+        g: [{"name": f"{g}: a rather long label name number {i}"} for i in range(3)]
+        for g in ("type", "area", "topic", "priority")
+    }
+    labels = LabelsConfig.model_validate(long)
+    reason = (
+        "the best guess `"
+        + "x" * 80
+        + "` is right 3 in 10 times at its confidence, under the floor of 6 in 10"
+    )
+    answer = LabelAnswer(
+        modes={g: "learned" for g in long},
+        groups={
+            g: GroupOutcome(mode="learned", abstained="below floor", reason=reason) for g in long
+        },
+    )
+    engine = create("similar", Config(), labels)
+    text = engine._summary(answer, [], None)
+    assert len(text) <= SUMMARY_MAX and not text.endswith("…")
+    for group in long:
+        assert f"{group}: none, right less often than [labels] min_precision here" in text

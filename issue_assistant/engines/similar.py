@@ -17,7 +17,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from issue_assistant.config import LabelModelConfig, SimilarConfig
-from issue_assistant.decision import Decision, Duplicate
+from issue_assistant.decision import SUMMARY_MAX, Decision, Duplicate
 from issue_assistant.engines import similar_labels
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.engines.similar_labels import boost_areas  # noqa: F401 - its old home
@@ -190,9 +190,12 @@ class SimilarEngine(Engine):
         """The groups labels.toml configures, what each proposes or why not, and the most
         similar earlier issues."""
         text = similar_labels.summary(answer, self.labels, model)  # type: ignore[arg-type]
+        if len(text) > SUMMARY_MAX:  # every group still named, with why in few words
+            text = similar_labels.summary(answer, self.labels, model, brief=True)  # type: ignore[arg-type]
         nearest = ", ".join(f"#{c.issue.number}" for c in neighbors[:3])
         more = f" The most similar earlier issues: {nearest}." if nearest else ""
-        return text + (more or " No similar earlier issues were found.")
+        more = more or " No similar earlier issues were found."
+        return text + more if len(text + more) <= SUMMARY_MAX else text
 
 
 @cache

@@ -189,9 +189,20 @@ def _voted(
     )
 
 
-def summary(answer: LabelAnswer, labels: LabelsConfig, model: LabelModel | None) -> str:
-    """The label part of the summary: each configured group's proposal or why none, and once,
-    when confidence could not be measured."""
+# A reason in few words, by kind: the summary's when the full reasons would not fit.
+BRIEF = {
+    "below floor": "right less often than [labels] min_precision here",
+    "tier": "under the tier [labels] propose asks for",
+    "vote": "similar earlier issues do not agree",
+    "none": "no label measured",
+}
+
+
+def summary(
+    answer: LabelAnswer, labels: LabelsConfig, model: LabelModel | None, brief: bool = False
+) -> str:
+    """The label part of the summary: each configured group's proposal or why none (`brief`:
+    in few words), and once, when confidence could not be measured."""
     configured = [g for g in GROUPS if labels.proposable(g)]  # type: ignore[arg-type]
     if not configured:
         return "labels.toml configures no label to propose, so no labels are proposed."
@@ -204,7 +215,8 @@ def summary(answer: LabelAnswer, labels: LabelsConfig, model: LabelModel | None)
             src = "" if outcome.mode == "learned" else " (from similar earlier issues)"
             parts.append(f"{group} {shown}{src}")
         else:
-            parts.append(f"{group}: none, {outcome.reason}")
+            why = BRIEF.get(outcome.abstained, outcome.reason) if brief else outcome.reason
+            parts.append(f"{group}: none, {why}")
     text = "Labels for " + _join(configured) + " (the groups labels.toml configures): "
     text += "; ".join(parts) + "."
     if answer.unmeasured:
