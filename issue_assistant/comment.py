@@ -152,7 +152,7 @@ class Plan(Proposal):
 
 def encode_plan(plan: Plan) -> str:
     fields = plan.model_dump(mode="json")
-    for key in ("likely_files", "see_also", "set_aside", "preset"):  # optional: absent when empty
+    for key in ("likely_files", "see_also", "set_aside", "preset", "tiers"):  # absent when empty
         if not fields.get(key):
             fields.pop(key, None)
     data = json.dumps(fields, ensure_ascii=True, sort_keys=True)

@@ -244,10 +244,24 @@ class DuplicatesConfig(_Strict):
 
 
 class LabelModelConfig(_Strict):
-    """`[labels]`: how the `similar` engine proposes labels."""
+    """`[labels]`: how the `similar` engine proposes labels (tiers: `learn/tiers.py`)."""
 
     model: Literal["learned", "vote"] = "learned"
+    # A proposal whose measured precision reaches this is "high confidence".
     target_precision: float = Field(default=0.9, gt=0, le=1)
+    # The floor: below it on the repository's history, a group proposes nothing (and says why).
+    min_precision: float = Field(default=0.6, ge=0, le=1)
+    # The lowest tier proposed: "high" keeps only high-confidence labels.
+    propose: Literal["high", "likely", "possible"] = "possible"
+
+    @model_validator(mode="after")
+    def _floor_under_target(self) -> LabelModelConfig:
+        if self.min_precision > self.target_precision:
+            raise ValueError(
+                f"min_precision ({self.min_precision}) must not exceed target_precision "
+                f"({self.target_precision})"
+            )
+        return self
 
 
 class ApprovalConfig(_Strict):
