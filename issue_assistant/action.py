@@ -1,8 +1,9 @@
 """The GitHub Action's entrypoint (`python -m issue_assistant.action`): inputs in, outputs out.
 
-`INPUT_COMMAND` is `analyze` (on `issues` events) or `apply` (on `issue_comment`, `schedule` and
-`workflow_dispatch`). The logic lives in `live` and `approve`; this module only reads the
-environment and the event, and writes the job summary and the step outputs.
+`INPUT_COMMAND` is `analyze` (on `issues` events), `apply` (on `issue_comment`, `schedule` and
+`workflow_dispatch`) or `backlog` (on `workflow_dispatch` or a schedule). The logic lives in
+`live`, `approve` and `backlog`; this module only reads the environment and the event, and
+writes the job summary and the step outputs.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from issue_assistant.approve import ApplyResult, Approver, resolve_writes, slash_command
 from issue_assistant.config import Config, LabelsConfig, load_both
 from issue_assistant.errors import AssistantError, UserError, print_action
-from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason
+from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason, writing
 from issue_assistant.render import render
 from issue_assistant.sanitize import RAW_KEYS, LogSanitizer, sanitize, sanitize_json
 from issue_assistant.settings import Settings, get_input, using
@@ -30,7 +31,7 @@ from issue_assistant.webhook import CommentPayload, IssuesPayload, parse_payload
 log = logging.getLogger("issue_assistant")
 RETRY_LOG = logging.getLogger("github.GithubRetry")  # says when a rate limit is waited out
 # In apply's output only the reasons (error messages among them) are free text.
-APPLY_RAW = RAW_KEYS | {"actor", "changes", "writes", "comment_url"}
+APPLY_RAW = RAW_KEYS | {"actor", "changes", "writes", "comment_url", "labels"}
 
 
 class ActionsFormatter(logging.Formatter):
@@ -94,7 +95,8 @@ def run_analyze(
     now: datetime | None,
 ) -> Outcome:
     full_name = env.require_repository()
-    payload = parse_payload(IssuesPayload, event, _where(env)).issue
+    parsed = parse_payload(IssuesPayload, event, _where(env))
+    payload = parsed.issue
     if payload is None:
         result = LiveResult(full_name, 0, writes, skipped="no issue in the event")  # type: ignore[arg-type]
         log.info("skipped: no issue in the event")
@@ -112,11 +114,16 @@ def run_analyze(
             writes=writes,
             tracker=tracker or _connect(env, config),
             now=now,
+            # `opened`: the payload's labels are those it was opened with (its template's)
+            opened_labels=[lab.name for lab in payload.labels]
+            if parsed.action == "opened"
+            else None,
         )
+    plan = result.plan if not result.skipped else None
     outputs = {
-        "decision": json.dumps(
-            sanitize_json(result.decision or {}, full_name), indent=2, sort_keys=True
-        ),
+        "decision": plain_json(result.decision or {}, full_name),
+        "labels": ",".join(plan.labels()) if plan else "",
+        "duplicate": str(plan.duplicate.number) if plan and plan.duplicate else "",
         "comment-url": result.comment_url or "",
         "skipped": "true" if result.skipped else "false",
     }
@@ -160,16 +167,17 @@ def run_apply(
         log.info("skipped: %s", reason)
     else:
         tracker = tracker or _connect(env, config)
+        writing(tracker, writes)
         approver = Approver(tracker, labels, config, writes=writes, now=now)  # type: ignore[arg-type]
         results = approver.run(numbers)
     decided = [r for r in results if r.status in ("approved", "dismissed")]
     full_name = env.repository or ""
+    approved = [r for r in decided if r.status == "approved"]
+    added = list(dict.fromkeys(name for r in approved for name in r.labels))
     outputs = {
-        "decision": json.dumps(
-            sanitize_json([r.to_json() for r in results], full_name, raw_keys=APPLY_RAW),
-            indent=2,
-            sort_keys=True,
-        ),
+        "decision": plain_json([r.to_json() for r in results], full_name, raw_keys=APPLY_RAW),
+        "labels": ",".join(added),
+        "duplicate": next((str(r.duplicate) for r in approved if r.duplicate), ""),
         "comment-url": next((r.comment_url or "" for r in decided), ""),
         "skipped": "false" if decided else "true",
     }
@@ -184,6 +192,92 @@ def run_apply(
     )
     failed = any(r.status == "failed" for r in results)
     return Outcome(outputs, summary, 1 if failed else 0)
+
+
+def plain_json(value: Any, repository: str, raw_keys: frozenset[str] = RAW_KEYS) -> str:
+    """An output a later step reads with `fromJSON`: plain JSON (no Markdown escapes), its
+    free text still cleaned of mentions, outside links and control characters."""
+    clean = sanitize_json(value, repository, raw_keys=raw_keys, plain=True)
+    return json.dumps(clean, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def _flag(value: str | None, name: str) -> bool:
+    text = (value or "false").strip().lower()
+    if text not in ("true", "false"):
+        raise UserError(f"the {name} input must be true or false, not {value!r}")
+    return text == "true"
+
+
+def backlog_inputs(env: Settings) -> tuple[int | None, str | None, bool, bool]:
+    """`limit`, `order`, `duplicates` and `post`, checked (a UserError names the input)."""
+    limit = None
+    if env.limit:
+        try:
+            limit = int(env.limit)
+        except ValueError:
+            limit = 0
+        if limit < 1:
+            raise UserError(f"the limit input must be a whole number of at least 1: {env.limit!r}")
+    order = (env.order or "").lower() or None
+    if order not in (None, "oldest", "newest"):
+        raise UserError(f"the order input must be oldest or newest, not {env.order!r}")
+    duplicates, post = _flag(env.duplicates, "duplicates"), _flag(env.post, "post")
+    if post and not duplicates:
+        raise UserError("the post input goes with duplicates: true")
+    return limit, order, duplicates, post
+
+
+def run_backlog_step(
+    env: Settings,
+    event: dict[str, Any],
+    tracker: WritableTracker | None,
+    labels: LabelsConfig,
+    config: Config,
+    writes: str,
+    now: datetime | None,
+) -> Outcome:
+    """`backlog` (or `backlog --duplicates`): the proposals, or the groups, in the summary."""
+    from issue_assistant.backlog.duplicates import duplicates_live
+    from issue_assistant.backlog.report import outputs, render_run, summary_text
+    from issue_assistant.backlog.run import run_backlog
+
+    limit, order, duplicates, post = backlog_inputs(env)
+    tracker = tracker or _connect(env, config)
+    if duplicates:
+        found = duplicates_live(
+            tracker,
+            labels,
+            config,
+            writes=writes,
+            post=post,
+            limit=limit,
+            now=now,  # type: ignore[arg-type]
+            api_url=env.api_url,
+        )
+        data, text, run = found.outputs(), found.markdown, found.run
+    else:
+        run = run_backlog(
+            tracker,
+            labels,
+            config,
+            writes=writes,
+            limit=limit,
+            order=order,  # type: ignore[arg-type]
+            engine_name=env.engine,
+            now=now,
+        )
+        data, text = outputs(run), render_run(run, env.api_url)
+    full_name = env.repository or ""
+    proposed = run.proposed if run is not None else []
+    result = {
+        "decision": plain_json(data, full_name, APPLY_RAW),
+        "labels": "",  # many issues: each one's labels are in `decision`
+        "duplicate": "",
+        "comment-url": next((i.comment_url or "" for i in proposed), ""),
+        "skipped": "false" if proposed or (duplicates and not post and data["groups"]) else "true",
+    }
+    failed = run is not None and bool(run.failed)
+    return Outcome(result, summary_text(text, None), 1 if failed else 0)
 
 
 def _connect(env: Settings, config: Config) -> WritableTracker:
@@ -226,8 +320,8 @@ def run(
 
 def _run(env: Settings, tracker: WritableTracker | None, now: datetime | None) -> int:
     command = (env.command or "analyze").lower()
-    if command not in ("analyze", "apply"):
-        raise UserError(f"command must be analyze or apply, not {command!r}")
+    if command not in ("analyze", "apply", "backlog"):
+        raise UserError(f"command must be analyze, apply or backlog, not {command!r}")
     root = Path(env.workspace or Path.cwd())
     labels, config = load_both(env.labels, env.config, root=root)
     if model := env.model:
@@ -237,7 +331,7 @@ def _run(env: Settings, tracker: WritableTracker | None, now: datetime | None) -
     if not env.repository:
         raise UserError("GITHUB_REPOSITORY is not set")
     event = load_event(env)
-    step = run_analyze if command == "analyze" else run_apply
+    step = {"analyze": run_analyze, "apply": run_apply, "backlog": run_backlog_step}[command]
     outcome = step(env, event, tracker, labels, config, writes, now)
     write_outputs(env.output, outcome.outputs)
     write_summary(env.step_summary, outcome.summary)

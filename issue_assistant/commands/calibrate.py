@@ -7,27 +7,30 @@ import json
 import time
 from datetime import UTC, datetime
 
-from issue_assistant.commands.args import add_config_arguments, add_json_argument
+from issue_assistant.commands.args import (
+    add_config_arguments,
+    add_json_argument,
+    add_limit_argument,
+    add_repository_argument,
+    limit_of,
+)
 from issue_assistant.errors import UserError
 
 HELP = (
-    "Fit the label model and the thresholds that reach [labels] target_precision (labels) and "
-    "[duplicates] target_precision on the repository's history; writes calibration.json beside "
-    "the index and prints the coverage/precision tables."
+    "Fit the label model and measure, out of fold on the repository's history, how often its "
+    "proposals are right at each confidence (the tiers: [labels] min_precision and "
+    "target_precision), and the duplicate threshold for [duplicates] target_precision; writes "
+    "calibration.json beside the index and prints the thresholds, tier bounds and tables."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshot", metavar="FILE", help="work offline from a snapshot")
-    parser.add_argument(
-        "--repo", metavar="OWNER/REPO", help="the repository on GitHub (default: $GH_REPO)"
+    add_repository_argument(
+        parser, positional=False, help="the repository on GitHub (default: $GH_REPO)"
     )
-    parser.add_argument(
-        "--issues",
-        type=int,
-        default=200,
-        metavar="N",
-        help="live: how many closed issues to read histories of (default 200)",
+    add_limit_argument(
+        parser, 200, "live: how many closed issues to read histories of (default 200)"
     )
     parser.add_argument(
         "--cache-dir",
@@ -49,14 +52,16 @@ def run(args: argparse.Namespace) -> int:
     )
     from issue_assistant.learn.duplicate_model import MIN_POSITIVES
     from issue_assistant.learn.store import refit
+    from issue_assistant.learn.tiers import MEASURE_MIN, TierRule
     from issue_assistant.pipeline import open_index
     from issue_assistant.render import render
     from issue_assistant.settings import current
     from issue_assistant.tracker.asof import AsOfView
 
     labels, config = load_configs(args)
+    args.limit = limit_of(args)
     if not args.snapshot and not (args.repo or current().repository):
-        raise UserError("give --snapshot FILE, or --repo OWNER/REPO (or set GH_REPO)")
+        raise UserError("give --snapshot FILE, or -R OWNER/REPO (or set GH_REPO)")
     tracker, source, _ = _tracker(args, labels, config)
     start = time.perf_counter()
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
@@ -71,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
         fingerprint=model.fingerprint,
         labelled_issues=model.issues,
         target_precision=target,
-        labels=label_calibration(model, target),
+        min_precision=config.labels.min_precision,
+        propose=config.labels.propose,
+        labels=label_calibration(model, TierRule.of(config.labels)),
         duplicates=dup,
     )
     path = write_calibration(calibration, index.path)
@@ -84,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         render(
             "calibrate.txt.j2",
             cal=calibration,
+            rule=TierRule.of(config.labels),
+            measure_min=MEASURE_MIN,
             min_positives=MIN_POSITIVES,
             source=source,
             path=path,
