@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         label_calibration,
         write_calibration,
     )
-    from issue_assistant.learn.duplicate_model import MIN_POSITIVES
+    from issue_assistant.learn.duplicate_model import MIN_CALIBRATION_PAIRS, MIN_POSITIVES
     from issue_assistant.learn.store import refit
     from issue_assistant.pipeline import open_index
     from issue_assistant.render import render
@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             "calibrate.txt.j2",
             cal=calibration,
             min_positives=MIN_POSITIVES,
+            min_pairs=MIN_CALIBRATION_PAIRS,
             source=source,
             path=path,
             seconds=seconds,
