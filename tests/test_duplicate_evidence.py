@@ -336,3 +336,24 @@ def test_a_valid_calibration_with_enough_pairs_is_named_as_calibrated(tmp_path):
     calibration_with(tmp_path, {**GOOD, "score_version": SCORE_VERSION - 1})
     stale = engine.duplicate_settings(context)
     assert stale.source == "prior" and "older duplicate score" in stale.where
+
+
+def test_pieces_most_earlier_issues_hold_are_not_named_as_evidence(tmp_path):
+    """Rarity is counted on the issues before the moment's month: a name in most of them
+    (`load_config` here) is dropped from what is quoted, a rare one (`merge_areas`) kept."""
+    from issue_assistant.index.evidence import MIN_SPECIFIC, Rarity
+
+    old = [
+        issue(100 + k, f"Report {k}", f"calling load_config fails on page {k}", -40 * 24 * 60 + k)
+        for k in range(30)
+    ]
+    old += [issue(200, "merge_areas breaks", "merge_areas raises", -40 * 24 * 60 + 50)]
+    later = issue(201, "merge_areas again", "merge_areas raises", 10)  # this month: not counted
+    repo = Repository(full_name="o/r", fetched_at=T0 + timedelta(days=30))
+    index = open_index(Snapshot(repo, [*old, later]), tmp_path)
+    rarity = Rarity(index, T0 + timedelta(days=3))
+    assert rarity.total == 31
+    assert rarity.piece("load_config") < MIN_SPECIFIC <= rarity.piece("merge_areas")
+    found = Shared(identifiers=("load_config", "merge_areas"), title_words=("Report",))
+    kept = found.specific(rarity)
+    assert kept.identifiers == ("merge_areas",) and kept.title_words == ()

@@ -219,7 +219,7 @@ def features(
         error=error,
         frames=frames,
         frames_open=frames * is_open,
-        evidence=both,
+        evidence=both.specific(rarity),
     )
 
 

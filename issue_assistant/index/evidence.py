@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
@@ -41,6 +41,10 @@ _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{1,39}")
 INNERMOST = 4  # the frames nearest the error, where two reports of one crash agree
 MIN_MESSAGE_WORDS = 3  # an error message shorter than this says too little to match on
+# A piece held by so many earlier issues that its rarity is below this is not named as evidence
+# (about a sixth of them, on a tracker of a few thousand issues).
+MIN_SPECIFIC = 0.25
+MIN_KNOWN = 20
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,21 @@ class Shared:
     inner_frames: tuple[str, ...] = ()  # those frames
     error_keys: tuple[str, ...] = ()  # the shared errors' messages, as compared
 
+    def specific(self, rarity: Rarity, floor: float = MIN_SPECIFIC) -> Shared:
+        """Without the exceptions, files, names and title words most earlier issues have too
+        (`load_dataset`, `datasets` in a datasets tracker): they say nothing to a reader."""
+
+        def keep(items: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(i for i in items if rarity.piece(i) >= floor)
+
+        return replace(
+            self,
+            exceptions=keep(self.exceptions),
+            paths=keep(self.paths),
+            identifiers=keep(self.identifiers[:12]),
+            title_words=keep(self.title_words),
+        )
+
     def __bool__(self) -> bool:
         return any(
             (
@@ -203,7 +222,8 @@ _PIECE = re.compile(r"[A-Za-z0-9]+")
 class Rarity:
     """How specific a shared piece is at a moment: 1 for a piece no earlier issue holds, near 0
     for one most issues hold (`load_dataset` in a datasets tracker), from the index's counts of
-    the issues created before the month of the moment (so nothing later is read)."""
+    the issues created before the month of the moment (so nothing later is read); 1 for every
+    piece while fewer than `MIN_KNOWN` issues are that old."""
 
     def __init__(self, index: IssueIndex, moment: datetime) -> None:
         self.index = index
@@ -211,8 +231,11 @@ class Rarity:
         self.total = index.issues_with((), self.before, phrase=False)
 
     def of(self, words: tuple[str, ...], *, phrase: bool = True) -> float:
-        if not words or self.total <= 0:
+        if not words:
             return 0.0
+        if self.total < MIN_KNOWN:
+            return 1.0  # too few earlier issues to tell what is common
+
         n = self.index.issues_with(words, self.before, phrase=phrase)
         return max(0.0, 1.0 - math.log1p(n) / math.log1p(self.total))
 
@@ -224,6 +247,10 @@ class Rarity:
     def message(self, key: str) -> float:
         """An error message key by its words, each required (numbers and values are gone)."""
         return self.of(tuple(key.split())[:8], phrase=False)
+
+    def piece(self, text: str) -> float:
+        """An exception, path, name or title word by the phrase of its words."""
+        return self.of(tuple(_PIECE.findall(text.lower()))[:6])
 
 
 # How many of each kind `describe` quotes at most, strongest kind first.

@@ -79,35 +79,22 @@ def choose_prior(
     from issue_assistant.learn.duplicate_model import MIN_PROPOSALS
 
     need = min(MIN_PROPOSALS, max(duplicates, 1))
+
+    def row(t: float, p: int, c: int, f: int, rule: str) -> PriorRow:
+        return PriorRow(
+            threshold=t,
+            proposals=p,
+            right=c,
+            false=f,
+            duplicates=duplicates,
+            negatives=negatives,
+            rule=rule,
+        )
+
     for t, p, c, f in rows:
         if p >= need and c / p >= target:
-            return PriorRow(
-                threshold=t,
-                proposals=p,
-                right=c,
-                false=f,
-                duplicates=duplicates,
-                negatives=negatives,
-                rule="precision",
-            )
+            return row(t, p, c, f, "precision")
     for t, p, c, f in rows:
         if negatives and f / negatives <= MAX_FALSE_RATE:
-            return PriorRow(
-                threshold=t,
-                proposals=p,
-                right=c,
-                false=f,
-                duplicates=duplicates,
-                negatives=negatives,
-                rule="false rate",
-            )
-    t, p, c, f = rows[-1]
-    return PriorRow(
-        threshold=t,
-        proposals=p,
-        right=c,
-        false=f,
-        duplicates=duplicates,
-        negatives=negatives,
-        rule="highest",
-    )
+            return row(t, p, c, f, "false rate")
+    return row(*rows[-1], "highest")
