@@ -190,6 +190,11 @@ class Decision(Proposal):
     # The checkout's files the engine proposes as likely to need the fix, best first (only paths
     # the code index holds are kept: `engines.prompt.check_answer`). Measured by `evaluate`.
     files: Files = Field(default_factory=list)
+    # The `similar` engine: the duplicate threshold it applied and where it came from: `config`
+    # ([duplicates] threshold), `calibrated` (on this repository's known duplicates) or `prior`
+    # (the shared data's, for a repository with too few); `calibration` says it in words.
+    duplicate_threshold: float | None = None
+    duplicate_threshold_source: Literal["config", "calibrated", "prior"] | None = None
     # Per label group labels.toml configures: thresholds, tier bounds and why it abstained.
     label_groups: dict[str, GroupOutcome] = Field(default_factory=dict)
 
