@@ -22,6 +22,7 @@ Nothing is downloaded: the clone is the user's (`fetch`, or `git clone` of the r
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
 import platform
 import re
@@ -197,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         cold=cold_build(args.clone, biggest),
         warm=warm_latency(snapshot, fixes, args.clone, biggest, project, fit),
         hash_issues=hash_form,
+        load=" / ".join(f"{x:.1f}" for x in os.getloadavg()),
     )
     if not args.quick:
         write_calibration(args.calibration, fit, source=fit.source)

@@ -4,14 +4,17 @@ replay at each moment, the tables, and the calibration it writes (read back by t
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from bench import localize as bench
+from bench import localize_report as report
 from issue_assistant.evaluate.fixes import build_fixes, read_fixes
-from issue_assistant.evaluate.localization import Table, fit_weights, halves, replay
+from issue_assistant.evaluate.localization import Row, Table, fit_weights, halves, replay
 from issue_assistant.index.likely import Weights, load_calibration
+from issue_assistant.index.localize import Hint
 from issue_assistant.tracker.snapshot import write_snapshot
 from tests import tinygit
 
@@ -79,3 +82,48 @@ def test_the_one_command_writes_truth_tables_and_calibration(tmp_path: Path, rep
     # --reuse scores the kept replay again (same tables, no replay)
     assert bench.main([*argv, "--reuse"]) == 0
     assert doc.read_text().count("<!-- section:localize -->") == 1
+
+
+def _row(n: int, words: list[str], history: list[str]) -> Row:
+    hints = {
+        "words": [Hint(p, 10.0 - i) for i, p in enumerate(words)],
+        "history": [Hint(p, 10.0 - i) for i, p in enumerate(history)],
+    }
+    paths = {h.path for hs in hints.values() for h in hs}
+    truth = {"source": ["src/right.py"], "all": ["src/right.py"], "functions": []}
+    return Row(
+        issue=n,
+        opened=datetime(2024, 1, 1) + timedelta(days=n),
+        commit="c",
+        hints=hints,
+        kinds=dict.fromkeys(paths, "source"),
+        truth=truth,
+        present=["src/right.py"],
+        latency=0.0,
+        files=len(paths),
+    )
+
+
+def test_of_weightings_ranking_as_well_the_one_whose_shown_files_are_right_wins() -> None:
+    # words put the fixed file first in 12 of 20 issues, history in 6; both have it in the five
+    rows = []
+    for n in range(20):
+        other = [f"src/o{n}_{k}.py" for k in range(3)]
+        words = ["src/right.py", *other] if n < 12 else [*other[:2], "src/right.py"]
+        history = ["src/right.py", *other] if n < 6 else [*other, "src/right.py"]
+        rows.append(_row(n, words, history))
+    table = Table(rows)
+    everyone = list(range(len(rows)))
+    by_words = Weights(frame=0, path=0, error=0, words=1, history=0, prior=0)
+    by_history = Weights(frame=0, path=0, error=0, words=0, history=1, prior=0)
+    assert table.scores(by_words).at5.share == table.scores(by_history).at5.share == 1.0
+    seen = {by_history: (1.0, 0.9), by_words: (1.0, 0.8)}  # history first by (at5, MRR)
+    chosen = report.choose(table, seen, everyone)
+    assert chosen.weights == by_words
+    assert chosen.precision["first-close"] == 0.6  # 12 of 20 first files right, no clear lead
+    assert report.showable(table, chosen, everyone) == 12
+    history_cal = report.calibrate(table, by_history, everyone)
+    assert report.showable(table, history_cal, everyone) == 0  # 6 of 20 first: never shown
+    # a weighting well short of the best accuracy@5 does not compete, however precise its first
+    seen = {by_history: (1.0, 0.9), by_words: (1.0 - 2 * report.AT5_SLACK, 0.8)}
+    assert report.choose(table, seen, everyone).weights == by_history

@@ -181,14 +181,23 @@ def halves(rows: Sequence[Row]) -> tuple[list[int], list[int]]:
 GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
-def fit_weights(table: Table, subset: Sequence[int], rounds: int = 3) -> Weights:
+def fit_weights(
+    table: Table,
+    subset: Sequence[int],
+    rounds: int = 3,
+    seen: dict[Weights, tuple[float, float]] | None = None,
+) -> Weights:
     """Coordinate ascent over `GRID` for each signal's weight, maximising accuracy@5 (then MRR)
-    on `subset` only (the older issues: the newer half is scored with what they taught)."""
+    on `subset` only (the older issues: the newer half is scored with what they taught).
+    `seen` gets every weighting tried, with its (accuracy@5, MRR)."""
     best = Weights()
+    tried = seen if seen is not None else {}
 
     def value(w: Weights) -> tuple[float, float]:
-        s = table.scores(w, subset)
-        return (s.at5.share or 0.0, s.mrr or 0.0)
+        if w not in tried:
+            s = table.scores(w, subset)
+            tried[w] = (s.at5.share or 0.0, s.mrr or 0.0)
+        return tried[w]
 
     current = value(best)
     for _ in range(rounds):
