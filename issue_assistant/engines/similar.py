@@ -115,8 +115,9 @@ class SimilarEngine(Engine):
         )
 
     def warm(self, context: Context) -> None:
-        """Load the label model, or fit it when there is none yet (15-50 s on a large history),
-        before the engine is timed, and before a primary engine can fail over to this one."""
+        """Load the label model, or fit it when there is none yet or it is due (minutes on a
+        large history: docs/benchmarks.md, "Speed at scale"), before the engine is timed, and
+        before a primary engine can fail over to this one."""
         self.label_model(context)
 
     def decide(self, context: Context) -> Decision:
@@ -309,4 +310,6 @@ def _store_source() -> object:
 def _calibration_text(model: LabelModel | None, target: float) -> str:
     if model is None:
         return "none: [labels] model = vote"
-    return f"time-ordered cross-validation for precision {target:.2f}, {model.describe()}"
+    text = f"time-ordered cross-validation for precision {target:.2f}, {model.describe()}"
+    origin = getattr(model, "origin", None)  # which model answered (learn/store.py)
+    return f"{text}; {origin}" if origin else text

