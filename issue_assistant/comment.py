@@ -68,6 +68,15 @@ class SeeAlso(BaseModel):
     similarity: float = 0.0
 
 
+class IndexProgress(BaseModel):
+    """While a live first build is under way: how much of the tracker the search covered."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    searched: int = Field(ge=0)
+    of_about: int = Field(ge=0)
+
+
 class Outcome(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -92,6 +101,7 @@ class Plan(Proposal):
     labels_before: list[str] = Field(default_factory=list)
     likely_files: list[FileLink] = Field(default_factory=list)
     see_also: list[SeeAlso] = Field(default_factory=list)
+    index_progress: IndexProgress | None = None
 
     @property
     def is_empty(self) -> bool:
@@ -123,7 +133,7 @@ class Plan(Proposal):
 
 def encode_plan(plan: Plan) -> str:
     fields = plan.model_dump(mode="json")
-    for key in ("likely_files", "see_also"):  # optional: absent when empty
+    for key in ("likely_files", "see_also", "index_progress"):  # optional: absent when empty
         if not fields.get(key):
             fields.pop(key, None)
     data = json.dumps(fields, ensure_ascii=True, sort_keys=True)

@@ -11,16 +11,18 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
-from issue_assistant.comment import Plan
+from issue_assistant.atomic import write_atomic
+from issue_assistant.comment import IndexProgress, Plan, render_comment
 from issue_assistant.config import Config, LabelsConfig
-from issue_assistant.errors import UserError
+from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
+from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
 from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 from issue_assistant.votes import VoteRule
@@ -34,6 +36,9 @@ CURSOR_FILE = "listing-cursor"
 LIST_CHUNK = 1000
 # Issues one run lists at most: 300 requests of 100, under a third of GITHUB_TOKEN's hourly 1,000.
 LIST_BUDGET = 30_000
+# Requests a run leaves unspent this hour (`X-RateLimit-Remaining`): enough for its comment and
+# for the other runs of the hour (a warm run makes about 8).
+RATE_MARGIN = 100
 EMBED_BUDGET_S = 120.0
 
 
@@ -95,10 +100,28 @@ def skip_reason(issue: Issue, config: Config) -> str | None:
     return None
 
 
+def _rate_left(tracker: WritableTracker) -> int | None:
+    """Requests left this hour as the last answer said (`X-RateLimit-Remaining`), or None."""
+    left = getattr(tracker, "rate_remaining", None)
+    return left() if callable(left) else None
+
+
+def _may_stop(exc: GitHubError) -> bool:
+    """A listing error after which the run goes on with what is indexed (a rate limit, no
+    answer, a server error); anything else (a refused token, say) stops the run."""
+    return exc.status is None or exc.status in (403, 429) or exc.status >= 500
+
+
 def refresh_index(
-    tracker: WritableTracker, cache_dir: str, now: datetime, embeddings: bool = False
+    tracker: WritableTracker, cache_dir: str | Path, now: datetime, embeddings: bool = False
 ) -> IssueIndex:
     """The on-disk index brought up to date; only issues updated since the last run if possible.
+
+    The listing goes least recently updated first, in chunks of `LIST_CHUNK`, each committed
+    with the point to resume from (`CURSOR_FILE`), so a large repository's first build spans
+    runs: a run stops after `LIST_BUDGET` issues, when fewer than `RATE_MARGIN` requests are
+    left this hour, or on a rate limit or server error, and the next run goes on from the last
+    chunk committed. While no listing has completed yet the index is marked as building.
 
     With embeddings, vectors missing from the index are computed for at most
     `EMBED_BUDGET_S` seconds per run (newest first), so a large repository's first build is
@@ -115,39 +138,80 @@ def refresh_index(
     stamp = path / SYNC_FILE
     cursor = path / CURSOR_FILE
     since: datetime | None = None
-    resuming = cursor.is_file()
     try:
-        if resuming:
+        if cursor.is_file():
             since = datetime.fromisoformat(cursor.read_text().strip())
         elif len(index) and stamp.is_file():
             since = datetime.fromisoformat(stamp.read_text().strip())
     except ValueError:
         since = None
-    # Least recently updated first, in chunks: a listing cut short by the budget resumes from
-    # the last update time it committed (a large repository's first build spans runs).
-    listing = iter(tracker.all_issues(since=since, sort="updated"))
     written = listed = 0
     last: datetime | None = None
-    complete = True
-    while chunk := list(islice(listing, LIST_CHUNK)):
+    complete = False
+    chunk: list[Issue] = []
+
+    def commit() -> None:
+        nonlocal written, last, chunk
+        if not chunk:
+            return
         written += index.update(chunk)
-        listed += len(chunk)
         newest = max(i.updated_at or i.created_at for i in chunk)
         last = newest if last is None else max(last, newest)
-        if listed >= LIST_BUDGET:
-            complete = next(listing, None) is None
-            break
+        write_atomic(cursor, last.isoformat())  # the resume point, after every chunk
+        chunk = []
+
+    left = _rate_left(tracker)
+    try:
+        if left is not None and left < RATE_MARGIN:
+            log.warning(
+                "index: %d requests left this hour (margin %d): not listing this run",
+                left,
+                RATE_MARGIN,
+            )
+        else:
+            listing = iter(tracker.all_issues(since=since, sort="updated"))
+            for issue in listing:
+                chunk.append(issue)
+                listed += 1
+                if len(chunk) >= LIST_CHUNK:
+                    commit()
+                if listed >= LIST_BUDGET:
+                    complete = next(listing, None) is None
+                    break
+                left = _rate_left(tracker)
+                if left is not None and left < RATE_MARGIN:
+                    log.warning(
+                        "index: listing stopped with %d requests left this hour (margin %d)",
+                        left,
+                        RATE_MARGIN,
+                    )
+                    break
+            else:
+                complete = True
+    except GitHubError as exc:
+        if not _may_stop(exc):
+            raise
+        log.warning("index: listing stopped (%s); going on with what is indexed", exc)
+    commit()
     if complete:
         stamp.write_text((now - SYNC_MARGIN).isoformat())
         cursor.unlink(missing_ok=True)
-    elif last is not None:
-        cursor.write_text(last.isoformat())
+    elif listed or cursor.is_file():
         log.info("index: listing stopped after %d issues; the next run goes on from there", listed)
+    index.mark_building(not stamp.is_file())
     log.info("index: %d issues added or changed (%d in all)", written, len(index))
-    if embeddings and index.vectors is not None and len(index.vectors) < len(index):
+    if embeddings and index.vectors is not None and len(index.vectors) < index.issue_count():
         embedded = index.embed(index.all_stored(), budget_s=EMBED_BUDGET_S)
         log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
     return index
+
+
+def index_progress(index: IssueIndex, number: int) -> IndexProgress | None:
+    """How much of the tracker a building index holds (the newest issue's number estimates the
+    issues and pull requests there are), or None once the index is complete."""
+    if not index.building:
+        return None
+    return IndexProgress(searched=len(index), of_about=max(number, len(index)))
 
 
 class CachedReads:
@@ -227,8 +291,12 @@ def analyze_live(
     writes: str,
     tracker: WritableTracker | None = None,
     now: datetime | None = None,
+    cache_dir: str | Path | None = None,
 ) -> LiveResult:
-    """Analyze issue `number` now and post (or edit) the assistant's one comment."""
+    """Analyze issue `number` now and post (or edit) the assistant's one comment.
+
+    The index is kept under `cache_dir`, else $ISSUE_ASSISTANT_CACHE, else `[index] cache_dir`.
+    """
     mode: Mode = writes  # type: ignore[assignment]
     tracker = tracker or connect(full_name, bot_login=config.approval.bot_login)
     now = now or datetime.now(UTC)
@@ -252,7 +320,8 @@ def analyze_live(
         result.skipped = reason
         return result
 
-    index = refresh_index(tracker, config.index.cache_dir, now, config.index.embeddings)
+    cache = cache_dir or current().cache_dir or config.index.cache_dir
+    index = refresh_index(tracker, cache, now, config.index.embeddings)
     engine, fallback = engines_for(config, labels, engine_name)
     view = CachedReads(tracker, index)
     view._issues[number] = issue
@@ -269,6 +338,10 @@ def analyze_live(
     if analysis.error:
         log.warning("engine failed (%s); the fallback answered", analysis.error)
     plan = analysis.plan
+    progress = index_progress(index, number)
+    if progress is not None:
+        plan = analysis.plan = plan.model_copy(update={"index_progress": progress})
+        analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)
     result.analysis, result.plan, result.comment = analysis, plan, analysis.comment
     writer = Writer(tracker, mode)
     if found is not None:

@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         match = _LIVE.match(args.target)
         if not match:
             raise UserError(f"expected OWNER/REPO#N, got {args.target!r}")
+        from issue_assistant.commands.common import cache_dir
         from issue_assistant.live import analyze_live
 
         result = analyze_live(
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
             config=config,
             engine_name=engine_name(args),
             writes=cli_writes(args.apply, config),  # type: ignore[arg-type]
+            cache_dir=cache_dir(args, config),
         )
         if result.skipped:
             print(f"issue-assistant: skipped: {result.skipped}", file=sys.stderr)

@@ -304,6 +304,14 @@ class IssueIndex:
     def __len__(self) -> int:
         return self._count
 
+    def issue_count(self) -> int:
+        """How many issues (no pull requests) are indexed: a count, no document read."""
+        pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
+        q = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, pr)]
+        )
+        return self._searcher().search(q, limit=1, count=True).count
+
     def vector(self, text: str, field: str = "body") -> dict[str, float]:
         """TF-IDF weights of `text`'s stemmed words (the same analysis as the index's fields)."""
         counts = Counter(t for t in _ANALYZER.analyze(text) if t not in _STEM_STOPS)

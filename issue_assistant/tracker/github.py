@@ -331,6 +331,12 @@ class GitHubTracker:
             for item in pages:
                 yield item.raw_data
 
+    def rate_remaining(self) -> int | None:
+        """Requests left this hour as GitHub's last answer said (`X-RateLimit-Remaining`), or
+        None before any answer; asks nothing."""
+        remaining = self._requester.rate_limiting[0]
+        return remaining if remaining >= 0 else None
+
     # ---- reads -----------------------------------------------------------------------------
 
     @property
