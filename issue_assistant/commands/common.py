@@ -77,15 +77,18 @@ def snapshot_and_index(
     args: argparse.Namespace, config: Config
 ) -> tuple[Snapshot | IndexedSnapshot, IssueIndex]:
     """The snapshot and its index, brought up to date; when the index was last updated from
-    this very file (same size and mtime) the snapshot is not parsed at all (a warm run)."""
+    this very file (same size and mtime) the snapshot is not parsed at all (a warm run), and
+    after a change only the issue lines that changed are parsed (`read_changed`)."""
+    import logging
+
     from issue_assistant.index import IssueIndex
     from issue_assistant.index.embeddings import load_embedder
     from issue_assistant.index.local import index_path, open_index
     from issue_assistant.tracker.snapshot import (
         IndexedSnapshot,
         file_stamp,
+        read_changed,
         read_repository,
-        read_snapshot,
     )
 
     cache = cache_dir(args, config)
@@ -97,10 +100,28 @@ def snapshot_and_index(
         if config.index.embeddings:
             index.enable_embeddings(lambda: load_embedder(True))
         return IndexedSnapshot(index.repository, index, path), index
-    snapshot = read_snapshot(path)
-    index = open_index(snapshot, cache, embeddings=config.index.embeddings)
-    index.mark_source(stamp, snapshot.repository)
-    return snapshot, index
+    known = index.source_lines() if len(index) else set()
+    scan = read_changed(path, known)
+    if not known:
+        snapshot = scan.snapshot(path)
+        index = open_index(snapshot, cache, embeddings=config.index.embeddings)
+        index.mark_source(stamp, snapshot.repository, scan.lines)
+        return snapshot, index
+    if config.index.embeddings:
+        index.enable_embeddings(lambda: load_embedder(True))
+    written = index.update(scan.issues)
+    index.embed(scan.issues)
+    index.mark_source(stamp, scan.repository, scan.lines)
+    logging.getLogger("issue_assistant.pipeline").info(
+        "index: %d issues added or changed (%d in all; %d snapshot lines unchanged, not parsed)",
+        written,
+        len(index),
+        scan.unchanged,
+    )
+    found = IndexedSnapshot(
+        scan.repository, index, path, releases=scan.releases, discussions=scan.discussions
+    )
+    return found, index
 
 
 def cli_writes(apply: bool, config: Config) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import hashlib
 import json
 import logging
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import tantivy
 
-from issue_assistant.atomic import write_atomic
+from issue_assistant.atomic import write_atomic, write_atomic_with
 from issue_assistant.index.query import STOPWORDS, issue_query
 from issue_assistant.tracker.models import Issue, Repository
 
@@ -34,6 +35,9 @@ META = "issue-assistant-meta.json"
 # Each indexed issue's content hash, read only when the index is updated (at 100k issues the
 # file is a few MB: parsing it on every warm `analyze` or `search` was 70 ms of O(n) work).
 HASHES = "issue-assistant-hashes.json"
+# The hashes of the snapshot's issue lines the index was last brought up to date from (8 bytes
+# each): an update from a newer snapshot parses only the lines not among them.
+LINES = "issue-assistant-lines.bin"
 
 
 def _schema() -> tantivy.Schema:
@@ -207,13 +211,32 @@ class IssueIndex:
         tmp.write_text(json.dumps(meta))
         tmp.replace(self.path / META)
 
-    def mark_source(self, source: dict | None, repository: Repository | None = None) -> None:
+    def mark_source(
+        self,
+        source: dict | None,
+        repository: Repository | None = None,
+        lines: Iterable[int] | None = None,
+    ) -> None:
         """Remember what the index was last brought up to date from (a snapshot's size and
-        mtime), so a warm run can skip reading the snapshot when it has not changed."""
+        mtime, and the hashes of its issue lines), so a warm run can skip reading the snapshot
+        when it has not changed, and an update parse only the lines that did."""
+        if lines is not None:
+            packed = array.array("Q", lines).tobytes()
+            write_atomic_with(self.path / LINES, lambda fh: fh.write(packed))
         self.source = source
         if repository is not None:
             self.repository = repository
         self._write_meta()
+
+    def source_lines(self) -> set[int]:
+        """The issue-line hashes of `mark_source` (empty when unknown or after another update)."""
+        try:
+            data = (self.path / LINES).read_bytes()
+        except OSError:
+            return set()
+        hashes = array.array("Q")
+        hashes.frombytes(data[: len(data) // 8 * 8])
+        return set(hashes)
 
     def mark_building(self, building: bool) -> None:
         """Whether a first build is still under way (its listing spans runs); saved on change."""
@@ -342,6 +365,8 @@ class IssueIndex:
                 changed.append((issue, fp))
         if not changed:
             return 0
+        # Written by another source now: the snapshot lines no longer tell what is indexed.
+        (self.path / LINES).unlink(missing_ok=True)
         writer = self.index.writer(heap_size=50_000_000, num_threads=1)
         for issue, _ in changed:
             if str(issue.number) in self._hashes:
