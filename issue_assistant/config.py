@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import tomllib
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -93,18 +94,18 @@ def check_glob(glob: str) -> None:
         raise ValueError(f"bad path glob {glob!r}: '**' must be a whole path segment")
 
 
+@cache
+def _spec(globs: tuple[str, ...]):  # noqa: ANN202 - a pathspec.GitIgnoreSpec
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(globs)
+
+
 def glob_match(glob: str, path: str) -> bool:
-    """`path` matches `glob`, where `**` spans folders and `*` stays within one."""
-    import fnmatch
-
-    def match(gp: list[str], pp: list[str]) -> bool:
-        if not gp:
-            return not pp
-        if gp[0] == "**":
-            return any(match(gp[1:], pp[i:]) for i in range(len(pp) + 1))
-        return bool(pp) and fnmatch.fnmatchcase(pp[0], gp[0]) and match(gp[1:], pp[1:])
-
-    return match(glob.rstrip("/").split("/"), path.split("/"))
+    """`path` matches `glob` in the one dialect of every path glob here: `.gitignore`'s (pathspec,
+    as the file tools' `glob`): `**` spans folders, `*` stays within one, and a glob without a
+    slash (`*.md`) matches at any depth."""
+    return _spec((glob,)).match_file(path)
 
 
 class Ask(_Strict):
@@ -151,7 +152,7 @@ class Label(_Strict):
 
     def owns(self, path: str) -> bool:
         """Whether one of `paths` matches the file `path` (POSIX, relative to the checkout)."""
-        return any(glob_match(glob, path) for glob in self.paths)
+        return bool(self.paths) and _spec(tuple(self.paths)).match_file(path)
 
 
 class TypeLabel(Label):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from issue_assistant.atomic import write_atomic
 from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.published import published
 from issue_assistant.render import render
 from issue_assistant.scaffold import (
     GROUP_ORDER,
@@ -107,7 +108,8 @@ def render_files(source: Source, draft: LabelDraft, description: str, origin: st
         **common,
     )
     config = render("init/config.toml.j2", description=description, source=origin, **common)
-    return {Path("labels.toml"): labels, Path("config.toml"): config, WORKFLOW: workflow_text()}
+    workflow = workflow_text(published().action)
+    return {Path("labels.toml"): labels, Path("config.toml"): config, WORKFLOW: workflow}
 
 
 def check_labels(text: str) -> None:
