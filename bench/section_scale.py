@@ -25,9 +25,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 from bench.common import commit
 
@@ -101,8 +101,9 @@ def make_update(copies: int, new: int = 10) -> Path:
     return out
 
 
-@dataclass
-class Run:
+class Run(NamedTuple):
+    """One process: wall and CPU seconds, peak memory, the load average before and after."""
+
     wall: float
     cpu: float
     peak_mb: float
