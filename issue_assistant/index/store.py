@@ -280,17 +280,20 @@ class IssueIndex:
             (tantivy.Occur.MustNot, pr),
         ]
         if since is not None or before is not None:
-            rng = tantivy.Query.range_query(
-                self.schema,
-                "created_at",
-                tantivy.FieldType.Date,
-                lower_bound=since,
-                upper_bound=before,
-                include_upper=before is None,
-            )
-            clauses.append((tantivy.Occur.Must, rng))
+            clauses.append((tantivy.Occur.Must, self._created(since, before)))
         q = tantivy.Query.boolean_query(clauses)
         return self._searcher().search(q, limit=1, count=True).count
+
+    def _created(self, since: datetime | None, before: datetime | None) -> tantivy.Query:
+        """Documents created in [since, before) (a side left open when None)."""
+        return tantivy.Query.range_query(
+            self.schema,
+            "created_at",
+            tantivy.FieldType.Date,
+            lower_bound=since,
+            upper_bound=before,
+            include_upper=before is None,
+        )
 
     def stored(self, number: int) -> Issue | None:
         """Issue `number` as last indexed (its whole record), or None. Parsed records are kept
@@ -425,14 +428,7 @@ class IssueIndex:
         else:
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
         if as_of is not None:
-            rng = tantivy.Query.range_query(
-                self.schema,
-                "created_at",
-                tantivy.FieldType.Date,
-                upper_bound=as_of,
-                include_upper=False,
-            )
-            clauses.append((tantivy.Occur.Must, rng))
+            clauses.append((tantivy.Occur.Must, self._created(None, as_of)))
         if not include_prs:
             pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
             clauses.append((tantivy.Occur.MustNot, pr))
