@@ -32,6 +32,7 @@ def gh():
                 f"Problem {i} reading parquet shard {i % 7}",
                 f"Reading shard {i % 7} fails with error {i}.",
                 f"user{i}",
+                labels=["bug"] if i % 2 else ["enhancement"],
                 created_at=T0 + timedelta(hours=i),
                 updated_at=T0 + timedelta(hours=i, minutes=5),
             )
@@ -104,6 +105,11 @@ def test_a_rate_limited_first_build_resumes_where_it_stopped(gh, tmp_path, monke
     assert (path / live.SYNC_FILE).is_file() and not (path / live.CURSOR_FILE).exists()
     assert "still being built" not in third.comment
     assert third.plan is not None and third.plan.index_progress is None
+    # the label model fit in run 1 on the part indexed then is refit on the whole history
+    assert "a label model fit now (no label model saved" in first.decision["calibration"]
+    assert "the saved label model" in second.decision["calibration"]
+    assert "refit: the index now holds" in third.decision["calibration"]
+    assert f"fit on {ISSUES} labelled issues" in third.decision["calibration"]
 
 
 def test_a_rate_limit_in_the_middle_of_the_listing_keeps_every_chunk(gh, tmp_path, monkeypatch):
