@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 MODEL_FILE = "label-model.npz"
 OLD_FILES = ("label-model.joblib",)  # format 1 (a pickle): removed when a new model is saved
 HEARTBEAT_S = 30.0  # a long fit says it is still fitting this often
+ANSWERS_KEPT = 4  # answers remembered for the moments last asked about
 
 
 def model_path(directory: str | Path) -> Path:
@@ -237,6 +238,8 @@ class StoreSource:
                 return answered[1]
             model = self._model_for(tracker, index, labels, moment, key)
             self._answered[memo] = (self._state(index), model)
+            while len(self._answered) > ANSWERS_KEPT:  # a long-lived process (`mcp`) asks often
+                self._answered.pop(next(iter(self._answered)))
             return model
 
     @staticmethod
