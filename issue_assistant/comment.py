@@ -18,7 +18,9 @@ from issue_assistant.decision import (
     bounded,
 )
 from issue_assistant.errors import EngineError
+from issue_assistant.preset import describe_preset
 from issue_assistant.render import render, safe_text
+from issue_assistant.sanitize import code_span
 
 MARKER = "<!-- issue-assistant -->"
 # GitHub refuses a comment longer than this; we stay a margin under it.
@@ -102,6 +104,9 @@ class Plan(Proposal):
     likely_files: list[FileLink] = Field(default_factory=list)
     see_also: list[SeeAlso] = Field(default_factory=list)
     index_progress: IndexProgress | None = None
+    # Labels of labels.toml the issue already had in a group given nothing more, and where each
+    # came from (`preset.preset_labels`): the comment then says so instead of "not confident".
+    preset: dict[str, Literal["template", "issue"]] = Field(default_factory=dict)
 
     @property
     def is_empty(self) -> bool:
@@ -118,6 +123,7 @@ class Plan(Proposal):
         created_at: datetime,
         evidence: list[Evidence] = (),  # type: ignore[assignment]
         labels_before: list[str] = (),  # type: ignore[assignment]
+        preset: dict[str, str] | None = None,
     ) -> Plan:
         plan = cls(
             **decision.model_dump(include=set(Proposal.model_fields)),
@@ -127,13 +133,15 @@ class Plan(Proposal):
             evidence=[e.model_copy(update={"labels": e.labels[:30]}) for e in evidence],
             created_at=created_at,
             labels_before=labels_before,
+            preset=preset or {},
         )
         return fit(plan)
 
 
 def encode_plan(plan: Plan) -> str:
     fields = plan.model_dump(mode="json")
-    for key in ("likely_files", "see_also", "index_progress"):  # optional: absent when empty
+    optional = ("likely_files", "see_also", "preset", "index_progress")  # absent when empty
+    for key in optional:
         if not fields.get(key):
             fields.pop(key, None)
     data = json.dumps(fields, ensure_ascii=True, sort_keys=True)
@@ -169,6 +177,7 @@ def _render(plan: Plan, fallback_from: str | None = None) -> str:
         marker=MARKER,
         plan_json=encode_plan(plan),
         fallback_from=fallback_from,
+        preset=describe_preset(plan.preset, code=code_span),
     )
 
 

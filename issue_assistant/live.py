@@ -18,10 +18,11 @@ from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
 from issue_assistant.atomic import write_atomic
 from issue_assistant.comment import IndexProgress, Plan, render_comment
 from issue_assistant.config import Config, LabelsConfig
-from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
+from issue_assistant.preset import nothing_to_propose, opened_with
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
 from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
@@ -77,16 +78,25 @@ def connect(
     *,
     base_url: str | None = None,
     bot_login: str = "github-actions[bot]",
+    writes: str = "off",
 ) -> WritableTracker:
     """The GitHub tracker for `full_name` (token from the argument, GITHUB_TOKEN or GH_TOKEN;
-    the API at GITHUB_API_URL, as set on GitHub Enterprise runners)."""
-    from issue_assistant.settings import current
+    the API at GITHUB_API_URL, as set on GitHub Enterprise runners); `writes` is the run's
+    writes mode, so that an error says whether anything was written."""
     from issue_assistant.tracker.github import GitHubTracker
 
     settings = current()
     token = token or settings.require_token()
     base_url = base_url or settings.api_url
-    return GitHubTracker(full_name, token, base_url, bot_login=bot_login)
+    tracker = GitHubTracker(full_name, token, base_url, bot_login=bot_login)
+    tracker.live_writes = writes == "live"
+    return tracker
+
+
+def writing(tracker: object, writes: str) -> None:
+    """Tell a GitHub tracker given from outside (the Action's, a test's) the writes mode."""
+    if hasattr(tracker, "live_writes"):
+        tracker.live_writes = writes == "live"  # type: ignore[attr-defined]
 
 
 def skip_reason(issue: Issue, config: Config) -> str | None:
@@ -243,6 +253,26 @@ class CachedReads:
         return discussions_of(self._tracker)
 
 
+def _opened_with(
+    tracker: object, issue: Issue, labels: LabelsConfig, given: list[str] | None
+) -> set[str] | None:
+    """The labels the issue was opened with (its template's): `given` (an `opened` event's
+    payload holds them), else from its timeline when it has labels of labels.toml (one
+    request); None when not needed or not readable (then their origin is unknown)."""
+    if given is not None:
+        return set(given)
+    history = getattr(tracker, "history", None)
+    if issue.events is not None or not callable(history) or not labels.known(issue.labels):
+        return None
+    try:
+        return opened_with(issue, history(issue.number)[0])
+    except GitHubError as exc:
+        log.warning(
+            "#%d: timeline unknown (%s); where its labels came from is not told", issue.number, exc
+        )
+        return None
+
+
 def has_votes(
     tracker: WritableTracker, found: Found, comments: list, config: Config, now: datetime
 ) -> bool:
@@ -291,20 +321,23 @@ def analyze_live(
     writes: str,
     tracker: WritableTracker | None = None,
     now: datetime | None = None,
+    opened_labels: list[str] | None = None,
     cache_dir: str | Path | None = None,
 ) -> LiveResult:
     """Analyze issue `number` now and post (or edit) the assistant's one comment.
 
-    The index is kept under `cache_dir`, else $ISSUE_ASSISTANT_CACHE, else `[index] cache_dir`.
-    """
+    `opened_labels`: the labels it was opened with, when known (the `opened` event's payload):
+    then its timeline is not read to tell a template's labels from later ones. The index is kept
+    under `cache_dir` (`--cache-dir`), else where `Settings.cache_root` says."""
     mode: Mode = writes  # type: ignore[assignment]
-    tracker = tracker or connect(full_name, bot_login=config.approval.bot_login)
+    tracker = tracker or connect(full_name, bot_login=config.approval.bot_login, writes=mode)
+    writing(tracker, mode)
     now = now or datetime.now(UTC)
     result = LiveResult(full_name, number, mode)
     try:
         issue = tracker.get_issue(number)
     except KeyError:
-        raise UserError(f"{full_name}#{number}: no such issue") from None
+        raise UserError(f"{full_name}#{number}: no such issue ({NOT_FOUND_HINT})") from None
     reason = skip_reason(issue, config)
     bot = config.approval.bot_login
     found: Found | None = None
@@ -320,7 +353,8 @@ def analyze_live(
         result.skipped = reason
         return result
 
-    cache = cache_dir or current().cache_dir or config.index.cache_dir
+    flag = str(cache_dir) if cache_dir is not None else None
+    cache = str(current().cache_root(config.index.cache_dir, flag))
     index = refresh_index(tracker, cache, now, config.index.embeddings)
     engine, fallback = engines_for(config, labels, engine_name)
     view = CachedReads(tracker, index)
@@ -334,6 +368,7 @@ def analyze_live(
         engine=engine,
         fallback=fallback,
         as_of=now,
+        opened_with=_opened_with(tracker, issue, labels, opened_labels),
     )
     if analysis.error:
         log.warning("engine failed (%s); the fallback answered", analysis.error)
@@ -343,6 +378,11 @@ def analyze_live(
         plan = analysis.plan = plan.model_copy(update={"index_progress": progress})
         analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)
     result.analysis, result.plan, result.comment = analysis, plan, analysis.comment
+    if found is None and plan.is_empty:
+        # Nothing the issue lacks: no comment at all (the summary and the log say why).
+        result.skipped = nothing_to_propose(plan, plan.preset)
+        log.info("%s#%d: no comment: %s", full_name, number, result.skipped)
+        return result
     writer = Writer(tracker, mode)
     if found is not None:
         # Looked at again right before the edit: a maintainer may have voted while the engine
