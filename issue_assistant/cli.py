@@ -80,10 +80,12 @@ def logging_for(verbose: int) -> Iterator[None]:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     else:
         handler.setFormatter(_Quiet())
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    handler.setLevel(level)  # also where a library or a caller set a logger's own level lower
     root = logging.getLogger()
     before = root.level
     root.addHandler(handler)
-    root.setLevel({0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG))
+    root.setLevel(level)
     try:
         yield
     finally:

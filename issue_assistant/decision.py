@@ -82,7 +82,7 @@ class Usage(_Model):
     retries: int = 0
     verify_calls: int = 0
     # The class of the engine's failure, when the fallback answered (or nothing did).
-    failure: Literal["transient", "schema", "limit", "setup", "unknown"] | None = None
+    failure: Literal["transient", "schema", "limit", "setup", "unknown", "crash"] | None = None
 
 
 class Proposal(_Model):

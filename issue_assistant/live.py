@@ -16,7 +16,7 @@ from typing import Any
 
 from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
 from issue_assistant.atomic import write_atomic
-from issue_assistant.comment import IndexProgress, Plan, render_comment
+from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
 from issue_assistant.index import IssueIndex
@@ -288,7 +288,7 @@ def _same_proposal(old: Plan, new: Plan, pending: str) -> bool:
     own pending label aside)."""
 
     def shown(plan: Plan) -> dict[str, Any]:
-        data = plan.model_dump(exclude={"created_at"})
+        data = plan.model_dump(exclude={"created_at", "set_aside"})
         data["labels_before"] = [n for n in plan.labels_before if key(n) != key(pending)]
         return data
 
@@ -309,6 +309,65 @@ def _changed_since(
     if has_votes(tracker, current, comments, config, now):
         return "a maintainer voted during the analysis; left for apply"
     return None
+
+
+def _own_plans(comments: list, config: Config, full_name: str, number: int) -> list:
+    """The bot's comments carrying a plan for this issue, oldest first."""
+    bot = config.approval.bot_login
+    own = [c for c in comments if find_assistant_comment([c], bot, full_name, number)]
+    return sorted(own, key=lambda c: (c.created_at, c.id or 0))
+
+
+def _claim_by_posting(
+    tracker: WritableTracker, posted: Any, config: Config, number: int
+) -> str | None:
+    """Two runs on one issue at once both see "no comment yet" and both post: each looks again
+    after posting, and the oldest comment is the claim. A run whose comment is not the oldest
+    deletes its own and stops (before the pending label), so one comment and one label remain.
+    Returns why this run stops, or None when it holds the issue."""
+    own_id = getattr(posted, "id", None)
+    if own_id is None:
+        return None
+    plans = _own_plans(tracker.list_comments(number), config, tracker.repository.full_name, number)
+    if not plans or plans[0].id == own_id:
+        return None
+    tracker.delete_comment(own_id)
+    return f"another run posted the assistant's comment first ({plans[0].url or plans[0].id})"
+
+
+def _votes_after_edit(
+    tracker: WritableTracker,
+    found: Found,
+    result: LiveResult,
+    config: Config,
+    now: datetime,
+    writer: Writer,
+) -> None:
+    """Votes read again after the edit: one that came in while the comment was being edited
+    counts for neither text (`votes.counts_for`), so the comment asks for it again (once)."""
+    approval = config.approval
+    rule = VoteRule(tracker.permission, approval.roles, approval.bot_login)
+    before = found.comment
+    for attempt in range(2):
+        comments = tracker.list_comments(found.plan.issue)
+        after = next((c for c in comments if c.id == before.id), None)
+        if after is None or after.id is None:
+            return
+        reactions = tracker.comment_reactions(after.id)
+        aside = rule.set_aside(before, after, reactions, comments, now)
+        if not aside:
+            return
+        names = ", ".join(f"{v.via} by {v.actor}" for v in aside)
+        if attempt or result.plan is None:
+            log.warning("set aside (given while the comment was edited): %s", names)
+            return
+        log.warning("set aside (given while the comment was edited): %s; asking again", names)
+        shown = [SetAside(actor=v.actor, via=v.via) for v in aside][:10]
+        result.plan = result.plan.model_copy(update={"set_aside": shown})
+        fallback = result.analysis.decision.fallback_from if result.analysis else None
+        result.comment = render_comment(result.plan, fallback_from=fallback)
+        writer.edit_comment(after.id, result.comment, "the assistant's comment (vote again)")
+        before = after
 
 
 def analyze_live(
@@ -398,10 +457,16 @@ def analyze_live(
         elif found.comment.body != result.comment:
             assert found.comment.id is not None
             writer.edit_comment(found.comment.id, result.comment, "the assistant's comment")
+            if mode == "live":
+                _votes_after_edit(tracker, found, result, config, now, writer)
     else:
         result.action = "posted" if mode == "live" else "would post"
         posted = writer.create_comment(number, result.comment, "the assistant's comment")
         result.comment_url = getattr(posted, "url", None)
+        if mode == "live" and (reason := _claim_by_posting(tracker, posted, config, number)):
+            log.info("%s#%d: %s", full_name, number, reason)
+            result.skipped, result.action, result.done = reason, "none", writer.done
+            return result
     pending = config.approval.pending_label
     there = find_label(issue.labels, pending)
     if not plan.is_empty and there is None:

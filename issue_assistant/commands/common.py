@@ -85,6 +85,7 @@ def snapshot_and_index(
     from issue_assistant.index.embeddings import load_embedder
     from issue_assistant.index.local import index_path, open_index
     from issue_assistant.tracker.snapshot import (
+        Extras,
         IndexedSnapshot,
         file_stamp,
         read_changed,
@@ -96,21 +97,25 @@ def snapshot_and_index(
     repository = read_repository(path)
     stamp = file_stamp(path)
     index = IssueIndex(index_path(cache, repository.full_name))
-    if index.source == stamp and index.repository is not None:
+    extras = Extras.load(index.path, stamp)
+    if index.source == stamp and index.repository is not None and extras is not None:
         if config.index.embeddings:
             index.enable_embeddings(lambda: load_embedder(True))
-        return IndexedSnapshot(index.repository, index, path), index
+        return IndexedSnapshot(index.repository, index, path, extras), index
     known = index.source_lines() if len(index) else set()
     scan = read_changed(path, known)
+    read = scan.snapshot(path)  # whole when nothing was known, else the changed issues only
+    extras = Extras(stamp=stamp, releases=read.releases(), discussions=read.discussions())
     if not known:
-        snapshot = scan.snapshot(path)
-        index = open_index(snapshot, cache, embeddings=config.index.embeddings)
-        index.mark_source(stamp, snapshot.repository, scan.lines)
-        return snapshot, index
+        index = open_index(read, cache, embeddings=config.index.embeddings)
+        extras.save(index.path)  # before the source: a warm run never finds one without the other
+        index.mark_source(stamp, read.repository, scan.lines)
+        return read, index
     if config.index.embeddings:
         index.enable_embeddings(lambda: load_embedder(True))
     written = index.update(scan.issues)
     index.embed(scan.issues)
+    extras.save(index.path)
     index.mark_source(stamp, scan.repository, scan.lines)
     logging.getLogger("issue_assistant.pipeline").info(
         "index: %d issues added or changed (%d in all; %d snapshot lines unchanged, not parsed)",
@@ -118,10 +123,7 @@ def snapshot_and_index(
         len(index),
         scan.unchanged,
     )
-    found = IndexedSnapshot(
-        scan.repository, index, path, releases=scan.releases, discussions=scan.discussions
-    )
-    return found, index
+    return IndexedSnapshot(scan.repository, index, path, extras), index
 
 
 def cli_writes(apply: bool, config: Config) -> str:

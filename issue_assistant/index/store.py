@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from issue_assistant.index.embeddings import Embedder
     from issue_assistant.index.vectors import VectorStore
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: the title before a rename, searched as of a moment before it
 META = "issue-assistant-meta.json"
 # Each indexed issue's content hash, read only when the index is updated (at 100k issues the
 # file is a few MB: parsing it on every warm `analyze` or `search` was 70 ms of O(n) work).
@@ -38,12 +38,18 @@ HASHES = "issue-assistant-hashes.json"
 # The hashes of the snapshot's issue lines the index was last brought up to date from (8 bytes
 # each): an update from a newer snapshot parses only the lines not among them.
 LINES = "issue-assistant-lines.bin"
+TITLE_BEFORE = "title_before"
+RENAMED_AT = "renamed_at"
 
 
 def _schema() -> tantivy.Schema:
     b = tantivy.SchemaBuilder()
     b.add_integer_field("number", stored=True, indexed=True, fast=True)
     b.add_text_field("title", stored=True, tokenizer_name="en_stem")
+    # The first title of a renamed issue, and when it was last renamed: a search as of a moment
+    # before the rename matches the title as it was then (`query`), never a later one.
+    b.add_text_field(TITLE_BEFORE, stored=False, tokenizer_name="en_stem")
+    b.add_date_field(RENAMED_AT, stored=False, indexed=True, fast=True)
     b.add_text_field("body", stored=True, tokenizer_name="en_stem")
     b.add_text_field("labels", stored=True, tokenizer_name="raw")
     b.add_text_field("state", stored=True, tokenizer_name="raw")
@@ -109,15 +115,14 @@ class IssueIndex:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            log.warning("index: %s is a file, not the index folder; rebuilt", self.path)
+            self.path.unlink()
         self.path.mkdir(parents=True, exist_ok=True)
         self.schema = _schema()
         meta = self._read_meta()
         if meta.get("schema_version") != SCHEMA_VERSION:
-            for child in self.path.iterdir():
-                if child.is_dir():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
+            self._clear()
             meta = {"schema_version": SCHEMA_VERSION, "hashes": {}}
         # an index written before the hashes had their own file keeps them in the meta file
         self._hashes_loaded: dict[str, str] | None = meta.get("hashes")
@@ -134,7 +139,8 @@ class IssueIndex:
         self.repository: Repository | None = (
             Repository.model_validate(meta["repository"]) if meta.get("repository") else None
         )
-        self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+        self._rebuild = False  # the hashes were lost: the next update re-indexes everything
+        self.index = self._open()
         if "hashes" in meta and meta["hashes"]:
             self._write_meta(hashes=True)  # once: the next warm open reads the small file only
         self._df: dict[tuple[str, str], int] = {}
@@ -179,19 +185,55 @@ class IssueIndex:
         embedder = self.embedder
         return self.vectors.update(todo, embedder.embed_one, budget_s=budget_s, progress=progress)
 
+    def _clear(self) -> None:
+        """Everything in the index folder removed (a rebuild follows from the tracker)."""
+        for child in self.path.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+
+    def _open(self) -> tantivy.Index:
+        """The tantivy index, checked: files tantivy cannot read (truncated, zeroed), or a
+        document count other than the one recorded, are logged in one line and the folder is
+        rebuilt from the tracker by the next `update`."""
+        problem = None
+        try:
+            index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+            docs = index.searcher().num_docs
+            if docs != self._count:
+                problem = f"{docs} documents, {self._count} recorded"
+        except ValueError as exc:
+            problem = " ".join(str(exc).split())[:160]
+        if problem is None:
+            return index
+        log.warning("index: %s cannot be used (%s); rebuilt", self.path, problem)
+        self._clear()
+        self._hashes_loaded, self._count, self.source, self.repository = {}, 0, None, None
+        self._write_meta(hashes=True)
+        return tantivy.Index(self.schema, path=str(self.path), reuse=True)
+
     def _read_meta(self) -> dict:
         try:
-            return json.loads((self.path / META).read_text())
-        except (OSError, ValueError):
+            meta = json.loads((self.path / META).read_text())
+        except (OSError, ValueError, RecursionError):
             return {}
+        ok = isinstance(meta, dict) and isinstance(meta.get("count", 0), int)
+        ok = ok and isinstance(meta.get("hashes", {}), dict)
+        return meta if ok else {}
 
     @property
     def _hashes(self) -> dict[str, str]:
         if self._hashes_loaded is None:
             try:
-                self._hashes_loaded = json.loads((self.path / HASHES).read_text())
-            except (OSError, ValueError):
-                self._hashes_loaded = {}
+                loaded = json.loads((self.path / HASHES).read_text())
+            except (OSError, ValueError, RecursionError):
+                loaded = None
+            if not isinstance(loaded, dict) or len(loaded) != self._count:
+                # Which documents the index holds is unknown: re-index them all, once.
+                log.warning("index: %s lost its content hashes; re-indexed", self.path)
+                loaded, self._rebuild = {}, True
+            self._hashes_loaded = loaded
         return self._hashes_loaded
 
     def _write_meta(self, hashes: bool = False) -> None:
@@ -371,6 +413,9 @@ class IssueIndex:
         # Written by another source now: the snapshot lines no longer tell what is indexed.
         (self.path / LINES).unlink(missing_ok=True)
         writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+        if self._rebuild:
+            writer.delete_all_documents()
+            self._rebuild = False
         for issue, _ in changed:
             if str(issue.number) in self._hashes:
                 writer.delete_documents_by_query(
@@ -397,6 +442,13 @@ class IssueIndex:
         doc = tantivy.Document()
         doc.add_integer("number", issue.number)
         doc.add_text("title", issue.title)
+        renames = sorted(
+            (e for e in issue.events or [] if e.event == "renamed" and e.rename_from is not None),
+            key=lambda e: e.created_at,
+        )
+        if renames:
+            doc.add_text(TITLE_BEFORE, renames[0].rename_from or "")
+            doc.add_date(RENAMED_AT, renames[-1].created_at)
         doc.add_text("body", issue.body or "")
         for label in issue.labels:
             doc.add_text("labels", label)
@@ -424,7 +476,10 @@ class IssueIndex:
         """BM25 over title (x2) and body, filtered inside the query by creation time and kind."""
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if text.strip():
-            clauses.append((tantivy.Occur.Must, self._words_query(text, fields)))
+            parsed = self._words_query(text, fields)
+            if as_of is not None and "title" in fields:
+                parsed = self._titles_then(parsed, text, fields, as_of)
+            clauses.append((tantivy.Occur.Must, parsed))
         else:
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
         if as_of is not None:
@@ -440,7 +495,7 @@ class IssueIndex:
 
     def _words_query(self, text: str, fields: tuple[str, ...]) -> tantivy.Query:
         """Plain words (each optionally `word^boost`) as one flat disjunction of term queries
-        over `fields`, title x2: what `parse_query` makes of them, scored the same, but flat, so
+        over `fields`, titles x2: what `parse_query` makes of them, scored the same, but flat, so
         tantivy can skip blocks of documents that cannot reach the top (about 1.7x faster at
         100k issues than `parse_query`'s nested per-word disjunctions)."""
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
@@ -453,11 +508,28 @@ class IssueIndex:
             for term in _ANALYZER.analyze(word):
                 for field in fields:
                     q = tantivy.Query.term_query(self.schema, field, term)
-                    w = weight * (2.0 if field == "title" else 1.0)
+                    w = weight * (2.0 if field in ("title", TITLE_BEFORE) else 1.0)
                     clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, w)))
         if not clauses:
             return tantivy.Query.empty_query()
         return tantivy.Query.boolean_query(clauses)
+
+    def _titles_then(
+        self, parsed: tantivy.Query, text: str, fields: tuple[str, ...], as_of: datetime
+    ) -> tantivy.Query:
+        """`parsed`, except that an issue renamed at or after `as_of` matches on its title
+        before the rename instead of its current one."""
+        later = tantivy.Query.range_query(
+            self.schema, RENAMED_AT, tantivy.FieldType.Date, lower_bound=as_of, include_lower=True
+        )
+        if not self._searcher().search(later, limit=1, count=False).hits:
+            return parsed  # no issue was renamed after the moment
+        then_fields = [TITLE_BEFORE if f == "title" else f for f in fields]
+        then = self._words_query(text, tuple(then_fields))
+        Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
+        now = bq([(Occur.Must, parsed), (Occur.MustNot, later)])
+        before = bq([(Occur.Must, then), (Occur.Must, later)])
+        return bq([(Occur.Should, now), (Occur.Should, before)])
 
     def search(
         self,

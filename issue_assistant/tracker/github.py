@@ -52,7 +52,15 @@ DEFAULT_BOT_LOGIN = "github-actions[bot]"
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 TRIAGE_ROLES = WRITE_ROLES | {"triage"}
 HISTORY_EVENTS = frozenset(
-    {"labeled", "unlabeled", "closed", "reopened", "marked_as_duplicate", "unmarked_as_duplicate"}
+    {
+        "labeled",
+        "unlabeled",
+        "closed",
+        "reopened",
+        "marked_as_duplicate",
+        "unmarked_as_duplicate",
+        "renamed",  # the title as of a moment (`tracker.asof.title_at`)
+    }
 )
 GHOST = User(login="ghost")
 RELEASES_PAGE = 30  # a live run reads the newest releases only: one request
@@ -273,12 +281,15 @@ def to_comment(data: dict[str, Any], *, edited: bool = True) -> Comment:
 
 def to_event(data: dict[str, Any]) -> Event:
     label = data.get("label")
+    rename = data.get("rename") if isinstance(data.get("rename"), dict) else {}
     return Event(
         event=data["event"],
         created_at=data["created_at"],
         actor=to_user(data.get("actor")),
         label=label.get("name") if isinstance(label, dict) else None,
         state_reason=data.get("state_reason"),
+        rename_from=rename.get("from") if isinstance(rename.get("from"), str) else None,
+        rename_to=rename.get("to") if isinstance(rename.get("to"), str) else None,
     )
 
 
@@ -651,6 +662,14 @@ class GitHubTracker:
 
     def edit_comment(self, comment_id: int, body: str) -> None:
         self._request("PATCH", f"{self._path}/issues/comments/{comment_id}", {"body": body})
+
+    def delete_comment(self, comment_id: int) -> None:
+        """Delete a comment; one already gone (404) is fine."""
+        try:
+            self._request("DELETE", f"{self._path}/issues/comments/{comment_id}")
+        except GitHubError as exc:
+            if exc.status != 404:
+                raise
 
     def add_reaction(self, comment_id: int, content: str) -> None:
         """React to a comment (GitHub keeps one reaction per user and content)."""

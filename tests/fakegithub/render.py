@@ -136,6 +136,8 @@ class RenderedState(RepoState):
             data["label"] = {"name": ev.label, "color": info.get("color")}
         if ev.event == "closed":
             data["state_reason"] = ev.state_reason
+        if ev.event == "renamed":
+            data["rename"] = {"from": ev.rename_from, "to": ev.rename_to}
         return data
 
     def timeline_json(self, number: int) -> list[dict[str, Any]]:
