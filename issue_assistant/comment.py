@@ -162,7 +162,7 @@ class Plan(Proposal):
 
 def encode_plan(plan: Plan) -> str:
     fields = plan.model_dump(mode="json")
-    optional = ("likely_files", "see_also", "set_aside", "preset", "index_progress")
+    optional = ("likely_files", "see_also", "set_aside", "preset", "tiers", "index_progress")
     for key in optional:  # absent when empty
         if not fields.get(key):
             fields.pop(key, None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,6 +18,7 @@ from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
 from issue_assistant.atomic import write_atomic
 from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
 from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.engines import Engine
 from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
@@ -25,7 +26,7 @@ from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
 from issue_assistant.preset import nothing_to_propose, opened_with
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
-from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
+from issue_assistant.tracker.models import Comment, Discussion, Issue, Release, Repository
 from issue_assistant.votes import VoteRule
 
 log = logging.getLogger(__name__)
@@ -217,11 +218,13 @@ def refresh_index(
 
 
 def index_progress(index: IssueIndex, number: int) -> IndexProgress | None:
-    """How much of the tracker a building index holds (the newest issue's number estimates the
-    issues and pull requests there are), or None once the index is complete."""
+    """How much of the tracker a building index holds (the highest number known, the issue's
+    or an indexed one, estimates the issues and pull requests there are), or None once the
+    index is complete."""
     if not index.building:
         return None
-    return IndexProgress(searched=len(index), of_about=max(number, len(index)))
+    about = max(number, index.highest_number(), len(index))
+    return IndexProgress(searched=len(index), of_about=about)
 
 
 class CachedReads:
@@ -381,13 +384,23 @@ def analyze_live(
     tracker: WritableTracker | None = None,
     now: datetime | None = None,
     opened_labels: list[str] | None = None,
+    index: IssueIndex | None = None,
+    skip: Callable[[Issue, list[Comment]], str | None] | None = None,
+    evidence: Callable[[Issue, list[Comment]], Issue] | None = None,
+    engines: tuple[Engine, Engine | None] | None = None,
     cache_dir: str | Path | None = None,
 ) -> LiveResult:
     """Analyze issue `number` now and post (or edit) the assistant's one comment.
 
     `opened_labels`: the labels it was opened with, when known (the `opened` event's payload):
-    then its timeline is not read to tell a template's labels from later ones. The index is kept
-    under `cache_dir` (`--cache-dir`), else where `Settings.cache_root` says."""
+    then its timeline is not read to tell a template's labels from later ones.
+
+    For runs over many issues (`backlog`): `index`, already refreshed this run; `skip`, more
+    reasons to leave the issue alone, on its fresh record and comments; `evidence`, the issue
+    as the engine reads it (with its discussion so far); `engines`, the engine and fallback to
+    use (made once per run; a duplicate group's proposal is one). The posting path is the
+    same. The index is kept under `cache_dir` (`--cache-dir`), else where
+    `Settings.cache_root` says."""
     mode: Mode = writes  # type: ignore[assignment]
     tracker = tracker or connect(full_name, bot_login=config.approval.bot_login, writes=mode)
     writing(tracker, mode)
@@ -400,8 +413,11 @@ def analyze_live(
     reason = skip_reason(issue, config)
     bot = config.approval.bot_login
     found: Found | None = None
+    comments: list[Comment] = []
     if reason is None:
         comments = tracker.list_comments(number)
+        reason = skip(issue, comments) if skip is not None else None
+    if reason is None:
         found = find_assistant_comment(comments, bot, full_name, number)
         if found and found.plan.status != "pending":
             reason = f"the assistant's comment is already {found.plan.status}"
@@ -412,10 +428,13 @@ def analyze_live(
         result.skipped = reason
         return result
 
-    flag = str(cache_dir) if cache_dir is not None else None
-    cache = str(current().cache_root(config.index.cache_dir, flag))
-    index = refresh_index(tracker, cache, now, config.index.embeddings)
-    engine, fallback = engines_for(config, labels, engine_name)
+    if index is None:
+        flag = str(cache_dir) if cache_dir is not None else None
+        cache = str(current().cache_root(config.index.cache_dir, flag))
+        index = refresh_index(tracker, cache, now, config.index.embeddings)
+    if evidence is not None:
+        issue = evidence(issue, comments)
+    engine, fallback = engines or engines_for(config, labels, engine_name)
     view = CachedReads(tracker, index)
     view._issues[number] = issue
     analysis = analyze(

@@ -77,6 +77,8 @@ def test_a_rate_limited_first_build_resumes_where_it_stopped(gh, tmp_path, monke
     notice = f"searched {indexed:,} of about {ISSUES:,} issues and pull requests so far"
     assert notice in first.comment
     assert first.plan is not None and first.plan.index_progress is not None
+    # an older issue's number (a backlog run) does not shrink the estimate below what is indexed
+    assert live.index_progress(IssueIndex(path), 3).of_about == indexed  # #1..#indexed listed
     summary = render(
         "summary.md.j2",
         command="analyze",

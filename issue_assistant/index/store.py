@@ -372,6 +372,14 @@ class IssueIndex:
     def __len__(self) -> int:
         return self._count
 
+    def highest_number(self) -> int:
+        """The highest issue or pull request number indexed (0 when empty): a count of what
+        the tracker holds, numbers being shared and given in order."""
+        searcher = self._searcher()
+        q = tantivy.Query.all_query()
+        hits = searcher.search(q, limit=1, count=False, order_by_field="number").hits
+        return int(hits[0][0]) if hits else 0
+
     def issue_count(self) -> int:
         """How many issues (no pull requests) are indexed: a count, no document read."""
         pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)

@@ -16,7 +16,7 @@ import numpy as np
 from issue_assistant.learn.calibration import ThresholdTable
 from issue_assistant.learn.linear import Featurizer, LinearHead, TextPart
 
-FORMAT = 2
+FORMAT = 3  # 3: tables carry their folds and curves (learn/calibration.py)
 
 
 def _json(value: Any) -> np.ndarray:

@@ -16,7 +16,7 @@ import hashlib
 import time
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -24,7 +24,8 @@ import numpy as np
 
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
-from issue_assistant.learn.calibration import ThresholdTable, fold_bounds, table_for
+from issue_assistant.learn.calibration import ThresholdTable
+from issue_assistant.learn.folds import Predict, out_of_fold
 from issue_assistant.learn.linear import Featurizer, LinearHead, compile_featurizer, compile_head
 from issue_assistant.learn.text import fields, prose, title
 from issue_assistant.tracker.base import Tracker
@@ -95,12 +96,18 @@ class GroupModel:
 
 
 def _group_data(
-    rows: Sequence[Row], labels: LabelsConfig, group: str
+    rows: Sequence[Row], labels: LabelsConfig, group: str, only: Sequence[str] | None = None
 ) -> tuple[list[int], list[str], list]:
-    """(row indices, learned classes, targets) for `group`, or empty classes when not learnable."""
+    """(row indices, learned classes, targets) for `group`, or empty classes when not learnable.
+
+    `only`: learn exactly these labels (those present at all): a calibration fold learns the
+    final model's labels (`learn/folds.py`).
+    """
     allowed = labels.proposable(group)  # type: ignore[arg-type]
     counts = Counter(n for r in rows for n in r.labels if n in allowed)
     classes = sorted(n for n in allowed if counts[n] >= MIN_EXAMPLES)
+    if only is not None:
+        classes = sorted(n for n in only if counts[n] > 0)
     if group in SINGLE:
         idx, ys = [], []
         for i, r in enumerate(rows):
@@ -150,9 +157,10 @@ def _learnable(group: str, idx: list[int], classes: list[str], ys: list) -> str 
 
 
 def _fit_groups(
-    rows: Sequence[Row], labels: LabelsConfig
+    rows: Sequence[Row], labels: LabelsConfig, classes: Mapping[str, Sequence[str]] | None = None
 ) -> tuple[Featurizer | None, dict[str, GroupModel]]:
-    """The featurizer and each group's fitted classifier (or why not) on `rows`."""
+    """The featurizer and each group's fitted classifier (or why not) on `rows` (`classes`: only
+    these groups, with exactly these labels)."""
     if len(rows) < MIN_ISSUES:
         why = f"only {len(rows)} labelled issues (needs {MIN_ISSUES})"
         return None, {g: GroupModel(g, "vote", why) for g in GROUPS}
@@ -166,8 +174,11 @@ def _fit_groups(
     feats = compile_featurizer(fitted)
     groups: dict[str, GroupModel] = {}
     for group in GROUPS:
-        idx, classes, ys = _group_data(rows, labels, group)
-        why = _learnable(group, idx, classes, ys)
+        if classes is not None and group not in classes:
+            continue
+        only = classes[group] if classes is not None else None
+        idx, names, ys = _group_data(rows, labels, group, only)
+        why = _learnable(group, idx, names, ys)
         if why is not None:
             groups[group] = GroupModel(group, "vote", why, issues=len(idx))
             continue
@@ -177,10 +188,10 @@ def _fit_groups(
             warnings.simplefilter("ignore")
             est.fit(x[idx], y)  # type: ignore[attr-defined]
         if group in SINGLE:
-            classes = [str(c) for c in est.classes_]  # type: ignore[attr-defined]
+            names = [str(c) for c in est.classes_]  # type: ignore[attr-defined]
         head = compile_head(est, feats.width)
         groups[group] = GroupModel(
-            group, "learned", f"fit on {len(idx)} issues", classes, head, issues=len(idx)
+            group, "learned", f"fit on {len(idx)} issues", names, head, issues=len(idx)
         )
     return feats, groups
 
@@ -214,6 +225,12 @@ class LabelModel:
                 out[i][group] = probs
         return out
 
+    def predict_rows(self, rows: Sequence[Row]) -> dict[str, list[dict[str, float]]]:
+        """Per learned group, each row's label probabilities (a fold model scoring its rows)."""
+        probs = self.probabilities_many([(r.title, r.prose) for r in rows])
+        learned = [g for g, gm in self.groups.items() if gm.mode == "learned"]
+        return {g: [p.get(g, {}) for p in probs] for g in learned}
+
     def probabilities(self, issue: Issue) -> dict[str, dict[str, float]]:
         """Per learned group, each learned label's probability for `issue`."""
         return self.probabilities_many([fields(issue)])[0]
@@ -225,41 +242,27 @@ class LabelModel:
         )
 
 
-def _cv_tables(rows: Sequence[Row], labels: LabelsConfig) -> dict[str, ThresholdTable]:
-    """Per group, the threshold table from time-ordered folds: fit on the past, score the next."""
-    predictions: dict[str, list[tuple[dict[str, float], list[str]]]] = {g: [] for g in GROUPS}
-    for start, end in fold_bounds(len(rows)):
-        train, test = rows[:start], rows[start:end]
-        feats, groups = _fit_groups(train, labels)
-        if feats is None:
-            continue
-        x = feats.rows([(r.title, r.prose) for r in test])
-        for group, gm in groups.items():
-            if gm.mode != "learned":
-                continue
-            for r, probs in zip(test, gm.probabilities(x), strict=True):
-                gold = [n for n in r.labels if labels.group_of(n) == group]
-                if group in SINGLE and len(gold) != 1:
-                    continue
-                predictions[group].append((probs, gold))
-    return {
-        g: table_for(preds, single=g in SINGLE, limit=labels.limit(g))  # type: ignore[arg-type]
-        for g, preds in predictions.items()
-        if preds
-    }
-
-
 def fit(
-    rows: Sequence[Row], labels: LabelsConfig, cutoff: datetime, *, calibrate: bool = True
+    rows: Sequence[Row],
+    labels: LabelsConfig,
+    cutoff: datetime,
+    *,
+    calibrate: bool = True,
+    classes: Mapping[str, Sequence[str]] | None = None,
 ) -> LabelModel:
-    """Fit every group on `rows` (all created before `cutoff`), with CV threshold tables."""
+    """Fit every group on `rows` (all created before `cutoff`), with out-of-fold tables and
+    curves (`learn/folds.py`). `classes`: fit only these groups, on exactly these labels."""
     start = time.perf_counter()
     rows = [r for r in rows if r.created_at < cutoff]
-    feats, groups = _fit_groups(rows, labels)
-    if calibrate and feats is not None:
-        for group, table in _cv_tables(rows, labels).items():
-            if group in groups:
-                groups[group].table = table
+    feats, groups = _fit_groups(rows, labels, classes)
+    learned = {g: gm.classes for g, gm in groups.items() if gm.mode == "learned"}
+    if calibrate and feats is not None and learned:
+
+        def fit_fold(train: Sequence[Row], names: Mapping[str, Sequence[str]]) -> Predict:
+            return fit(train, labels, cutoff, calibrate=False, classes=names).predict_rows
+
+        for group, table in out_of_fold(rows, labels, learned, fit_fold).items():
+            groups[group].table = table
     import sklearn
 
     return LabelModel(

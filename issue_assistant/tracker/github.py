@@ -263,6 +263,7 @@ def to_issue(data: dict[str, Any]) -> Issue:
         labels=[lb["name"] if isinstance(lb, dict) else str(lb) for lb in data.get("labels", [])],
         is_pull_request=data.get("pull_request") is not None,
         updated_at=data.get("updated_at"),
+        locked=True if data.get("locked") else None,
     )
 
 
@@ -585,6 +586,12 @@ class GitHubTracker:
                 data = {"role_name": "none"}
             self._roles[login] = str(data.get("role_name") or data.get("permission") or "none")
         return self._roles[login]
+
+    def rate_reset(self) -> datetime | None:
+        """When the hourly rate limit resets, as GitHub's last answer said
+        (`X-RateLimit-Reset`), or None before any answer; asks nothing."""
+        reset = self._requester.rate_limiting_resettime
+        return datetime.fromtimestamp(reset, UTC) if reset and reset > 0 else None
 
     # ---- the repository beside its issues -------------------------------------------------
 

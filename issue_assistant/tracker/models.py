@@ -92,6 +92,7 @@ class Issue(BaseModel):
     duplicate_of: int | None = None
     updated_at: AwareDatetime | None = None
     fixed_by: list[FixedBy] | None = None
+    locked: bool | None = None  # True when GitHub says so; None (unknown or unlocked) is left out
 
     @property
     def text(self) -> str:

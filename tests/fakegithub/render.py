@@ -78,7 +78,7 @@ class RenderedState(RepoState):
             "labels": [self.label_json(n) for n in issue.labels],
             "state": issue.state,
             "state_reason": issue.state_reason,
-            "locked": False,
+            "locked": issue.locked,
             "assignee": None,
             "assignees": [],
             "milestone": None,

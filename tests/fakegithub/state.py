@@ -41,6 +41,7 @@ class FakeIssue:
     closed_at: datetime | None = None
     labels: list[str] = field(default_factory=list)
     is_pull_request: bool = False
+    locked: bool = False
 
 
 @dataclass
