@@ -124,15 +124,21 @@ def _may_stop(exc: GitHubError) -> bool:
 
 
 def refresh_index(
-    tracker: WritableTracker, cache_dir: str | Path, now: datetime, embeddings: bool = False
+    tracker: WritableTracker,
+    cache_dir: str | Path,
+    now: datetime,
+    embeddings: bool = False,
+    *,
+    margin: int | None = None,
 ) -> IssueIndex:
     """The on-disk index brought up to date; only issues updated since the last run if possible.
 
     The listing goes least recently updated first, in chunks of `LIST_CHUNK`, each committed
     with the point to resume from (`CURSOR_FILE`), so a large repository's first build spans
-    runs: a run stops after `LIST_BUDGET` issues, when fewer than `RATE_MARGIN` requests are
-    left this hour, or on a rate limit or server error, and the next run goes on from the last
-    chunk committed. While no listing has completed yet the index is marked as building.
+    runs: a run stops after `LIST_BUDGET` issues, when fewer than `margin` (default
+    `RATE_MARGIN`) requests are left this hour, or on a rate limit or server error, and the next
+    run goes on from the last chunk committed. While no listing has completed yet the index is
+    marked as building.
 
     With embeddings, vectors missing from the index are computed for at most
     `EMBED_BUDGET_S` seconds per run (newest first), so a large repository's first build is
@@ -171,13 +177,14 @@ def refresh_index(
         write_atomic(cursor, last.isoformat())  # the resume point, after every chunk
         chunk = []
 
+    margin = RATE_MARGIN if margin is None else margin
     left = _rate_left(tracker)
     try:
-        if left is not None and left < RATE_MARGIN:
+        if left is not None and left < margin:
             log.warning(
                 "index: %d requests left this hour (margin %d): not listing this run",
                 left,
-                RATE_MARGIN,
+                margin,
             )
         else:
             listing = iter(tracker.all_issues(since=since, sort="updated"))
@@ -190,11 +197,11 @@ def refresh_index(
                     complete = next(listing, None) is None
                     break
                 left = _rate_left(tracker)
-                if left is not None and left < RATE_MARGIN:
+                if left is not None and left < margin:
                     log.warning(
                         "index: listing stopped with %d requests left this hour (margin %d)",
                         left,
-                        RATE_MARGIN,
+                        margin,
                     )
                     break
             else:
