@@ -211,3 +211,19 @@ def test_the_flat_word_query_ranks_as_the_query_parser(hf_index, hf_snapshot):
         assert docs == [searcher.doc(d)["number"][0] for _, d in a]
         compared += 1
     assert compared > 50
+
+
+def test_the_as_of_filter_adds_nothing_to_the_bm25_score(tmp_path):
+    """Two segments, the moment inside the second: an issue's score is its BM25 alone,
+    whichever segment holds it and whatever the moment (a required range scored 1.0 in a
+    segment it covered only in part)."""
+    index = IssueIndex(tmp_path)
+    index.update([make(n, f"loader crash {n}", "the loader crashes", day=n) for n in (1, 2, 3)])
+    index.update([make(n, f"loader crash {n}", "the loader crashes", day=n) for n in (4, 5, 6)])
+    assert index._searcher().num_segments == 2
+    late = dict(index.ranked("loader crashes", before=datetime(2024, 2, 1, tzinfo=UTC)))
+    then = dict(index.ranked("loader crashes", before=datetime(2024, 1, 5, tzinfo=UTC)))
+    assert sorted(then) == [1, 2, 3, 4]
+    assert then == pytest.approx({n: late[n] for n in then}, rel=1e-6)
+    hits = index.search("loader crashes", as_of=datetime(2024, 1, 5, tzinfo=UTC))
+    assert {h.number: h.score for h in hits} == pytest.approx(then, rel=1e-6)

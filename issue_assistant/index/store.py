@@ -146,7 +146,7 @@ class IssueIndex:
         self._df: dict[tuple[str, str], int] = {}
         self._counts: dict[tuple[str, datetime], int] = {}
         self._cached_searcher: tantivy.Searcher | None = None
-        self._docs: dict[int, dict] = {}
+        self._addresses: dict[int, tantivy.DocAddress] = {}  # hits of `ranked`, this searcher
         self._parsed: dict[int, Issue] = {}
         self.vectors: VectorStore | None = None
         self._embedder: Embedder | None = None
@@ -344,12 +344,13 @@ class IssueIndex:
         parsed = self._parsed.get(number)
         if parsed is not None:
             return parsed
-        if number in self._docs:
+        searcher = self._searcher()
+        address = self._addresses.get(number)
+        if address is not None:
             if len(self._parsed) >= PARSED:
                 self._parsed.clear()
-            parsed = self._parsed[number] = self._issue(self._docs[number])
+            parsed = self._parsed[number] = self._issue(searcher.doc(address).to_dict())
             return parsed
-        searcher = self._searcher()
         q = tantivy.Query.term_query(self.schema, "number", number)
         hits = searcher.search(q, limit=1).hits
         if not hits:
@@ -455,7 +456,7 @@ class IssueIndex:
         self.index.reload()
         self._df.clear()
         self._counts.clear()
-        self._docs.clear()
+        self._addresses.clear()
         self._parsed.clear()
         self._cached_searcher = None
         self._boilerplate = None
@@ -507,7 +508,12 @@ class IssueIndex:
         else:
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
         if as_of is not None:
-            clauses.append((tantivy.Occur.Must, self._created(None, as_of)))
+            # What was created at or after the moment is excluded rather than the range before
+            # it required: a required range adds a constant 1.0 to the BM25 score of documents
+            # in a segment it covers only in part (tantivy 0.27), so the score of an issue
+            # depended on which segment held it; and excluding the few later documents costs
+            # less than intersecting with nearly all of them.
+            clauses.append((tantivy.Occur.MustNot, self._created(as_of, None)))
         if not include_prs:
             pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
             clauses.append((tantivy.Occur.MustNot, pr))
@@ -552,7 +558,7 @@ class IssueIndex:
         then = self._words_query(text, tuple(then_fields))
         Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
         now = bq([(Occur.Must, parsed), (Occur.MustNot, later)])
-        before = bq([(Occur.Must, then), (Occur.Must, later)])
+        before = bq([(Occur.Must, then), (Occur.Must, tantivy.Query.const_score_query(later, 0.0))])
         return bq([(Occur.Should, now), (Occur.Should, before)])
 
     def search(
@@ -584,13 +590,29 @@ class IssueIndex:
         (optionally `word^boost`), pull requests left out; the documents stay cached."""
         q = self.query(text, as_of=before, exclude=exclude, fields=fields)
         searcher = self._searcher()
-        out: list[tuple[int, float]] = []
-        for score, address in searcher.search(q, limit=limit, count=False).hits:
-            d = searcher.doc(address).to_dict()
-            number = d["number"][0]
-            self._docs[number] = d
-            out.append((number, float(score)))
-        return out
+        hits = searcher.search(q, limit=limit, count=False).hits
+        addresses = [address for _, address in hits]
+        numbers = searcher.fast_field_values("number", addresses)
+        # No stored document is read here: `stored` reads the ones a caller asks for by address.
+        if len(self._addresses) >= PARSED:
+            self._addresses.clear()
+        self._addresses.update(zip(numbers, addresses, strict=True))
+        return [(int(n), float(score)) for n, (score, _) in zip(numbers, hits, strict=True)]
+
+    def marked_duplicates(self, numbers: Iterable[int]) -> set[int]:
+        """Those of `numbers` whose record names an original (`duplicate_of`, as last indexed),
+        read from the fast field for the hits of `ranked`, from the record for any other."""
+        known = [n for n in numbers if n in self._addresses]
+        values = self._searcher().fast_field_values(
+            "duplicate_of", [self._addresses[n] for n in known]
+        )
+        marked = {n for n, v in zip(known, values, strict=True) if v is not None}
+        for n in numbers:
+            if n not in self._addresses:
+                issue = self.stored(n)
+                if issue is not None and issue.duplicate_of is not None:
+                    marked.add(n)
+        return marked
 
     def similar_to(
         self, issue: Issue, *, as_of: datetime | None = None, limit: int = 10
