@@ -6,7 +6,8 @@ an artifact of another format or label set is refit, never loaded. Beside it, `l
 keeps what the refit rule needs (`learn/saved.py`), checked with counts from the index, so a warm
 run reads no stored issue. `analyze` and the Action load the artifact and refit only under that
 rule (so never on every event); `index` and `calibrate` refit by the same rule (`calibrate`
-always), so a scheduled `calibrate` fits ahead of the runs that post comments.
+always), so a scheduled `index` (the Action's command) or `calibrate` fits ahead of the runs
+that post comments.
 
 An issue older than the artifact's cutoff (replaying it offline) gets a model that learned from
 nothing created after it: the artifact itself when none of its issues is that recent, else one
@@ -120,8 +121,9 @@ def fitting(rows: int, moment: datetime, why: str) -> Iterator[None]:
     """Log a fit's start, a line every `HEARTBEAT_S` while it runs, and its end."""
     log.info(
         "label model: fitting on %d labelled issues created before %s (%s); on a large history "
-        "this takes minutes, which `issue-assistant calibrate` (run on a schedule, say) can "
-        "spend ahead of the runs that post comments",
+        "this takes minutes (a line every 30 s says it is still fitting), which the Action's "
+        "`index` command or `issue-assistant calibrate`, run on a schedule, can spend ahead of "
+        "the runs that post comments",
         rows,
         describe_cutoff(moment),
         why,
