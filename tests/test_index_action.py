@@ -100,3 +100,25 @@ def test_an_unknown_command_names_index(gh, tmp_path, capsys):
     env = environment(tmp_path, "reindex", "schedule", None)
     assert action.main(env, tracker=make_tracker(gh)) != 0
     assert "analyze, apply, backlog or index" in capsys.readouterr().err
+
+
+def test_the_documented_index_workflow_keeps_the_cache_the_comments_read():
+    import yaml
+
+    from scripts.lint_workflows import documented
+
+    texts = [
+        t for _, t in documented(ROOT) if t.startswith("# .github/workflows/issue-assistant-index")
+    ]
+    assert len(texts) == 1
+    flow = yaml.safe_load(texts[0])
+    steps = flow["jobs"]["index"]["steps"]
+    (run,) = [s for s in steps if "issue-assistant/issue-assistant" in s.get("uses", "")]
+    assert run["with"]["command"] == "index"
+    assert flow["jobs"]["index"]["permissions"]["issues"] == "read"  # it writes nothing
+    main = yaml.safe_load((ROOT / "docs" / "workflow.yml").read_text(encoding="utf-8"))
+    cache = next(s for s in steps if s.get("name") == "Restore the issue index")["with"]
+    theirs = next(
+        s for s in main["jobs"]["triage"]["steps"] if s.get("name") == "Restore the issue index"
+    )["with"]
+    assert cache["path"] == theirs["path"] and cache["restore-keys"] == theirs["restore-keys"]
