@@ -189,6 +189,34 @@ def _search_ms(cache: Path, full_name: str, issues: list[int]) -> float:
     return statistics.median(cpus)
 
 
+def search_only(sizes: tuple[int, ...] = SIZES, repeats: int = 3) -> str:
+    """Candidate search alone (the cold index built, then `repeats` p50s): a few minutes
+    instead of the section's hour, for a change to retrieval.
+
+        python -c 'import bench.section_scale as s; print(s.search_only())'
+    """
+    out = [
+        f"Candidate search alone, measured {time.strftime('%Y-%m-%d')} at commit `{commit()}` "
+        f"({os.cpu_count()} cores; p50 CPU ms over 100 issues, {repeats} passes; the load "
+        "average when each pass ran):",
+        "",
+        "| records | cold `index` (wall / CPU / peak) | candidate search, p50 CPU |",
+        "| --- | --- | --- |",
+    ]
+    for copies in sizes:
+        snap = make_copies(copies)
+        cache = _fresh(CACHE / f"search-x{copies}")
+        build = _cli("index", "--snapshot", str(snap), "--cache-dir", str(cache))
+        numbers = [7000 + (copies - 1) * 10_000 + i for i in range(0, 400, 4)]
+        passes = []
+        for _ in range(repeats):
+            ms = _search_ms(cache, f"bench/hf-x{copies}", numbers)
+            passes.append(f"{ms:.1f} ms (load {os.getloadavg()[0]:.1f})")
+        records = {"records": copies * 7258, "copies": copies}
+        out.append(f"| {_records(records)} | {build.cell()} | {', '.join(passes)} |")
+    return "\n".join(out) + "\n"
+
+
 def _common(snap: Path, cache: Path) -> list[str]:
     return ["--snapshot", str(snap), "--labels", str(LABELS), "--cache-dir", str(cache)]
 
@@ -337,6 +365,37 @@ def _records(row: dict) -> str:
     return f"{row['records']:,} ({k} cop{'y' if k == 1 else 'ies'})"
 
 
+def goals(rows: list[dict], big: list[dict], requests: int) -> list[str]:
+    """The goals of issues 7 and 21 that these figures decide, each with its verdict."""
+    largest = rows[-1]
+    size = f"{largest['records']:,}"
+
+    def verdict(ok: bool) -> str:
+        if largest["records"] < 100_000:
+            return "not decided (the largest size measured is below 100k)"
+        return "met" if ok else "**missed**"
+
+    warm, search, evaluate = largest["warm"], largest["search"], largest["evaluate"]
+    lives = [r["live"] for r in [*rows, *big]]
+    first, last = lives[0], lives[-1]
+    flat = last.cpu <= 3 * first.cpu  # the same order of magnitude from the smallest size
+    sizes = f"{rows[0]['records']:,} to {[*rows, *big][-1]['records']:,}"
+    return [
+        "| goal | measured | |",
+        "| --- | --- | --- |",
+        f"| warm `analyze` end to end <= 1 s at 100k issues | {warm.wall:.2f} s wall, "
+        f"{warm.cpu:.2f} s CPU at {size} | {verdict(warm.cpu <= 1.0)} (by CPU time) |",
+        f"| candidate search <= 10 ms p50 in process at 100k | {search:.1f} ms at {size} "
+        f"| {verdict(search <= 10.0)} |",
+        f"| warm live `analyze`: CPU flat from 7k to 200k | {first.cpu:.2f} s to {last.cpu:.2f} s"
+        f" CPU ({sizes}) | {verdict(flat)} (within 3x) |",
+        f"| <= 10 requests per warm live issue | {requests} | {verdict(requests <= 10)} |",
+        f"| `evaluate` of {EVALUATE} issues <= 60 s at 100k on two cores (issue 21, item 4) | "
+        f"{evaluate.wall:.0f} s wall, {evaluate.cpu:.0f} s CPU at {size} "
+        f"| {verdict(evaluate.wall <= 60.0)} |",
+    ]
+
+
 def run(quick: bool = False) -> str:
     start_load = os.getloadavg()[0]
     sizes = SIZES[:2] if quick else SIZES
@@ -384,6 +443,10 @@ def run(quick: bool = False) -> str:
         "include waiting for them, so the CPU time is what the work itself costs.",
         "",
         *table,
+        "",
+        "The goals these figures decide:",
+        "",
+        *goals(rows, big, count),
         "",
         "A warm live `analyze` as the size grows (the index built by `index --labels`, which "
         "also fits the label model; one new issue listed, its comment not posted):",
