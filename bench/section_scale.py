@@ -283,7 +283,7 @@ def live_requests() -> tuple[int, list[str]]:
                 number,
                 labels=labels,
                 config=config,
-                engine_name="similar",
+                engine_name="fake",  # the queued decision, so a comment is posted
                 writes="live",
                 tracker=make_tracker(gh),
                 now=t0 + timedelta(days=30),
