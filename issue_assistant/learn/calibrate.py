@@ -158,8 +158,8 @@ def duplicate_calibration(
     replayed a minute after opening. With enough known pairs the score's weights are fit too
     (`learn/duplicate_model.py`).
     """
-    from issue_assistant.evaluate.gold import closed_as_duplicate
     from issue_assistant.learn import duplicate_model as dm
+    from issue_assistant.tracker.duplicates import closed_as_duplicate
 
     issues = [
         i

@@ -148,9 +148,9 @@ NEGATIVES = 200  # closed issues that are not known duplicates, sampled as negat
 def replay_issue(tracker, issue, *, index, labels, config) -> Replayed:  # noqa: ANN001
     """`issue` replayed a minute after its opening: its candidates' pair features, and which of
     them are its original (none for an issue that is not a known duplicate)."""
-    from issue_assistant.evaluate.gold import accepted_originals
     from issue_assistant.pipeline import build_context
     from issue_assistant.tracker.asof import AsOfView
+    from issue_assistant.tracker.duplicates import accepted_originals
 
     view = AsOfView.for_issue(tracker, issue.number)
     context = build_context(
@@ -175,7 +175,7 @@ class BucketDuplicates:
         import random
         import threading
 
-        from issue_assistant.evaluate.gold import closed_as_duplicate
+        from issue_assistant.tracker.duplicates import closed_as_duplicate
 
         self.tracker, self.index, self.labels, self.config = tracker, index, labels, config
         self.cutoffs = sorted(set(cutoffs))
