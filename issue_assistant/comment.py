@@ -14,7 +14,9 @@ from issue_assistant.decision import (
     REASON_MAX,
     SUMMARY_MAX,
     Decision,
+    FileLink,
     Proposal,
+    SeeAlso,
     bounded,
 )
 from issue_assistant.errors import EngineError
@@ -23,7 +25,7 @@ from issue_assistant.render import render, safe_text
 from issue_assistant.sanitize import code_span
 
 if TYPE_CHECKING:
-    from issue_assistant.context import Context
+    from issue_assistant.index.candidates import Searched
 
 MARKER = "<!-- issue-assistant -->"
 # GitHub refuses a comment longer than this; we stay a margin under it.
@@ -68,29 +70,13 @@ class Evidence(BaseModel):
     relation: Literal["duplicate", "related", ""] = ""
 
 
-class FileLink(BaseModel):
-    """A likely file: its path in the checkout, a line, a link at the checked-out commit, why
-    (each signal's reason) and the precision measured for files like it."""
+class IndexProgress(BaseModel):
+    """While a live first build is under way: how much of the tracker the search covered."""
 
     model_config = ConfigDict(extra="forbid")
 
-    path: str
-    line: int | None = None
-    url: str | None = None
-    reason: str = ""
-    why: list[bounded(200)] = Field(default_factory=list, max_length=6)
-    confidence: float | None = Field(default=None, ge=0, le=1)
-    standing: bounded(100) = ""  # what the confidence is of ("a file ranked second", ...)
-
-
-class SeeAlso(BaseModel):
-    """An answered discussion that clearly matches the issue (never a duplicate)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    number: int
-    title: str
-    similarity: float = 0.0
+    searched: int = Field(ge=0)
+    of_about: int = Field(ge=0)
 
 
 # The outcomes a plan keeps (the last ones): a comment edited by hand to hold thousands must
@@ -137,6 +123,7 @@ class Plan(Proposal):
     labels_before: list[str] = Field(default_factory=list)
     likely_files: list[FileLink] = Field(default_factory=list)
     see_also: list[SeeAlso] = Field(default_factory=list)
+    index_progress: IndexProgress | None = None
     set_aside: list[SetAside] = Field(default_factory=list, max_length=10)
     # Labels of labels.toml the issue already had in a group given nothing more, and where each
     # came from (`preset.preset_labels`): the comment then says so instead of "not confident".
@@ -183,7 +170,7 @@ def alike_words(features: object | None) -> str:
 
 
 def similar_evidence(
-    context: Context,
+    context: Searched,
     duplicate: int | None,
     *,
     threshold: float,
@@ -228,7 +215,8 @@ def similar_evidence(
 
 def encode_plan(plan: Plan) -> str:
     fields = plan.model_dump(mode="json")
-    for key in ("likely_files", "see_also", "set_aside", "preset", "tiers"):  # absent when empty
+    optional = ("likely_files", "see_also", "set_aside", "preset", "tiers", "index_progress")
+    for key in optional:  # absent when empty
         if not fields.get(key):
             fields.pop(key, None)
     data = json.dumps(fields, ensure_ascii=True, sort_keys=True)

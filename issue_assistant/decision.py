@@ -199,6 +199,31 @@ class Decision(Proposal):
     label_groups: dict[str, GroupOutcome] = Field(default_factory=dict)
 
 
+class FileLink(BaseModel):
+    """A likely file: its path in the checkout, a line, a link at the checked-out commit, why
+    (each signal's reason) and the precision measured for files like it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    line: int | None = None
+    url: str | None = None
+    reason: str = ""
+    why: list[bounded(200)] = Field(default_factory=list, max_length=6)
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    standing: bounded(100) = ""  # what the confidence is of ("a file ranked second", ...)
+
+
+class SeeAlso(BaseModel):
+    """An answered discussion that clearly matches the issue (never a duplicate)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    title: str
+    similarity: float = 0.0
+
+
 def _canonical(tracker: Tracker, number: int, limit: int = 10) -> int:
     """Follow duplicate_of links to the original (bounded, cycle-safe)."""
     seen = {number}

@@ -16,15 +16,16 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Literal
 
-from issue_assistant.config import LabelModelConfig, SimilarConfig
+from issue_assistant.config import LabelModelConfig
 from issue_assistant.decision import REASON_MAX, SUMMARY_MAX, Decision, Duplicate
 from issue_assistant.engines import similar_labels
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.engines.similar_labels import boost_areas  # noqa: F401 - its old home
+from issue_assistant.engines.similar_options import SimilarConfig
 from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.store import cosine
 from issue_assistant.tracker.models import Issue
-from issue_assistant.versions import version_note
+from issue_assistant.tracker.versions import version_note
 
 if TYPE_CHECKING:
     from issue_assistant.context import Candidate, Context
@@ -112,8 +113,9 @@ class SimilarEngine(Engine):
         )
 
     def warm(self, context: Context) -> None:
-        """Load the label model, or fit it when there is none yet (15-50 s on a large history),
-        before the engine is timed, and before a primary engine can fail over to this one."""
+        """Load the label model, or fit it when there is none yet or it is due (minutes on a
+        large history: docs/benchmarks.md, "Speed at scale"), before the engine is timed, and
+        before a primary engine can fail over to this one."""
         self.label_model(context)
 
     def decide(self, context: Context) -> Decision:
@@ -261,7 +263,9 @@ def _calibration_text(model: LabelModel | None, cfg: LabelModelConfig) -> str:
         return "none: [labels] model = vote"
     methods = sorted({g.table.method for g in model.groups.values() if g.table and g.table.method})
     how = " and ".join(methods) or "no"
-    return (
+    text = (
         f"tiers from {how} out-of-fold precision (floor {cfg.min_precision:.2f}, high "
         f"{cfg.target_precision:.2f}, proposing {cfg.propose} and above), {model.describe()}"
     )
+    origin = getattr(model, "origin", None)  # which model answered (learn/store.py)
+    return f"{text}; {origin}" if origin else text
