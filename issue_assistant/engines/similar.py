@@ -127,7 +127,11 @@ class SimilarEngine(Engine):
         decision: dict = {"areas": [], "topics": []}
         confidence: dict[str, float] = {}
         model = self.label_model(context)
-        probs = model.probabilities(context.issue) if model is not None else {}
+        probs = (
+            model.probabilities(context.issue, _issue_vector(context, model))
+            if model is not None
+            else {}
+        )
         modes: dict[str, str] = {}
         target = self.config.labels.target_precision
         for group in GROUPS:
@@ -296,6 +300,15 @@ class SimilarEngine(Engine):
         )
         why = "; too few labelled issues to learn from" if learning else ""
         return f"{guess} (the most similar: {nearest}{why})."
+
+
+def _issue_vector(context: Context, model: LabelModel):  # noqa: ANN202
+    """The issue's sentence embedding when the label model has embedding heads, else None."""
+    if not model.uses_embeddings or context.index.vectors is None:
+        return None
+    from issue_assistant.index.retrieval import Retriever
+
+    return Retriever(context.index).query_vector(context.issue)
 
 
 @cache

@@ -3,16 +3,15 @@
 Every closed issue with a known original, and a sample of closed issues that are not duplicates,
 is replayed a minute after opening; each of its candidates is a pair (the original: positive,
 every other: negative) with the features of `index.duplicates`. With at least `MIN_POSITIVES`
-known duplicates whose original is among the candidates, a logistic regression (scikit-learn)
-replaces the hand weights; otherwise the hand weights stay. The threshold is chosen the same way
-either way: on time-ordered folds (weights fit on the older issues, the newer ones scored by
-the engine's own rule, `duplicates.choose`), the lowest threshold whose precision reaches the
-target on enough proposals.
+known duplicates whose original is among the candidates, a logistic regression (numpy,
+`learn/logistic.py`) replaces the hand weights; otherwise the hand weights stay. The threshold
+is chosen the same way either way: on time-ordered folds (weights fit on the older issues, the
+newer ones scored by the engine's own rule, `duplicates.choose`), the lowest threshold whose
+precision reaches the target on enough proposals.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -65,18 +64,19 @@ def fit_weights(replayed: Sequence[Replayed], keys: tuple[str, ...]) -> dict[str
     """Logistic weights over the pairs, or None with fewer than `MIN_POSITIVES` positives."""
     if sum(r.positives for r in replayed) < MIN_POSITIVES:
         return None
-    from sklearn.linear_model import LogisticRegression
+    import numpy as np
 
-    x = [f.row(keys) for r in replayed for _, f in r.pairs]
-    y = [1 if n in r.accept else 0 for r in replayed for n, _ in r.pairs]
-    if len(set(y)) < 2:
+    from issue_assistant.learn import logistic
+    from issue_assistant.learn.sparse import Dense
+
+    x = np.array([f.row(keys) for r in replayed for _, f in r.pairs], dtype=np.float64)
+    y = np.array([1 if n in r.accept else 0 for r in replayed for n, _ in r.pairs])
+    if len(set(y.tolist())) < 2:
         return None
-    model = LogisticRegression(C=1.0, max_iter=1000)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(x, y)
-    weights = {"bias": float(model.intercept_[0])}
-    weights.update({k: float(c) for k, c in zip(keys, model.coef_[0], strict=True)})
+    # scikit-learn's LogisticRegression(C=1.0), fit in numpy (learn/logistic.py)
+    model = logistic.fit(Dense(x), y, c=1.0, kind="binary", gtol=1e-6, max_iter=1000)
+    weights = {"bias": float(model.intercept[0])}
+    weights.update({k: float(c) for k, c in zip(keys, model.coef[:, 0], strict=True)})
     return weights
 
 

@@ -1,22 +1,21 @@
 """The learned label model: per label group, a linear classifier over the repository's own history.
 
-`type` and `priority` are single-label (one multiclass classifier over the issues with exactly one
-label of the group); `area` and `topic` are multi-label (one-vs-rest over every triaged issue, so
-silence is a vote for none). A label with fewer than `MIN_EXAMPLES` labelled issues is not learned;
-a group with fewer than `MIN_ISSUES` labelled issues (or fewer than two learned types) is not
-learned at all and the engine falls back to the neighbour vote for it.
+`type` and `priority` are single-label (one multinomial logistic regression over the issues with
+exactly one label of the group); `area` and `topic` are multi-label (one-vs-rest over every
+triaged issue, so silence is a vote for none). A label with fewer than `MIN_EXAMPLES` labelled
+issues is not learned; a group with fewer than `MIN_ISSUES` labelled issues (or fewer than two
+learned types) is not learned at all and the engine falls back to the neighbour vote for it.
 
-scikit-learn fits; the fitted model is kept as numpy arrays (`learn/linear.py`), so answering an
-issue never imports scikit-learn.
+Fitting is numpy alone (`learn/features.py`, `learn/logistic.py`, `learn/heads.py`); the fitted
+model is kept as numpy arrays (`learn/linear.py`, `learn/artifact.py`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -24,14 +23,24 @@ import numpy as np
 
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
+from issue_assistant.learn import heads
 from issue_assistant.learn.calibration import ThresholdTable, fold_bounds, table_for
-from issue_assistant.learn.linear import Featurizer, LinearHead, compile_featurizer, compile_head
+from issue_assistant.learn.features import fit_features
+from issue_assistant.learn.fitting import Fitting
+from issue_assistant.learn.linear import Featurizer, LinearHead
+from issue_assistant.learn.sparse import Csr
 from issue_assistant.learn.text import fields, prose, title
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
+# issue number -> its stored sentence embedding (None when it has none)
+Vectors = Callable[[int], "np.ndarray | None"]
+
 MIN_EXAMPLES = 5
 MIN_ISSUES = 30
+# A fit reads at most the most recent MAX_ROWS labelled issues: what it costs (time and memory)
+# stops growing with the repository, and recent issues show how it labels now.
+MAX_ROWS = 5000
 SINGLE = ("type", "priority")
 
 
@@ -76,7 +85,12 @@ def fingerprint(rows: Sequence[Row], labels: LabelsConfig) -> str:
 
 @dataclass
 class GroupModel:
-    """One group's classifier (None when the group falls back to the vote) and its CV table."""
+    """One group's classifier (None when the group falls back to the vote) and its CV table.
+
+    `head` reads the TF-IDF features; `dense`, fit when the sentence embeddings were there, reads
+    the issue's embedding, and the two heads' probabilities are averaged (without the issue's
+    embedding, the TF-IDF head answers alone).
+    """
 
     group: str
     mode: str  # "learned" or "vote"
@@ -85,12 +99,27 @@ class GroupModel:
     head: LinearHead | None = None
     issues: int = 0
     table: ThresholdTable | None = None
+    dense: LinearHead | None = None
+    c: float | None = None
 
-    def probabilities(self, rows: list[tuple[np.ndarray, np.ndarray]]) -> list[dict[str, float]]:
-        """Each learned label's probability for each featurized row."""
+    def probabilities(
+        self, rows: list[tuple[np.ndarray, np.ndarray]], vectors: np.ndarray | None = None
+    ) -> list[dict[str, float]]:
+        """Each learned label's probability for each featurized row (and embedding row)."""
         if self.head is None:
             return [{} for _ in rows]
-        proba = self.head.probabilities(rows)
+        return self._named(self.head.probabilities(rows), vectors)
+
+    def probabilities_matrix(self, x: Csr, vectors: np.ndarray | None = None) -> list[dict]:
+        """The same for a fit-time matrix of many rows (`learn.features.Features.matrix`)."""
+        if self.head is None:
+            return [{} for _ in range(x.shape[0])]
+        scores = x.dot(self.head.coef) + self.head.intercept
+        return self._named(self.head.from_scores(scores), vectors)
+
+    def _named(self, proba: np.ndarray, vectors: np.ndarray | None) -> list[dict[str, float]]:
+        if self.dense is not None and vectors is not None:
+            proba = (proba + self.dense.probabilities_dense(vectors)) / 2.0
         return [{c: float(p) for c, p in zip(self.classes, row, strict=True)} for row in proba]
 
 
@@ -108,27 +137,10 @@ def _group_data(
             if len(mine) == 1 and mine[0] in classes:
                 idx.append(i)
                 ys.append(mine[0])
-        return idx, classes, ys
+        return idx, sorted(set(ys)), ys
     idx = list(range(len(rows)))
     ys = [[1 if c in r.labels else 0 for c in classes] for r in rows]
     return idx, classes, ys
-
-
-def _estimator(group: str) -> object:
-    from sklearn.linear_model import SGDClassifier
-    from sklearn.multiclass import OneVsRestClassifier
-
-    if group in SINGLE:
-        return SGDClassifier(
-            loss="log_loss",
-            alpha=2e-5,
-            class_weight="balanced",
-            max_iter=50,
-            tol=None,
-            random_state=0,
-        )
-    base = SGDClassifier(loss="log_loss", alpha=2e-5, max_iter=50, tol=None, random_state=0)
-    return OneVsRestClassifier(base)
 
 
 def _learnable(group: str, idx: list[int], classes: list[str], ys: list) -> str | None:
@@ -138,8 +150,6 @@ def _learnable(group: str, idx: list[int], classes: list[str], ys: list) -> str 
             return f"fewer than 2 {group} labels with {MIN_EXAMPLES}+ labelled issues"
         if len(idx) < MIN_ISSUES:
             return f"only {len(idx)} issues with one {group} label (needs {MIN_ISSUES})"
-        if len(set(ys)) < 2:
-            return f"only one {group} label in the history"
         return None
     if not classes:
         return f"no {group} label with {MIN_EXAMPLES}+ labelled issues"
@@ -150,39 +160,60 @@ def _learnable(group: str, idx: list[int], classes: list[str], ys: list) -> str 
 
 
 def _fit_groups(
-    rows: Sequence[Row], labels: LabelsConfig
+    rows: Sequence[Row],
+    labels: LabelsConfig,
+    *,
+    vectors: Vectors | None = None,
+    fitting: Fitting | None = None,
 ) -> tuple[Featurizer | None, dict[str, GroupModel]]:
-    """The featurizer and each group's fitted classifier (or why not) on `rows`."""
+    """The featurizer and each group's fitted classifier (or why not) on `rows`.
+
+    `vectors` gives the stored sentence embeddings of issue numbers (None where there is none);
+    `fitting` what earlier fits on nearly the same rows can share (see `learn/fitting.py`).
+    """
     if len(rows) < MIN_ISSUES:
         why = f"only {len(rows)} labelled issues (needs {MIN_ISSUES})"
         return None, {g: GroupModel(g, "vote", why) for g in GROUPS}
-    from issue_assistant.learn.features import featurizer, matrix
+    fitting = fitting if fitting is not None else Fitting()
+    with fitting.lock:
+        docs = [(r.title, r.prose) for r in rows]
+        try:
+            feats = fit_features(docs, caches=fitting.caches)
+        except ValueError as exc:  # an empty vocabulary, say
+            return None, {g: GroupModel(g, "vote", f"no features: {exc}") for g in GROUPS}
+        x = feats.matrix(docs)
+        dense = _dense_rows(vectors, rows)
+        groups: dict[str, GroupModel] = {}
+        for group in GROUPS:
+            idx, classes, ys = _group_data(rows, labels, group)
+            why = _learnable(group, idx, classes, ys)
+            if why is not None:
+                groups[group] = GroupModel(group, "vote", why, issues=len(idx))
+                continue
+            fitted = heads.fit_group(
+                group, x, feats, dense, idx, classes, ys, fitting, single=group in SINGLE
+            )
+            groups[group] = GroupModel(
+                group,
+                "learned",
+                f"fit on {len(idx)} issues" + (" (with their embeddings)" if fitted.dense else ""),
+                classes,
+                fitted.head,
+                issues=len(idx),
+                dense=fitted.dense,
+                c=fitted.c,
+            )
+        return feats.featurizer(), groups
 
-    fitted = featurizer()
-    try:
-        x = fitted.fit_transform(matrix([(r.title, r.prose) for r in rows]))
-    except ValueError as exc:  # an empty vocabulary, say
-        return None, {g: GroupModel(g, "vote", f"no features: {exc}") for g in GROUPS}
-    feats = compile_featurizer(fitted)
-    groups: dict[str, GroupModel] = {}
-    for group in GROUPS:
-        idx, classes, ys = _group_data(rows, labels, group)
-        why = _learnable(group, idx, classes, ys)
-        if why is not None:
-            groups[group] = GroupModel(group, "vote", why, issues=len(idx))
-            continue
-        est = _estimator(group)
-        y = np.array(ys)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(x[idx], y)  # type: ignore[attr-defined]
-        if group in SINGLE:
-            classes = [str(c) for c in est.classes_]  # type: ignore[attr-defined]
-        head = compile_head(est, feats.width)
-        groups[group] = GroupModel(
-            group, "learned", f"fit on {len(idx)} issues", classes, head, issues=len(idx)
-        )
-    return feats, groups
+
+def _dense_rows(vectors: Vectors | None, rows: Sequence[Row]) -> np.ndarray | None:
+    """The rows' embeddings, or None unless every row has one."""
+    if vectors is None:
+        return None
+    got = [vectors(r.number) for r in rows]
+    if any(v is None for v in got):
+        return None
+    return np.vstack(got).astype(np.float64)
 
 
 @dataclass
@@ -194,7 +225,6 @@ class LabelModel:
     issues: int
     groups: dict[str, GroupModel]
     featurizer: Featurizer | None
-    sklearn_version: str = ""
     fit_seconds: float = 0.0
     indexed: int = 0
 
@@ -202,7 +232,15 @@ class LabelModel:
         g = self.groups.get(group)
         return g.mode if g else "vote"
 
-    def probabilities_many(self, docs: Sequence[tuple[str, str]]) -> list[dict[str, dict]]:
+    @property
+    def uses_embeddings(self) -> bool:
+        return any(g.dense is not None for g in self.groups.values())
+
+    def probabilities_many(
+        self, docs: Sequence[tuple[str, str]], vectors: np.ndarray | None = None
+    ) -> list[dict[str, dict]]:
+        """Per doc ((title, prose)), per learned group, each label's probability; `vectors`
+        (one embedding row per doc) feed the groups' embedding heads."""
         if self.featurizer is None or not docs:
             return [{} for _ in docs]
         x = self.featurizer.rows(docs)
@@ -210,34 +248,59 @@ class LabelModel:
         for group, gm in self.groups.items():
             if gm.mode != "learned":
                 continue
-            for i, probs in enumerate(gm.probabilities(x)):
+            for i, probs in enumerate(gm.probabilities(x, vectors)):
                 out[i][group] = probs
         return out
 
-    def probabilities(self, issue: Issue) -> dict[str, dict[str, float]]:
-        """Per learned group, each learned label's probability for `issue`."""
-        return self.probabilities_many([fields(issue)])[0]
+    def probabilities(
+        self, issue: Issue, vector: np.ndarray | None = None
+    ) -> dict[str, dict[str, float]]:
+        """Per learned group, each learned label's probability for `issue` (and its embedding,
+        which the embedding heads read when the model has them)."""
+        vectors = vector.reshape(1, -1) if vector is not None else None
+        return self.probabilities_many([fields(issue)], vectors)[0]
 
     def describe(self) -> str:
+        dense = "; TF-IDF and embedding heads" if self.uses_embeddings else ""
         return (
             f"fit on {self.issues} labelled issues created before {self.cutoff:%Y-%m-%d %H:%M} "
-            f"UTC (data {self.fingerprint})"
+            f"UTC (data {self.fingerprint}{dense})"
         )
 
 
-def _cv_tables(rows: Sequence[Row], labels: LabelsConfig) -> dict[str, ThresholdTable]:
+def predict_rows(
+    featurizer: Featurizer,
+    groups: dict[str, GroupModel],
+    rows: Sequence[Row],
+    vectors: Vectors | None = None,
+) -> dict[str, list[dict[str, float]]]:
+    """Per learned group, each row's label probabilities (a fold model scoring its test rows)."""
+    docs = [(r.title, r.prose) for r in rows]
+    dense = _dense_rows(vectors, rows)
+    learned = {g: gm for g, gm in groups.items() if gm.mode == "learned"}
+    if featurizer.fitted is not None:  # the fit's own features: all rows at once
+        x = featurizer.fitted.matrix(docs)
+        return {g: gm.probabilities_matrix(x, dense) for g, gm in learned.items()}
+    rows_x = featurizer.rows(docs)
+    return {g: gm.probabilities(rows_x, dense) for g, gm in learned.items()}
+
+
+def _cv_tables(
+    rows: Sequence[Row],
+    labels: LabelsConfig,
+    *,
+    vectors: Vectors | None = None,
+    fitting: Fitting | None = None,
+) -> dict[str, ThresholdTable]:
     """Per group, the threshold table from time-ordered folds: fit on the past, score the next."""
     predictions: dict[str, list[tuple[dict[str, float], list[str]]]] = {g: [] for g in GROUPS}
     for start, end in fold_bounds(len(rows)):
         train, test = rows[:start], rows[start:end]
-        feats, groups = _fit_groups(train, labels)
+        feats, groups = _fit_groups(train, labels, vectors=vectors, fitting=fitting)
         if feats is None:
             continue
-        x = feats.rows([(r.title, r.prose) for r in test])
-        for group, gm in groups.items():
-            if gm.mode != "learned":
-                continue
-            for r, probs in zip(test, gm.probabilities(x), strict=True):
+        for group, probs_of in predict_rows(feats, groups, test, vectors).items():
+            for r, probs in zip(test, probs_of, strict=True):
                 gold = [n for n in r.labels if labels.group_of(n) == group]
                 if group in SINGLE and len(gold) != 1:
                     continue
@@ -250,20 +313,36 @@ def _cv_tables(rows: Sequence[Row], labels: LabelsConfig) -> dict[str, Threshold
 
 
 def fit(
-    rows: Sequence[Row], labels: LabelsConfig, cutoff: datetime, *, calibrate: bool = True
+    rows: Sequence[Row],
+    labels: LabelsConfig,
+    cutoff: datetime,
+    *,
+    calibrate: bool = True,
+    vectors: Vectors | None = None,
+    fitting: Fitting | None = None,
 ) -> LabelModel:
-    """Fit every group on `rows` (all created before `cutoff`), with CV threshold tables."""
+    """Fit every group on `rows` created before `cutoff` (the most recent `MAX_ROWS` of them),
+    with CV threshold tables.
+
+    `vectors` (issue number -> stored embedding, or None) adds the embedding heads when every
+    row has one; `fitting` shares work with other fits on nearly the same rows (evaluate).
+    """
     start = time.perf_counter()
-    rows = [r for r in rows if r.created_at < cutoff]
-    feats, groups = _fit_groups(rows, labels)
+    rows = [r for r in rows if r.created_at < cutoff][-MAX_ROWS:]
+    fitting = fitting if fitting is not None else Fitting()
+    feats, groups = _fit_groups(rows, labels, vectors=vectors, fitting=fitting)
     if calibrate and feats is not None:
-        for group, table in _cv_tables(rows, labels).items():
+        # The folds reuse each group's C (chosen by cross-validation on these rows): choosing it
+        # again inside every fold would cost a dozen fits per fold for one number of four.
+        fitting.pinned = True
+        try:
+            tables = _cv_tables(rows, labels, vectors=vectors, fitting=fitting)
+        finally:
+            fitting.pinned = False
+        for group, table in tables.items():
             if group in groups:
                 groups[group].table = table
-    import sklearn
-
     return LabelModel(
-        sklearn_version=sklearn.__version__,
         cutoff=cutoff,
         fingerprint=fingerprint(rows, labels),
         issues=len(rows),
@@ -271,6 +350,14 @@ def fit(
         featurizer=feats,
         fit_seconds=time.perf_counter() - start,
     )
+
+
+def index_vectors(index: IssueIndex) -> Vectors | None:
+    """The index's stored sentence embeddings by issue number, or None without embeddings."""
+    store = getattr(index, "vectors", None)
+    if store is None or not len(store):
+        return None
+    return store.vector
 
 
 def rows_from_index(index: IssueIndex, labels: LabelsConfig, before: datetime) -> list[Row]:
