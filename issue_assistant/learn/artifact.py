@@ -140,6 +140,7 @@ def to_arrays(model: Any, labels_key: str) -> dict[str, np.ndarray]:
             _head_arrays(arrays, f"group_{name}", gm.head)
         if gm.dense is not None:
             _head_arrays(arrays, f"group_{name}_dense", gm.dense)
+            arrays[f"group_{name}_dense_mean"] = np.asarray(gm.dense_mean, dtype=np.float64)
         groups.append(
             {
                 "group": name,
@@ -229,7 +230,7 @@ def _group(data: dict, g: GroupMeta, width: int | None) -> Any:
 
     if len(set(g.classes)) != len(g.classes):
         raise InvalidArtifact(f"group {g.group}: repeated classes")
-    head = dense = None
+    head = dense = mean = None
     if g.mode == "learned":
         if g.kind is None or width is None or len(g.classes) < (2 if g.kind != "ovr" else 1):
             raise InvalidArtifact(f"group {g.group}: learned without a head or its classes")
@@ -239,13 +240,16 @@ def _group(data: dict, g: GroupMeta, width: int | None) -> Any:
         head = _head(data, f"group_{g.group}", g.kind, width, outputs)
         if g.dense:
             dense = _head(data, f"group_{g.group}_dense", g.kind, EMBEDDING_DIM, outputs)
+            mean = _array(data, f"group_{g.group}_dense_mean", np.float64, (EMBEDDING_DIM,))
+            if not np.all(np.isfinite(mean)):
+                raise InvalidArtifact(f"group_{g.group}_dense_mean: not all finite")
     elif g.kind is not None or g.dense:
         raise InvalidArtifact(f"group {g.group}: a head without a learned mode")
     try:
         table = ThresholdTable.model_validate(g.table) if g.table is not None else None
     except ValidationError as exc:
         raise InvalidArtifact(f"group {g.group}: threshold table: {_first(exc)}") from None
-    return GroupModel(g.group, g.mode, g.reason, g.classes, head, g.issues, table, dense, g.c)
+    return GroupModel(g.group, g.mode, g.reason, g.classes, head, g.issues, table, dense, g.c, mean)
 
 
 def _first(exc: ValidationError) -> str:

@@ -182,8 +182,9 @@ class Features:
         return Featurizer([p.text_part() for p in self.parts], fitted=self)
 
     def carry(self, old: Features, coef: np.ndarray) -> np.ndarray:
-        """`coef` (rows: `old`'s columns) moved to these columns by term; new terms get 0."""
-        out = np.zeros((self.width, coef.shape[1]))
+        """`coef` (rows: `old`'s columns, then any further block's) moved to these columns by
+        term; new terms get 0, the rows after `old`'s columns (the embedding block) are kept."""
+        out = np.zeros((self.width + coef.shape[0] - old.width, coef.shape[1]))
         at_new = at_old = 0
         for new_p, old_p in zip(self.parts, old.parts, strict=True):
             if new_p.cache is old_p.cache:
@@ -194,6 +195,7 @@ class Features:
                 out[at_new + np.flatnonzero(hit)] = coef[at_old + src[hit]]
             at_new += len(new_p.kept)
             at_old += len(old_p.kept)
+        out[self.width :] = coef[old.width :]
         return out
 
 

@@ -20,10 +20,9 @@ from issue_assistant.learn.features import Features
 from issue_assistant.learn.fitting import Fitting
 from issue_assistant.learn.linear import LinearHead
 from issue_assistant.learn.logistic import Matrix
-from issue_assistant.learn.sparse import Csr, Dense
+from issue_assistant.learn.sparse import Csr, Dense, Joint
 
 C_GRID = (3.0, 10.0, 30.0, 100.0)
-DENSE_C_GRID = (3.0, 10.0, 30.0, 100.0)
 CV_FOLDS = 3
 CV_ROWS = 1000
 CV_GTOL = 1e-3  # the choice of C needs the held-out loss, not the last digits of the optimum
@@ -32,9 +31,10 @@ BALANCED = True
 
 @dataclass
 class FittedGroup:
-    head: LinearHead
-    dense: LinearHead | None
+    head: LinearHead  # the TF-IDF block's coefficients and the intercepts
+    dense: LinearHead | None  # the embedding block's coefficients (one model on both blocks)
     c: float
+    dense_mean: np.ndarray | None = None
 
 
 def _kind(single: bool, classes: int) -> str:
@@ -181,15 +181,19 @@ def fit_group(
     *,
     single: bool,
 ) -> FittedGroup:
-    """The group's TF-IDF head on rows `idx` of `x`, and its embedding head when `dense`."""
+    """The group's model on rows `idx` of `x` (and of `dense`, the embeddings: one model on
+    the TF-IDF and embedding blocks side by side)."""
     kind = _kind(single, len(classes))
     y = _targets(ys, classes, single)
     rows = np.asarray(idx, dtype=np.int64)
-    key = (group, tuple(classes))
-    head, c = _head((*key, "tfidf"), x.take(rows), y, kind, len(classes), C_GRID, fitting, features)
-    dense_head = None
-    if dense is not None:
-        dense_head, _ = _head(
-            (*key, "dense"), Dense(dense[rows]), y, kind, len(classes), DENSE_C_GRID, fitting, None
-        )
-    return FittedGroup(head, dense_head, c)
+    key = (group, tuple(classes), "tfidf" if dense is None else "joint")
+    if dense is None:
+        head, c = _head(key, x.take(rows), y, kind, len(classes), C_GRID, fitting, features)
+        return FittedGroup(head, None, c)
+    vectors = dense[rows]
+    joint = Joint(x.take(rows), Dense(vectors))
+    both, c = _head(key, joint, y, kind, len(classes), C_GRID, fitting, features)
+    width = features.width
+    head = LinearHead(kind, both.coef[:width], both.intercept)
+    block = LinearHead(kind, both.coef[width:], np.zeros_like(both.intercept))
+    return FittedGroup(head, block, c, vectors.mean(axis=0))

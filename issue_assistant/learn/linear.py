@@ -140,14 +140,12 @@ class LinearHead:
         p = np.exp(-np.logaddexp(0.0, -z))
         return np.hstack([1.0 - p, p]) if self.kind == "binary" else p
 
-    def probabilities(self, rows: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        """For sparse rows ((columns, values) each, `Featurizer.rows`)."""
+    def scores(self, rows: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """(rows, outputs) linear scores of sparse rows ((columns, values), `Featurizer.rows`)."""
         z = np.empty((len(rows), self.outputs()))
         for i, (cols, vals) in enumerate(rows):
             z[i] = vals @ self.coef[cols].astype(np.float64) + self.intercept
-        return self.from_scores(z)
+        return z
 
-    def probabilities_dense(self, x: np.ndarray) -> np.ndarray:
-        """For dense rows (rows, width): the sentence-embedding head."""
-        z = x.astype(np.float64) @ self.coef.astype(np.float64)
-        return self.from_scores(z + self.intercept)
+    def probabilities(self, rows: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        return self.from_scores(self.scores(rows))

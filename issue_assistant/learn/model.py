@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -30,6 +30,7 @@ from issue_assistant.learn.fitting import Fitting
 from issue_assistant.learn.linear import Featurizer, LinearHead
 from issue_assistant.learn.sparse import Csr
 from issue_assistant.learn.text import fields, prose, title
+from issue_assistant.tracker.asof import AsOfView, rewind
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
@@ -55,22 +56,48 @@ class Row:
     labels: frozenset[str]
 
 
-def rows_from(tracker: Tracker, labels: LabelsConfig, before: datetime) -> list[Row]:
-    """Issues created before `before` that carry a label of labels.toml, oldest first.
+def rows_from(
+    tracker: Tracker, labels: LabelsConfig, before: datetime, newest: int | None = None
+) -> list[Row]:
+    """Issues created before `before` that carry a label of labels.toml, oldest first (only the
+    `newest` of them when given: what a fit reads, `MAX_ROWS`).
 
     Read through the tracker given (an as-of view in evaluate and analyze), so the labels are the
     ones known at that view's moment.
     """
-    out: list[Row] = []
-    for issue in tracker.all_issues():
-        if issue.is_pull_request or issue.created_at >= before:
-            continue
+    found: list[tuple[datetime, int, Issue, frozenset[str]]] = []
+    for issue in _issues_before(tracker, before):
         mine = frozenset(labels.known(issue.labels))
         if mine:
-            title, prose = fields(issue)
-            out.append(Row(issue.number, issue.created_at, title, prose, mine))
-    out.sort(key=lambda r: (r.created_at, r.number))
+            found.append((issue.created_at, issue.number, issue, mine))
+    found.sort(key=lambda f: (f[0], f[1]))
+    if newest is not None:
+        found = found[-newest:] if newest > 0 else []
+    out = []
+    for created, number, issue, mine in found:  # the text only for the rows kept
+        title, prose = fields(issue)
+        out.append(Row(number, created, title, prose, mine))
     return out
+
+
+def _issues_before(tracker: Tracker, before: datetime) -> Iterator[Issue]:
+    """The tracker's issues (no pull requests) created before `before`; through an as-of view,
+    pull requests are left out before they are rewound (most records of a repository)."""
+    if not isinstance(tracker, AsOfView):
+        for issue in tracker.all_issues():
+            if not issue.is_pull_request and issue.created_at < before:
+                yield issue
+        return
+    repository = tracker.repository.full_name
+    for issue in tracker.source.all_issues():
+        if (
+            issue.is_pull_request
+            or issue.created_at >= before
+            or issue.created_at > tracker.moment
+            or issue.number == tracker.hide
+        ):
+            continue
+        yield rewind(issue, tracker.moment, repository)
 
 
 def fingerprint(rows: Sequence[Row], labels: LabelsConfig) -> str:
@@ -87,9 +114,10 @@ def fingerprint(rows: Sequence[Row], labels: LabelsConfig) -> str:
 class GroupModel:
     """One group's classifier (None when the group falls back to the vote) and its CV table.
 
-    `head` reads the TF-IDF features; `dense`, fit when the sentence embeddings were there, reads
-    the issue's embedding, and the two heads' probabilities are averaged (without the issue's
-    embedding, the TF-IDF head answers alone).
+    `head` holds the TF-IDF features' coefficients and the intercepts. With sentence embeddings
+    (`[index] embeddings = true`, every training issue's vector stored), one model is fit on both
+    blocks: `dense` holds the embedding block's coefficients, and an issue without a vector is
+    given the training issues' mean vector (`dense_mean`).
     """
 
     group: str
@@ -101,6 +129,7 @@ class GroupModel:
     table: ThresholdTable | None = None
     dense: LinearHead | None = None
     c: float | None = None
+    dense_mean: np.ndarray | None = None
 
     def probabilities(
         self, rows: list[tuple[np.ndarray, np.ndarray]], vectors: np.ndarray | None = None
@@ -108,18 +137,22 @@ class GroupModel:
         """Each learned label's probability for each featurized row (and embedding row)."""
         if self.head is None:
             return [{} for _ in rows]
-        return self._named(self.head.probabilities(rows), vectors)
+        return self._named(self.head.scores(rows), vectors)
 
     def probabilities_matrix(self, x: Csr, vectors: np.ndarray | None = None) -> list[dict]:
         """The same for a fit-time matrix of many rows (`learn.features.Features.matrix`)."""
         if self.head is None:
             return [{} for _ in range(x.shape[0])]
-        scores = x.dot(self.head.coef) + self.head.intercept
-        return self._named(self.head.from_scores(scores), vectors)
+        return self._named(x.dot(self.head.coef) + self.head.intercept, vectors)
 
-    def _named(self, proba: np.ndarray, vectors: np.ndarray | None) -> list[dict[str, float]]:
-        if self.dense is not None and vectors is not None:
-            proba = (proba + self.dense.probabilities_dense(vectors)) / 2.0
+    def _named(self, scores: np.ndarray, vectors: np.ndarray | None) -> list[dict[str, float]]:
+        assert self.head is not None
+        if self.dense is not None:
+            if vectors is None:
+                assert self.dense_mean is not None
+                vectors = np.tile(self.dense_mean, (len(scores), 1))
+            scores = scores + vectors.astype(np.float64) @ self.dense.coef.astype(np.float64)
+        proba = self.head.from_scores(scores)
         return [{c: float(p) for c, p in zip(self.classes, row, strict=True)} for row in proba]
 
 
@@ -202,6 +235,7 @@ def _fit_groups(
                 issues=len(idx),
                 dense=fitted.dense,
                 c=fitted.c,
+                dense_mean=fitted.dense_mean,
             )
         return feats.featurizer(), groups
 
@@ -261,7 +295,7 @@ class LabelModel:
         return self.probabilities_many([fields(issue)], vectors)[0]
 
     def describe(self) -> str:
-        dense = "; TF-IDF and embedding heads" if self.uses_embeddings else ""
+        dense = "; TF-IDF and sentence embeddings" if self.uses_embeddings else ""
         return (
             f"fit on {self.issues} labelled issues created before {self.cutoff:%Y-%m-%d %H:%M} "
             f"UTC (data {self.fingerprint}{dense})"

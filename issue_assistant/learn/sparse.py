@@ -181,3 +181,28 @@ class Dense:
 
     def squared_norms(self) -> np.ndarray:
         return np.einsum("ij,ij->i", self.values, self.values)
+
+
+@dataclass
+class Joint:
+    """A sparse block and a dense block side by side (TF-IDF, then the embeddings)."""
+
+    sparse: Csr
+    dense: Dense
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.sparse.shape[0], self.sparse.width + self.dense.shape[1]
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> Joint:
+        return Joint(self.sparse.take(rows), self.dense.take(rows))
+
+    def dot_t(self, wt: np.ndarray) -> np.ndarray:
+        w = self.sparse.width
+        return self.sparse.dot_t(wt[:, :w]) + self.dense.dot_t(wt[:, w:])
+
+    def tdot_t(self, gt: np.ndarray) -> np.ndarray:
+        return np.hstack([self.sparse.tdot_t(gt), self.dense.tdot_t(gt)])
+
+    def dot(self, w: np.ndarray) -> np.ndarray:
+        return self.dot_t(np.ascontiguousarray(w.T)).T

@@ -21,6 +21,7 @@ from issue_assistant.index import IssueIndex
 from issue_assistant.learn import artifact
 from issue_assistant.learn.fitting import Fitting
 from issue_assistant.learn.model import (
+    MAX_ROWS,
     LabelModel,
     Row,
     fit,
@@ -207,7 +208,7 @@ class BucketSource:
         with self._locks[cutoff]:
             if cutoff not in self._models:
                 view = AsOfView(self.tracker, cutoff)
-                rows = rows_from(view, self.labels, cutoff)
+                rows = rows_from(view, self.labels, cutoff, newest=MAX_ROWS)
                 self._models[cutoff] = fit(
                     rows, self.labels, cutoff, vectors=index_vectors(index), fitting=self._fitting
                 )
