@@ -98,7 +98,7 @@ class SimilarEngine(Engine):
     Options = SimilarConfig
 
     # Where label models come from: the artifact beside the index (analyze, the Action; None:
-    # the shared store, made on first use so loading the engine does not import numpy),
+    # the shared store, made on first use, so loading the engine opens no model),
     # or evaluate's time buckets (set by the evaluator).
     label_source: object | None = None
     # evaluate turns this off: calibration.json was fit on the whole history, later issues too.
