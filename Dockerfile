@@ -3,8 +3,8 @@
 # workflow (.github/workflows/release.yml) builds it and pushes it to ghcr.io; action.yml pulls it.
 #
 # Reproducible: the base images are pinned by digest, and the runtime dependencies by
-# requirements.lock (regenerate it after changing `dependencies` in pyproject.toml; the command is
-# in docs/github-action.md).
+# requirements.lock with their hashes (regenerate it with `scripts/lock` after changing
+# `dependencies` in pyproject.toml).
 #
 # The default image has only Python and the package. To add the command-line engines' tools
 # (Claude Code, Gemini CLI, GitHub Copilot CLI, on Node.js 22), build it yourself with
@@ -32,16 +32,23 @@ RUN apt-get update \
 WORKDIR /src
 COPY pyproject.toml README.md requirements.lock ./
 COPY issue_assistant ./issue_assistant
-# The package and its runtime dependencies only, at the locked versions: no dev or local-model
-# extras. EXTRAS: optional extras for a larger variant, e.g. --build-arg EXTRAS='[mcp]'.
+# The runtime dependencies exactly as locked, each file checked against its hash
+# (requirements.lock, from `scripts/lock`), then the package itself; `pip check` fails the build
+# when the lock no longer satisfies pyproject.toml. No dev or local-model extras. EXTRAS:
+# optional extras for a larger variant, e.g. --build-arg EXTRAS='[mcp]': their own packages are
+# not in the lock, and are installed beside the locked ones without hash checks.
 ARG EXTRAS=""
 ARG SITE=/usr/local/lib/python3.11/site-packages
 RUN pip install --ignore-installed --no-compile --prefix /install \
-        --constraint requirements.lock ".${EXTRAS}"
+        --require-hashes --no-deps --requirement requirements.lock \
+    && pip install --ignore-installed --no-compile --prefix /install --no-deps . \
+    && export PYTHONPATH=/install/lib/python3.11/site-packages \
+    && if [ -n "$EXTRAS" ]; then pip install --no-compile --prefix /install ".${EXTRAS}"; fi \
+    && pip check
 # Trim (docs/github-action.md, "What goes in the image"): the libraries' own test suites, what
 # only builds or type-checks against numpy (f2py, distutils, C headers, `.pyi` stubs), Pygments
 # (rich imports it only for syntax highlighting and tracebacks, which the assistant never shows;
-# tests/test_cli_startup.py checks), and the debug symbols of the extension modules. The
+# tests/test_image.py checks), and the debug symbols of the extension modules. The
 # libraries auditwheel bundled (`*.libs/`) are left alone: strip breaks their patched ELF headers.
 RUN find /install -type d -name tests -prune -exec rm -rf {} + \
     && rm -rf "/install/lib/python3.11/site-packages/numpy/f2py" \

@@ -2,7 +2,7 @@
 
     python bench/image_size.py [EXTRAS]    # e.g. '[mcp]'; needs the package index (pip)
 
-Installs the package at the versions of `requirements.lock` into a temporary prefix (as the build
+Installs the package and `requirements.lock` (hash-checked) into a temporary prefix (as the build
 stage does: no compile, then the test suites and `TRIMMED` removed, `.pyi` stubs deleted, debug
 symbols stripped outside `*.libs/`, byte-compiled), and prints each distribution's share in MB
 (files under the top-level names its RECORD lists, their `.pyc` included) as a Markdown table,
@@ -43,8 +43,12 @@ def build(prefix: Path, extras: str = "") -> Path:
     from it (the editable install of this package included) while it installs into `prefix`.
     """
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--ignore-installed"]
-    pip += ["--no-compile", "--prefix", str(prefix), "--constraint", "requirements.lock"]
-    subprocess.run([*pip, f".{extras}"], check=True, cwd=ROOT)
+    pip += ["--no-compile", "--prefix", str(prefix)]
+    locked = ["--require-hashes", "--no-deps", "--requirement", "requirements.lock"]
+    subprocess.run([*pip, *locked], check=True, cwd=ROOT)
+    subprocess.run([*pip, "--no-deps", "."], check=True, cwd=ROOT)
+    if extras:
+        subprocess.run([*pip, f".{extras}"], check=True, cwd=ROOT)
     for tests in [p for p in prefix.rglob("tests") if p.is_dir()]:
         shutil.rmtree(tests, ignore_errors=True)
     site = next(prefix.glob("lib/python3*/site-packages"))

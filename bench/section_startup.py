@@ -81,7 +81,7 @@ def run(quick: bool = False) -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return "\n".join(
         [
-            f"`python bench/section_startup.py` at commit `{commit()}`, {platform.machine()}, "
+            f"`python bench/run.py --only startup` at commit `{commit()}`, {platform.machine()}, "
             f"{os.cpu_count()} cores, Python {platform.python_version()}, load {load:.1f} when "
             f"measured; data: `hf-datasets.jsonl.gz` ({HF.stat().st_size // 1024} KiB, 7,258 "
             f"issues and pull requests); each a fresh process, {repeat} runs.",

@@ -1,3 +1,3 @@
 """issue-assistant: proposes labels, duplicates and questions; writes only after approval."""
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"

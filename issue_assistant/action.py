@@ -20,7 +20,7 @@ from typing import Any
 from issue_assistant.approve import ApplyResult, Approver, resolve_writes, slash_command
 from issue_assistant.config import Config, LabelsConfig, load_both
 from issue_assistant.errors import AssistantError, UserError, print_action
-from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason
+from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason, writing
 from issue_assistant.render import render
 from issue_assistant.sanitize import RAW_KEYS, LogSanitizer, sanitize, sanitize_json
 from issue_assistant.settings import Settings, get_input, using
@@ -30,7 +30,7 @@ from issue_assistant.webhook import CommentPayload, IssuesPayload, parse_payload
 log = logging.getLogger("issue_assistant")
 RETRY_LOG = logging.getLogger("github.GithubRetry")  # says when a rate limit is waited out
 # In apply's output only the reasons (error messages among them) are free text.
-APPLY_RAW = RAW_KEYS | {"actor", "changes", "writes", "comment_url"}
+APPLY_RAW = RAW_KEYS | {"actor", "changes", "writes", "comment_url", "labels"}
 
 
 class ActionsFormatter(logging.Formatter):
@@ -94,7 +94,8 @@ def run_analyze(
     now: datetime | None,
 ) -> Outcome:
     full_name = env.require_repository()
-    payload = parse_payload(IssuesPayload, event, _where(env)).issue
+    parsed = parse_payload(IssuesPayload, event, _where(env))
+    payload = parsed.issue
     if payload is None:
         result = LiveResult(full_name, 0, writes, skipped="no issue in the event")  # type: ignore[arg-type]
         log.info("skipped: no issue in the event")
@@ -112,11 +113,16 @@ def run_analyze(
             writes=writes,
             tracker=tracker or _connect(env, config),
             now=now,
+            # `opened`: the payload's labels are those it was opened with (its template's)
+            opened_labels=[lab.name for lab in payload.labels]
+            if parsed.action == "opened"
+            else None,
         )
+    plan = result.plan if not result.skipped else None
     outputs = {
-        "decision": json.dumps(
-            sanitize_json(result.decision or {}, full_name), indent=2, sort_keys=True
-        ),
+        "decision": plain_json(result.decision or {}, full_name),
+        "labels": ",".join(plan.labels()) if plan else "",
+        "duplicate": str(plan.duplicate.number) if plan and plan.duplicate else "",
         "comment-url": result.comment_url or "",
         "skipped": "true" if result.skipped else "false",
     }
@@ -160,16 +166,17 @@ def run_apply(
         log.info("skipped: %s", reason)
     else:
         tracker = tracker or _connect(env, config)
+        writing(tracker, writes)
         approver = Approver(tracker, labels, config, writes=writes, now=now)  # type: ignore[arg-type]
         results = approver.run(numbers)
     decided = [r for r in results if r.status in ("approved", "dismissed")]
     full_name = env.repository or ""
+    approved = [r for r in decided if r.status == "approved"]
+    added = list(dict.fromkeys(name for r in approved for name in r.labels))
     outputs = {
-        "decision": json.dumps(
-            sanitize_json([r.to_json() for r in results], full_name, raw_keys=APPLY_RAW),
-            indent=2,
-            sort_keys=True,
-        ),
+        "decision": plain_json([r.to_json() for r in results], full_name, raw_keys=APPLY_RAW),
+        "labels": ",".join(added),
+        "duplicate": next((str(r.duplicate) for r in approved if r.duplicate), ""),
         "comment-url": next((r.comment_url or "" for r in decided), ""),
         "skipped": "false" if decided else "true",
     }
@@ -184,6 +191,13 @@ def run_apply(
     )
     failed = any(r.status == "failed" for r in results)
     return Outcome(outputs, summary, 1 if failed else 0)
+
+
+def plain_json(value: Any, repository: str, raw_keys: frozenset[str] = RAW_KEYS) -> str:
+    """An output a later step reads with `fromJSON`: plain JSON (no Markdown escapes), its
+    free text still cleaned of mentions, outside links and control characters."""
+    clean = sanitize_json(value, repository, raw_keys=raw_keys, plain=True)
+    return json.dumps(clean, indent=2, sort_keys=True, ensure_ascii=False)
 
 
 def _connect(env: Settings, config: Config) -> WritableTracker:

@@ -25,7 +25,7 @@ from issue_assistant.comment import (
 )
 from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
 from issue_assistant.decision import filter_labels
-from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
 from issue_assistant.labelnames import find_label, has_label, key, keys
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
@@ -133,6 +133,9 @@ class ApplyResult:
     changes: list[str] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
     comment_url: str | None = None
+    #: on approval, the labels added (or that a live run would add) and the duplicate marked
+    labels: list[str] = field(default_factory=list)
+    duplicate: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,6 +146,8 @@ class ApplyResult:
             "changes": self.changes,
             "writes": self.writes,
             "comment_url": self.comment_url,
+            "labels": self.labels,
+            "duplicate": self.duplicate,
         }
 
 
@@ -186,7 +191,10 @@ class Approver:
                 try:
                     issues.append(self.tracker.get_issue(n))
                 except KeyError:
-                    log.info("#%d: skipped: no such issue", n)
+                    # As analyze: the wrong number is the user's mistake (exit 2), not "nothing
+                    # waits for approval".
+                    repo = self.tracker.repository.full_name
+                    raise UserError(f"{repo}#{n}: no such issue ({NOT_FOUND_HINT})") from None
         results: list[ApplyResult] = []
         for issue in issues:
             try:
@@ -383,7 +391,9 @@ class Approver:
             if issue.state == "open":
                 writer.close(n, "duplicate")
             changes.append("closed as a duplicate")
-        return self._finish(issue, found, vote, changes, writer)
+        result = self._finish(issue, found, vote, changes, writer)
+        result.labels, result.duplicate = list(to_add), duplicate
+        return result
 
     def _labels(
         self, issue: Issue, plan: Plan, groups: dict[Group, list[str]], changes: list[str]

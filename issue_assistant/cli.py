@@ -11,11 +11,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import import_module
 
 from issue_assistant import __version__
 from issue_assistant.errors import AssistantError, UserError, print_cli
 
+VERBOSE = "say what is being done (-vv: and every request's detail); quiet otherwise"
 COMMANDS = [
     "init",
     "analyze",
@@ -37,11 +40,15 @@ def build_parser() -> argparse.ArgumentParser:
         "nothing is written until a maintainer approves.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log more detail")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE)
+    # `-v` after the subcommand too (`issue-assistant evaluate -v`); SUPPRESS keeps the count
+    # given before it when it is not repeated after.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         module = import_module(f"issue_assistant.commands.{name}")
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP, parents=[common])
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser
@@ -57,18 +64,45 @@ def add_completion(parser: argparse.ArgumentParser) -> None:
     shtab.add_argument_to(parser, ["--print-completion"])
 
 
+class _Quiet(logging.Formatter):
+    """Without -v only warnings and errors are shown, each as one `issue-assistant:` line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"issue-assistant: {record.levelname.lower()}: {record.getMessage()}"
+
+
+@contextmanager
+def logging_for(verbose: int) -> Iterator[None]:
+    """Quiet on success: warnings and errors only; `-v` adds what is being done (INFO, with
+    the logger's name), `-vv` the detail (DEBUG). Undone when the command ends."""
+    handler = logging.StreamHandler(sys.stderr)
+    if verbose:
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    else:
+        handler.setFormatter(_Quiet())
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    handler.setLevel(level)  # also where a library or a caller set a logger's own level lower
+    root = logging.getLogger()
+    before = root.level
+    root.addHandler(handler)
+    root.setLevel(level)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(before)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     if "--print-completion" in (sys.argv[1:] if argv is None else argv):
         add_completion(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    # PyGithub installs its own handler on the "github" logger; ours is enough.
-    logging.getLogger("github").handlers.clear()
+    with logging_for(args.verbose):
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         from issue_assistant.settings import Settings, using
 

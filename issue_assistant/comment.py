@@ -18,7 +18,9 @@ from issue_assistant.decision import (
     bounded,
 )
 from issue_assistant.errors import EngineError
+from issue_assistant.preset import describe_preset
 from issue_assistant.render import render, safe_text
+from issue_assistant.sanitize import code_span
 
 MARKER = "<!-- issue-assistant -->"
 # GitHub refuses a comment longer than this; we stay a margin under it.
@@ -92,6 +94,9 @@ class Plan(Proposal):
     labels_before: list[str] = Field(default_factory=list)
     likely_files: list[FileLink] = Field(default_factory=list)
     see_also: list[SeeAlso] = Field(default_factory=list)
+    # Labels of labels.toml the issue already had in a group given nothing more, and where each
+    # came from (`preset.preset_labels`): the comment then says so instead of "not confident".
+    preset: dict[str, Literal["template", "issue"]] = Field(default_factory=dict)
 
     @property
     def is_empty(self) -> bool:
@@ -108,6 +113,7 @@ class Plan(Proposal):
         created_at: datetime,
         evidence: list[Evidence] = (),  # type: ignore[assignment]
         labels_before: list[str] = (),  # type: ignore[assignment]
+        preset: dict[str, str] | None = None,
     ) -> Plan:
         plan = cls(
             **decision.model_dump(include=set(Proposal.model_fields)),
@@ -117,13 +123,14 @@ class Plan(Proposal):
             evidence=[e.model_copy(update={"labels": e.labels[:30]}) for e in evidence],
             created_at=created_at,
             labels_before=labels_before,
+            preset=preset or {},
         )
         return fit(plan)
 
 
 def encode_plan(plan: Plan) -> str:
     fields = plan.model_dump(mode="json")
-    for key in ("likely_files", "see_also"):  # optional: absent when empty
+    for key in ("likely_files", "see_also", "preset"):  # optional: absent when empty
         if not fields.get(key):
             fields.pop(key, None)
     data = json.dumps(fields, ensure_ascii=True, sort_keys=True)
@@ -159,6 +166,7 @@ def _render(plan: Plan, fallback_from: str | None = None) -> str:
         marker=MARKER,
         plan_json=encode_plan(plan),
         fallback_from=fallback_from,
+        preset=describe_preset(plan.preset, code=code_span),
     )
 
 

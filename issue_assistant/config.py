@@ -8,9 +8,11 @@ are errors naming file:line and key.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 import tomllib
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -93,18 +95,18 @@ def check_glob(glob: str) -> None:
         raise ValueError(f"bad path glob {glob!r}: '**' must be a whole path segment")
 
 
+@cache
+def _spec(globs: tuple[str, ...]):  # noqa: ANN202 - a pathspec.GitIgnoreSpec
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(globs)
+
+
 def glob_match(glob: str, path: str) -> bool:
-    """`path` matches `glob`, where `**` spans folders and `*` stays within one."""
-    import fnmatch
-
-    def match(gp: list[str], pp: list[str]) -> bool:
-        if not gp:
-            return not pp
-        if gp[0] == "**":
-            return any(match(gp[1:], pp[i:]) for i in range(len(pp) + 1))
-        return bool(pp) and fnmatch.fnmatchcase(pp[0], gp[0]) and match(gp[1:], pp[1:])
-
-    return match(glob.rstrip("/").split("/"), path.split("/"))
+    """`path` matches `glob` in the one dialect of every path glob here: `.gitignore`'s (pathspec,
+    as the file tools' `glob`): `**` spans folders, `*` stays within one, and a glob without a
+    slash (`*.md`) matches at any depth."""
+    return _spec((glob,)).match_file(path)
 
 
 class Ask(_Strict):
@@ -151,7 +153,7 @@ class Label(_Strict):
 
     def owns(self, path: str) -> bool:
         """Whether one of `paths` matches the file `path` (POSIX, relative to the checkout)."""
-        return any(glob_match(glob, path) for glob in self.paths)
+        return bool(self.paths) and _spec(tuple(self.paths)).match_file(path)
 
 
 class TypeLabel(Label):
@@ -257,7 +259,9 @@ class ApprovalConfig(_Strict):
 
 
 class IndexConfig(_Strict):
-    cache_dir: str = ".cache/issue-assistant"
+    # "": the default place (`Settings.cache_root`: $RUNNER_TEMP in Actions, else the user's
+    # cache folder); a relative path is taken from the current folder.
+    cache_dir: str = ""
     embeddings: StrictBool = False
 
 
@@ -346,18 +350,61 @@ def _parse(path: Path) -> tuple[str, dict]:
         raise UserError(f"not valid TOML: {exc}", where=str(path)) from None
 
 
+def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
+    """The keys the table at `loc` (inside `model`) may hold: the fields of the model there."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue  # an item of an array of tables: the same model
+        fields = getattr(current, "model_fields", None)
+        if not fields or part not in fields:
+            return []
+        current = _model_in(fields[part].annotation)
+        if current is None:
+            return []
+    return list(getattr(current, "model_fields", {}))
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model class a field holds (itself, or inside list[...], X | None, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _message(err: Any, model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> str:
+    """pydantic's message for one error, said for a person: "unknown key" with a "did you
+    mean", and without pydantic's "Value error, " prefix."""
+    if err["type"] == "extra_forbidden":
+        known = _fields_at(model, tuple(err["loc"][:-1])) if model is not None else []
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        return f"unknown key (did you mean {close[0]!r}?)" if close else "unknown key"
+    msg = str(err["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    return msg
+
+
 def _validation_error(
-    path: Path, text: str, exc: ValidationError, prefix: tuple[str | int, ...] = ()
+    path: Path,
+    text: str,
+    exc: ValidationError,
+    prefix: tuple[str | int, ...] = (),
+    model: type[BaseModel] | None = None,
 ) -> UserError:
-    err = exc.errors()[0]
+    """The first error as one line naming file:line and key. An unknown key comes first: a
+    misspelt `questoin` is the cause of the `question: Field required` beside it."""
+    errors = exc.errors()
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = prefix + tuple(err["loc"])
     line = line_of(text, loc)
     key = ".".join(str(p) for p in loc)
-    msg = err["msg"]
-    if err["type"] == "extra_forbidden":
-        msg = "unknown key"
     where = f"{path}:{line}" if line else str(path)
-    return UserError(f"{key}: {msg}", where=where)
+    return UserError(f"{key}: {_message(err, model, loc)}", where=where)
 
 
 def load_labels(path: str | Path) -> LabelsConfig:
@@ -366,7 +413,7 @@ def load_labels(path: str | Path) -> LabelsConfig:
     try:
         labels = LabelsConfig.model_validate(data)
     except ValidationError as exc:
-        raise _validation_error(p, text, exc) from None
+        raise _validation_error(p, text, exc, model=LabelsConfig) from None
     seen: dict[str, str] = {}
     for group in GROUPS:
         for i, lab in enumerate(getattr(labels, group)):
@@ -408,7 +455,7 @@ def load_config(path: str | Path | None) -> Config:
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        raise _validation_error(p, text, exc) from None
+        raise _validation_error(p, text, exc, model=Config) from None
     _check_engine_tables(p, text, config, moved)
     return config
 
@@ -430,20 +477,49 @@ def _check_engine_tables(p: Path, text: str, config: Config, moved: list[str]) -
         try:
             cls.model_validate(table)
         except ValidationError as exc:
-            raise _validation_error(p, text, exc, where) from None
+            raise _validation_error(p, text, exc, where, model=cls) from None
+
+
+#: where the two files are looked for, in this order, as labeler and release-drafter read
+#: `.github/`; a file at the repository root comes last, and only when it is ours.
+SEARCH_DIRS = (Path(".github") / "issue-assistant", Path(".github"))
+
+
+def _own_keys(name: str) -> set[str]:
+    if name == "labels.toml":
+        return set(LabelsConfig.model_fields)
+    return set(Config.model_fields) | set(MOVED)
+
+
+def is_ours(path: Path, name: str) -> bool:
+    """Whether the file at `path` is an issue-assistant `name`: it is empty, or one of its
+    top-level keys is one of ours (a Hugo `config.toml` has `baseURL`, `[params]`, none of
+    them). A file that cannot be parsed counts as ours, so its error is reported."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True
+    return not data or bool(set(data) & _own_keys(name))
 
 
 def find_file(name: str, explicit: str | None, root: Path | None = None) -> Path | None:
-    """An explicit path (which must exist), else `name` at the root, then under `.github/`."""
+    """An explicit path (which must exist), else `name` under `.github/issue-assistant/`, then
+    `.github/`, then at the root when it is ours (`is_ours`)."""
     if explicit:
         p = Path(explicit)
         if not p.is_file():
             raise UserError("file not found", where=str(p))
         return p
     root = root or Path.cwd()
-    for candidate in (root / name, root / ".github" / name):
+    for folder in SEARCH_DIRS:
+        candidate = root / folder / name
         if candidate.is_file():
             return candidate
+    candidate = root / name
+    if candidate.is_file():
+        if is_ours(candidate, name):
+            return candidate
+        log.info("%s: not read, it is another tool's (none of issue-assistant's keys)", candidate)
     return None
 
 
@@ -452,8 +528,15 @@ def load_both(
 ) -> tuple[LabelsConfig, Config]:
     labels_path = find_file("labels.toml", labels, root)
     if labels_path is None:
+        other = (root or Path.cwd()) / "labels.toml"
+        note = (
+            f" ({other} is another tool's: it has none of issue-assistant's keys)"
+            if other.is_file()
+            else ""
+        )
         raise UserError(
-            "no labels.toml at the repository root or under .github/ (use --labels, or draft "
-            "one from the repository's labels with `issue-assistant init`)"
+            "no labels.toml in .github/issue-assistant/, .github/ or the repository root"
+            f"{note} (use --labels, or draft one from the repository's labels with "
+            "`issue-assistant init`)"
         )
     return load_labels(labels_path), load_config(find_file("config.toml", config, root))

@@ -46,20 +46,41 @@ class EngineError(AssistantError):
 
 
 class GitHubError(AssistantError):
-    """A GitHub API call failed (403, 404, 422, 5xx after retries, or no connection)."""
+    """A GitHub API call failed (403, 404, 422, 5xx after retries, or no connection).
 
-    consequence = "nothing more was written"
+    `hint` says what to do (which token, which scopes, which setting); `consequence` is set only
+    where a write could have happened ("nothing was written", "nothing more was written"), never
+    on a read-only command."""
 
     def __init__(
-        self, method: str, path: str, status: int | None, message: str, *, data: object = None
+        self,
+        method: str,
+        path: str,
+        status: int | None,
+        message: str,
+        *,
+        data: object = None,
+        hint: str = "",
+        consequence: str = "",
     ) -> None:
         self.method = method
         self.path = path
         self.status = status
         self.message = message
         self.data = data
+        self.hint = hint
+        self.consequence = consequence
         code = f"{status} " if status is not None else ""
         super().__init__(f"GitHub {method} {path} failed: {code}{message}".rstrip())
+
+    def line(self) -> str:
+        text = super().line()
+        return f"{text}. {self.hint}" if self.hint else text
+
+
+#: the one wording for a repository or issue GitHub answers 404 about (it does so for a private
+#: repository the token cannot see, too)
+NOT_FOUND_HINT = "no access, or private? Check the name, and that the token can read it"
 
 
 def print_cli(exc: AssistantError, stream: TextIO | None = None) -> int:
@@ -71,7 +92,10 @@ def print_cli(exc: AssistantError, stream: TextIO | None = None) -> int:
 def annotation(exc: AssistantError, clean: Callable[[str], str] | None = None) -> str:
     """The error as one GitHub Actions `::error::` workflow command (data escaped as the runner
     expects: `%`, CR and LF); `clean` (e.g. the log sanitizer) is applied to the line first."""
-    text = clean(exc.line()) if clean else exc.line()
+    line = exc.line()
+    # `::error::` already says it is an error: not `::error::error: ...`.
+    line = line.removeprefix(f"{AssistantError.label}: ")
+    text = clean(line) if clean else line
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return f"::error::{text}"
 

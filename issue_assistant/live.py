@@ -17,10 +17,12 @@ from typing import Any
 from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
 from issue_assistant.comment import Plan
 from issue_assistant.config import Config, LabelsConfig
-from issue_assistant.errors import UserError
+from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
+from issue_assistant.preset import nothing_to_propose, opened_with
+from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
 from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 from issue_assistant.votes import VoteRule
@@ -72,16 +74,25 @@ def connect(
     *,
     base_url: str | None = None,
     bot_login: str = "github-actions[bot]",
+    writes: str = "off",
 ) -> WritableTracker:
     """The GitHub tracker for `full_name` (token from the argument, GITHUB_TOKEN or GH_TOKEN;
-    the API at GITHUB_API_URL, as set on GitHub Enterprise runners)."""
-    from issue_assistant.settings import current
+    the API at GITHUB_API_URL, as set on GitHub Enterprise runners); `writes` is the run's
+    writes mode, so that an error says whether anything was written."""
     from issue_assistant.tracker.github import GitHubTracker
 
     settings = current()
     token = token or settings.require_token()
     base_url = base_url or settings.api_url
-    return GitHubTracker(full_name, token, base_url, bot_login=bot_login)
+    tracker = GitHubTracker(full_name, token, base_url, bot_login=bot_login)
+    tracker.live_writes = writes == "live"
+    return tracker
+
+
+def writing(tracker: object, writes: str) -> None:
+    """Tell a GitHub tracker given from outside (the Action's, a test's) the writes mode."""
+    if hasattr(tracker, "live_writes"):
+        tracker.live_writes = writes == "live"  # type: ignore[attr-defined]
 
 
 def skip_reason(issue: Issue, config: Config) -> str | None:
@@ -179,6 +190,26 @@ class CachedReads:
         return discussions_of(self._tracker)
 
 
+def _opened_with(
+    tracker: object, issue: Issue, labels: LabelsConfig, given: list[str] | None
+) -> set[str] | None:
+    """The labels the issue was opened with (its template's): `given` (an `opened` event's
+    payload holds them), else from its timeline when it has labels of labels.toml (one
+    request); None when not needed or not readable (then their origin is unknown)."""
+    if given is not None:
+        return set(given)
+    history = getattr(tracker, "history", None)
+    if issue.events is not None or not callable(history) or not labels.known(issue.labels):
+        return None
+    try:
+        return opened_with(issue, history(issue.number)[0])
+    except GitHubError as exc:
+        log.warning(
+            "#%d: timeline unknown (%s); where its labels came from is not told", issue.number, exc
+        )
+        return None
+
+
 def has_votes(
     tracker: WritableTracker, found: Found, comments: list, config: Config, now: datetime
 ) -> bool:
@@ -227,16 +258,21 @@ def analyze_live(
     writes: str,
     tracker: WritableTracker | None = None,
     now: datetime | None = None,
+    opened_labels: list[str] | None = None,
 ) -> LiveResult:
-    """Analyze issue `number` now and post (or edit) the assistant's one comment."""
+    """Analyze issue `number` now and post (or edit) the assistant's one comment.
+
+    `opened_labels`: the labels it was opened with, when known (the `opened` event's payload):
+    then its timeline is not read to tell a template's labels from later ones."""
     mode: Mode = writes  # type: ignore[assignment]
-    tracker = tracker or connect(full_name, bot_login=config.approval.bot_login)
+    tracker = tracker or connect(full_name, bot_login=config.approval.bot_login, writes=mode)
+    writing(tracker, mode)
     now = now or datetime.now(UTC)
     result = LiveResult(full_name, number, mode)
     try:
         issue = tracker.get_issue(number)
     except KeyError:
-        raise UserError(f"{full_name}#{number}: no such issue") from None
+        raise UserError(f"{full_name}#{number}: no such issue ({NOT_FOUND_HINT})") from None
     reason = skip_reason(issue, config)
     bot = config.approval.bot_login
     found: Found | None = None
@@ -252,7 +288,8 @@ def analyze_live(
         result.skipped = reason
         return result
 
-    index = refresh_index(tracker, config.index.cache_dir, now, config.index.embeddings)
+    cache = str(current().cache_root(config.index.cache_dir))
+    index = refresh_index(tracker, cache, now, config.index.embeddings)
     engine, fallback = engines_for(config, labels, engine_name)
     view = CachedReads(tracker, index)
     view._issues[number] = issue
@@ -265,11 +302,17 @@ def analyze_live(
         engine=engine,
         fallback=fallback,
         as_of=now,
+        opened_with=_opened_with(tracker, issue, labels, opened_labels),
     )
     if analysis.error:
         log.warning("engine failed (%s); the fallback answered", analysis.error)
     plan = analysis.plan
     result.analysis, result.plan, result.comment = analysis, plan, analysis.comment
+    if found is None and plan.is_empty:
+        # Nothing the issue lacks: no comment at all (the summary and the log say why).
+        result.skipped = nothing_to_propose(plan, plan.preset)
+        log.info("%s#%d: no comment: %s", full_name, number, result.skipped)
+        return result
     writer = Writer(tracker, mode)
     if found is not None:
         # Looked at again right before the edit: a maintainer may have voted while the engine

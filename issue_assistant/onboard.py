@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from issue_assistant.atomic import write_atomic
+from issue_assistant.config import find_file
 from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.published import published
 from issue_assistant.render import render
 from issue_assistant.scaffold import (
     GROUP_ORDER,
@@ -33,7 +35,10 @@ EXPLAIN = {
     "priority": "at most one",
 }
 WORKFLOW = Path(".github/workflows/issue-assistant.yml")
-NEXT = ["issue-assistant config check", "issue-assistant evaluate {source} --issues 50"]
+# Where the two files go: read first (config.SEARCH_DIRS), beside nothing of another tool's.
+LABELS_FILE = Path(".github/issue-assistant/labels.toml")
+CONFIG_FILE = Path(".github/issue-assistant/config.toml")
+NEXT = ["issue-assistant config check", "issue-assistant evaluate {source} --limit 50"]
 
 
 @dataclass
@@ -107,7 +112,8 @@ def render_files(source: Source, draft: LabelDraft, description: str, origin: st
         **common,
     )
     config = render("init/config.toml.j2", description=description, source=origin, **common)
-    return {Path("labels.toml"): labels, Path("config.toml"): config, WORKFLOW: workflow_text()}
+    workflow = workflow_text(published().action)
+    return {LABELS_FILE: labels, CONFIG_FILE: config, WORKFLOW: workflow}
 
 
 def check_labels(text: str) -> None:
@@ -127,8 +133,8 @@ def run_init(args: argparse.Namespace) -> int:
         source = read_snapshot_source(args.snapshot)
     else:
         if not (args.repository or current().repository):
-            raise UserError("give OWNER/REPO (with GITHUB_TOKEN set) or --snapshot FILE")
-        source = read_github_source(current().require_repository(args.repository), args.issues)
+            raise UserError("give -R OWNER/REPO (with GITHUB_TOKEN set) or --snapshot FILE")
+        source = read_github_source(current().require_repository(args.repository), args.limit)
     origin_flag = (
         f"--snapshot {shlex.quote(args.snapshot)}"
         if args.snapshot
@@ -142,13 +148,15 @@ def run_init(args: argparse.Namespace) -> int:
         source.notes.append("no bug type recognised: no starter [[type.ask]] list")
     description, origin = describe(source, args.readme)
     files = render_files(source, draft, description, origin)
-    check_labels(files[Path("labels.toml")])
+    check_labels(files[LABELS_FILE])
     root = Path(args.dir)
     written, kept = [], []
     for rel, text in files.items():
         path = root / rel
-        if path.exists() and not args.force:
-            kept.append(str(path))
+        # A labels.toml or config.toml of ours elsewhere (the root, .github/) counts as there.
+        there = find_file(rel.name, None, root) if rel != WORKFLOW else None
+        if not args.force and (path.exists() or there is not None):
+            kept.append(str(path if path.exists() else there))
             continue
         write_atomic(path, text)
         written.append(str(path))

@@ -21,6 +21,7 @@ from issue_assistant.errors import EngineError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.code import code_index_for
 from issue_assistant.index.local import index_path, open_index  # noqa: F401 (re-exported)
+from issue_assistant.preset import preset_labels
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
@@ -188,8 +189,12 @@ def analyze(
     engine: Engine,
     fallback: Engine | None = None,
     as_of: datetime | None = None,
+    opened_with: set[str] | None = None,
 ) -> Analysis:
-    """Analyze `issue` as it was at `as_of` (default: now) against the tracker `view`."""
+    """Analyze `issue` as it was at `as_of` (default: now) against the tracker `view`.
+
+    `opened_with`: the labels the issue was opened with (its template's), when `issue.events`
+    cannot tell (a live issue): the plan then says where the labels it left alone came from."""
     moment = as_of or issue.created_at
     context = build_context(view, issue, index=index, labels=labels, config=config, as_of=moment)
     raw, error = decide(engine, context, fallback)
@@ -212,6 +217,7 @@ def analyze(
         created_at=moment,
         evidence=evidence,
         labels_before=list(issue.labels),
+        preset=preset_labels(issue, labels, decision, opened_with),
     ).model_copy(update=context.plan_notes())
     comment = render_comment(plan, fallback_from=decision.fallback_from)
     return Analysis(issue, context, decision, plan, comment, error)

@@ -312,17 +312,25 @@ def sanitize(
 RAW_KEYS = frozenset({"type", "areas", "topics", "priority", "engine", "model", "status"})
 
 
-def sanitize_json(value: Any, repository: str, *, raw_keys: frozenset[str] = RAW_KEYS) -> Any:
-    """Every string in a JSON value sanitized, but those under `raw_keys` (label names)."""
+def sanitize_json(
+    value: Any, repository: str, *, raw_keys: frozenset[str] = RAW_KEYS, plain: bool = False
+) -> Any:
+    """Every string in a JSON value sanitized, but those under `raw_keys` (label names).
+
+    `plain`: for JSON a program reads (the Action's outputs): no Markdown escaping, so keys and
+    values stay as they are (`fallback_from`, not `fallback\\_from`); mentions, links out of the
+    repository and control characters are still neutralised."""
+
+    def clean_value(v: Any) -> Any:
+        return sanitize_json(v, repository, raw_keys=raw_keys, plain=plain)
+
     if isinstance(value, str):
-        return sanitize(value, repository)
+        return sanitize(value, repository, plain=plain)
     if isinstance(value, list):
-        return [sanitize_json(v, repository, raw_keys=raw_keys) for v in value]
+        return [clean_value(v) for v in value]
     if isinstance(value, dict):
         return {
-            sanitize(str(k), repository, 200): v
-            if k in raw_keys
-            else sanitize_json(v, repository, raw_keys=raw_keys)
+            sanitize(str(k), repository, 200, plain=plain): v if k in raw_keys else clean_value(v)
             for k, v in value.items()
         }
     return value

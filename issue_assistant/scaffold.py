@@ -7,7 +7,6 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 
 from issue_assistant.tracker.models import Issue, LabelInfo
 
@@ -191,10 +190,8 @@ def first_paragraph(markdown: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def workflow_text() -> str:
-    """The example workflow (docs/workflow.yml, shipped in the package)."""
-    return (
-        resources.files("issue_assistant")
-        .joinpath("templates/init/workflow.yml")
-        .read_text(encoding="utf-8")
-    )
+def workflow_text(action: str) -> str:
+    """The example workflow (docs/workflow.yml), using the action `action` (OWNER/NAME@vN)."""
+    from issue_assistant.render import render
+
+    return render("init/workflow.yml.j2", action=action)

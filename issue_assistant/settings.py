@@ -13,7 +13,9 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -51,6 +53,8 @@ class Settings(BaseModel):
     github_token: str | None = _env(
         "INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"
     )
+    # Which of the names above gave the token (set by `from_env`), for a 401's hint.
+    github_token_from: str | None = None
     anthropic_api_key: str | None = _env(
         "INPUT_ANTHROPIC-API-KEY", "INPUT_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"
     )
@@ -71,6 +75,7 @@ class Settings(BaseModel):
     sha: str | None = _env("GITHUB_SHA")
     output: str | None = _env("GITHUB_OUTPUT")
     step_summary: str | None = _env("GITHUB_STEP_SUMMARY")
+    runner_temp: str | None = _env("RUNNER_TEMP")
     # The assistant's own.
     cache_dir: str | None = _env("ISSUE_ASSISTANT_CACHE")
     max_retries: int = Field(
@@ -99,17 +104,29 @@ class Settings(BaseModel):
     def _strip(cls, value: object) -> object:
         return value.strip() if isinstance(value, str) else value
 
+    @field_validator("api_url")
+    @classmethod
+    def _api_url(cls, value: str) -> str:
+        return api_url(value)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read `env` (default: the process environment) once; a bad value is a UserError."""
         mapping = os.environ if env is None else env
         values = {k.upper(): v for k, v in mapping.items() if v != ""}
         try:
-            return cls.model_validate(values)
+            settings = cls.model_validate(values)
         except ValidationError as exc:
             err = exc.errors()[0]
             field = str(err["loc"][0]) if err["loc"] else "?"
-            raise UserError(f"{err['msg']}", where=f"environment variable {field}") from None
+            alias = cls.model_fields[field].validation_alias if field in cls.model_fields else None
+            names = [str(n) for n in getattr(alias, "choices", ())]
+            name = next((n for n in names if n in values), field)
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            raise UserError(msg, where=f"environment variable {name}") from None
+        names = cls.model_fields["github_token"].validation_alias.choices  # type: ignore[union-attr]
+        source = next((str(n) for n in names if str(n) in values), None)
+        return settings.model_copy(update={"github_token_from": source})
 
     def variables(self, *names: str) -> dict[str, str]:
         """The named variables that are set, by name, for a child process's environment (a
@@ -129,6 +146,20 @@ class Settings(BaseModel):
             )
         return self.github_token
 
+    def cache_root(self, configured: str = "", flag: str | None = None) -> Path:
+        """Where the index and the other caches go: `--cache-dir`, else $ISSUE_ASSISTANT_CACHE,
+        else `[index] cache_dir`, else $RUNNER_TEMP/issue-assistant in Actions (what the
+        workflow keeps with actions/cache), else the platform's user cache folder
+        (`~/.cache/issue-assistant` on Linux); never the checkout unless asked."""
+        chosen = flag or self.cache_dir or configured
+        if chosen:
+            return Path(chosen).expanduser()
+        if self.actions and self.runner_temp:
+            return Path(self.runner_temp) / "issue-assistant"
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("issue-assistant", appauthor=False))
+
     def require_repository(self, explicit: str | None = None) -> str:
         """OWNER/REPO from the argument, then GH_REPO, then GITHUB_REPOSITORY."""
         value = explicit or self.repository or ""
@@ -136,6 +167,30 @@ class Settings(BaseModel):
         if not owner or not name or "/" in name or not all(_repo_part(p) for p in (owner, name)):
             raise UserError(f"expected OWNER/REPO (or GH_REPO), got {value!r}")
         return value
+
+
+def token_source() -> str:
+    """Where the running command's GitHub token came from, in words (for a 401's hint)."""
+    name = current().github_token_from or "GITHUB_TOKEN"
+    return "the github-token input" if name.startswith("INPUT_") else name
+
+
+def api_url(value: str) -> str:
+    """The REST API root as PyGithub needs it: `http(s)://host[:port][/path]`, no trailing
+    slash; a ValueError saying what is wrong otherwise (PyGithub would fail with a traceback)."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"the GitHub API URL must start with https:// (or http://) and name a host, like "
+            f"{DEFAULT_API_URL} or https://github.example.com/api/v3, not {value!r}"
+        )
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise ValueError(
+            f"the GitHub API URL has a bad port: {value!r} (like https://ghe.example.com:8443)"
+        ) from None
+    return value.rstrip("/")
 
 
 #: the variables `Settings.variables` can pass on to a child process, and the field of each

@@ -62,6 +62,7 @@ class WebhookComment(_Part):
 class IssuesPayload(_Part):
     """An `issues` event (or any event `analyze` runs on): the issue, when there is one."""
 
+    action: StrictStr | None = None
     issue: WebhookIssue | None = None
 
 

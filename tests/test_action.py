@@ -170,6 +170,26 @@ def test_analyze_posts_one_comment_and_outputs(gh, tmp_path, fake_engine):
     assert "#3: posted the proposal" in summary and "`area: docs` · `p2`" in summary
 
 
+def test_outputs_are_plain_json_and_simple_values(gh, tmp_path, fake_engine):
+    """Issue 17 item 4: `fromJSON(steps.x.outputs.decision)` works (no Markdown escapes in keys
+    or text); `labels` and `duplicate` are plain values, as actions/labeler's outputs are."""
+    decision = DECISION.model_copy(
+        update={
+            "summary": "`read_csv` fails_here for @octocat",
+            "duplicate": Duplicate(number=1, reason="the same_typo", confidence=0.9),
+        }
+    )
+    assert analyze(gh, tmp_path, fake_engine, decision) == 0
+    out = outputs(tmp_path)
+    assert "\\" not in out["decision"]  # no `fallback\_from`, `same\_typo`
+    data = json.loads(out["decision"])
+    assert {"fallback_from", "label_model", "areas", "priority", "usage"} <= set(data)
+    assert data["duplicate"]["reason"] == "the same_typo"
+    assert data["summary"].startswith("`read_csv` fails_here for @")
+    assert "@octocat" not in data["summary"]  # still no mention a later step could post
+    assert out["labels"] == "area: docs,p2" and out["duplicate"] == "1"
+
+
 def test_rerun_of_analyze_edits_instead_of_posting(gh, tmp_path, fake_engine):
     analyze(gh, tmp_path, fake_engine)
     analyze(gh, tmp_path, fake_engine, DECISION.model_copy(update={"priority": "p1"}))
@@ -284,6 +304,7 @@ def test_maintainer_thumbs_up_applies_on_schedule(gh, tmp_path, fake_engine):
     out = outputs(tmp_path)
     assert out["skipped"] == "false"
     assert json.loads(out["decision"])[0]["status"] == "approved"
+    assert out["labels"] == "area: docs,p2" and out["duplicate"] == "1"
     assert "| #3 | approved | maria |" in (tmp_path / "summary.md").read_text()
     # a second run writes nothing
     gh.clear_requests()
@@ -495,7 +516,8 @@ def test_action_yml_declares_what_the_entrypoint_reads_and_writes(gh, tmp_path, 
 
     spec = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
     assert spec["runs"]["using"] == "docker"
-    assert spec["runs"]["image"] == "Dockerfile"  # a release commit pins the pulled image
+    # main pulls the newest published image (tests/test_release.py checks which one)
+    assert spec["runs"]["image"].startswith("docker://ghcr.io/")
     assert set(spec["inputs"]) == {
         "command",
         "engine",
@@ -508,7 +530,17 @@ def test_action_yml_declares_what_the_entrypoint_reads_and_writes(gh, tmp_path, 
     }
     assert spec["inputs"]["writes"]["default"] == ""  # so that config.toml can decide
     analyze(gh, tmp_path, fake_engine)
-    assert set(outputs(tmp_path)) == set(spec["outputs"]) == {"decision", "comment-url", "skipped"}
+    assert (
+        set(outputs(tmp_path))
+        == set(spec["outputs"])
+        == {
+            "decision",
+            "labels",
+            "duplicate",
+            "comment-url",
+            "skipped",
+        }
+    )
 
 
 def concurrency_group(expression: str, event_name: str, number: int | None) -> str:
@@ -534,7 +566,12 @@ def test_example_workflow():
     on = flow[True]  # YAML 1.1 reads the key `on` as true
     assert on["issues"] == {"types": ["opened"]} and on["issue_comment"] == {"types": ["created"]}
     assert on["schedule"] == [{"cron": "*/15 * * * *"}] and "workflow_dispatch" in on
-    assert flow["permissions"] == {"issues": "write", "contents": "read", "discussions": "read"}
+    assert flow["permissions"] == {}  # granted on the job only
+    assert flow["jobs"]["triage"]["permissions"] == {
+        "issues": "write",
+        "contents": "read",
+        "discussions": "read",
+    }
     assert "concurrency" not in flow  # on the job: a skipped job takes no place in the queue
     job = flow["jobs"]["triage"]
     assert job["concurrency"]["cancel-in-progress"] is False
@@ -555,6 +592,6 @@ def test_example_workflow():
     assert groups[("issues", 5)] == "issue-assistant-analyze-5" != groups[("issues", 6)]
     steps = flow["jobs"]["triage"]["steps"]
     cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
-    assert cache["with"]["path"] == ".cache/issue-assistant"
+    assert cache["with"]["path"] == "${{ runner.temp }}/issue-assistant"  # $RUNNER_TEMP inside
     step = next(s for s in steps if s.get("id") == "assistant")
     assert step["with"]["anthropic-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"

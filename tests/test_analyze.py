@@ -73,7 +73,7 @@ def test_context_directory_is_complete_and_deterministic(capsys, cache, tmp_path
     [
         (["--issue", "999999"], "no issue #999999 in the snapshot"),
         (["--issue", "7015"], "is a pull request"),
-        ([], "give OWNER/REPO#N, or --snapshot FILE and --issue N"),
+        ([], "give -R OWNER/REPO --issue N (live), or --snapshot FILE --issue N"),
     ],
 )
 def test_clear_errors(capsys, cache, args, message):

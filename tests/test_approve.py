@@ -437,9 +437,14 @@ def test_sweep_passes_over_closed_issues_without_a_request():
     assert len(t.writes) == writes
 
 
-def test_closed_issue_and_missing_issue_are_skipped():
+def test_closed_issue_is_skipped_and_a_missing_one_is_a_user_error():
+    """Issue 17: `apply --issue 99999` exits 2, as analyze does for the same mistake."""
     t = make_tracker()
     post_plan(t, type="bug")
     t.close(2, "completed")
-    results = approver(t).run([2, 42])
+    results = approver(t).run([2])
     assert [r.status for r in results] == ["skipped"]
+    before = list(t.writes)
+    with pytest.raises(UserError, match=r"octo/repo#42: no such issue \(no access, or private\?"):
+        approver(t).run([2, 42])
+    assert t.writes == before  # nothing was done for #2 either

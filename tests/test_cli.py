@@ -46,14 +46,20 @@ def test_user_error_exit_2_one_line_no_traceback(tmp_path):
 
 def test_exit_codes_and_lines():
     assert UserError("x", where="f:1").exit_code == 2
-    gh = GitHubError("GET", "/repos/a/b", 403, "Forbidden")
-    assert gh.exit_code == 1 and gh.line().endswith("403 Forbidden; nothing more was written")
+    gh = GitHubError("GET", "/repos/a/b", 403, "Forbidden", consequence="nothing was written")
+    assert gh.exit_code == 1 and gh.line().endswith("403 Forbidden; nothing was written")
+    # a read-only command's error says nothing of writes; a hint comes last
+    gh = GitHubError("GET", "/repos/a/b", 401, "Bad credentials", hint="Give a valid token")
+    assert (
+        gh.line() == "error: GitHub GET /repos/a/b failed: 401 Bad credentials. Give a valid token"
+    )
     engine = EngineError("timed out")
     assert (
         engine.exit_code == 1 and engine.line() == "engine failed: timed out; nothing was written"
     )
     # One annotation line whatever the message holds.
-    assert annotation(UserError("a\nb 100%")) == "::error::error: a%0Ab 100%25"
+    assert annotation(UserError("a\nb 100%")) == "::error::a%0Ab 100%25"  # not ::error::error:
+    assert annotation(engine) == "::error::engine failed: timed out; nothing was written"
 
 
 def test_config_check_json(tmp_path, capsys):

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,101 @@ def test_config_check_fails_where_analyze_would(tmp_path, capsys, monkeypatch):
     config = write(tmp_path, "config.toml", '[engine]\nname = "broken"\n')
     assert main(["config", "check", "--labels", str(labels), "--config", str(config)]) == 2
     assert "engine 'broken' or 'similar' cannot be loaded" in capsys.readouterr().err
+
+
+HUGO = 'baseURL = "https://example.org/"\ntitle = "My site"\n[params]\nauthor = "me"\n'
+
+
+def test_lookup_order_github_issue_assistant_then_github_then_an_own_root_file(tmp_path):
+    """Issue 17 item 5: `.github/issue-assistant/`, then `.github/`, as labeler and
+    release-drafter read `.github/`; a root file only when it is ours."""
+    from issue_assistant.config import find_file
+
+    write(tmp_path, "config.toml", '[engine]\nname = "similar"\n')
+    assert find_file("config.toml", None, tmp_path) == tmp_path / "config.toml"
+    (tmp_path / ".github" / "issue-assistant").mkdir(parents=True)
+    write(tmp_path / ".github", "config.toml", "[index]\nembeddings = false\n")
+    assert find_file("config.toml", None, tmp_path) == tmp_path / ".github" / "config.toml"
+    write(tmp_path / ".github" / "issue-assistant", "config.toml", "")
+    found = find_file("config.toml", None, tmp_path)
+    assert found == tmp_path / ".github" / "issue-assistant" / "config.toml"
+
+
+def test_another_tools_root_config_toml_is_not_read(tmp_path, monkeypatch, capsys):
+    """A Hugo site's config.toml used to win over .github/config.toml (`baseURL: unknown key`)."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "config.toml", HUGO)
+    write(tmp_path, "labels.toml", GOOD_LABELS)
+    assert main(["config", "check"]) == 0  # the defaults: Hugo's file is not ours
+    (tmp_path / ".github").mkdir()
+    write(tmp_path / ".github", "config.toml", '[engine]\nname = "nope"\n')
+    assert main(["config", "check"]) == 2  # .github/config.toml is the one read
+    assert ".github/config.toml:2: engine.name: unknown engine 'nope'" in capsys.readouterr().err
+
+
+def test_a_root_file_with_one_of_our_keys_is_ours_and_checked(tmp_path):
+    from issue_assistant.config import load_both
+
+    write(tmp_path, "labels.toml", GOOD_LABELS)
+    write(tmp_path, "config.toml", '[engine]\nname = "similar"\nbaseURL = "x"\n')
+    with pytest.raises(UserError, match=r"config.toml:3: engine.baseURL: unknown key"):
+        load_both(None, None, tmp_path)
+
+
+def test_no_labels_toml_but_another_tools_names_it(tmp_path):
+    from issue_assistant.config import load_both
+
+    write(tmp_path, "labels.toml", '[[labels]]\nname = "bug"\ncolor = "d73a4a"\n')
+    with pytest.raises(UserError) as err:
+        load_both(None, None, tmp_path)
+    message = str(err.value)
+    assert "no labels.toml in .github/issue-assistant/, .github/ or the repository root" in message
+    assert "labels.toml is another tool's" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            # the misspelt key is named (before the "Field required" it causes), with a guess
+            GOOD_LABELS.replace("question =", "questoin ="),
+            "labels.toml:10: type.0.ask.0.questoin: unknown key (did you mean 'question'?)",
+        ),
+        (
+            GOOD_LABELS + '\n[[area]]\nname = "io"\ndescripton = "x"\n',
+            "labels.toml:19: area.1.descripton: unknown key (did you mean 'description'?)",
+        ),
+        (
+            "maxareas = 2\n" + GOOD_LABELS,
+            "labels.toml:1: maxareas: unknown key (did you mean 'max_areas'?)",
+        ),
+        (GOOD_LABELS + "zzz = 2\n", "zzz: unknown key"),
+    ],
+)
+def test_unknown_keys_in_array_tables_are_named_with_a_guess(tmp_path, text, expected):
+    with pytest.raises(UserError) as err:
+        load_labels(write(tmp_path, "labels.toml", text))
+    assert expected in str(err.value)
+    assert "did you mean" in expected or "did you mean" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '[engine]\nfalback = "similar"\n',
+            "engine.falback: unknown key (did you mean 'fallback'?)",
+        ),
+        ("[engines.similar]\nneighbours = 3\n", "did you mean 'neighbors'?"),
+    ],
+)
+def test_unknown_config_keys_get_a_guess(tmp_path, text, expected):
+    with pytest.raises(UserError, match=re.escape(expected)):
+        load_config(write(tmp_path, "config.toml", text))
+
+
+def test_no_value_error_prefix(tmp_path):
+    text = GOOD_LABELS.replace("'\\d+\\.\\d+'", "'(unclosed'")
+    with pytest.raises(UserError) as err:
+        load_labels(write(tmp_path, "labels.toml", text))
+    assert "Value error" not in str(err.value) and "bad regular expression" in str(err.value)

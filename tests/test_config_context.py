@@ -27,6 +27,26 @@ def test_area_paths_load_and_match(tmp_path: Path) -> None:
     assert glob_match("**/test_*.py", "tests/unit/test_a.py") and glob_match("**", "a/b")
 
 
+@pytest.mark.parametrize(
+    ("globs", "path", "owned"),
+    [
+        (["*.md"], "docs/deep/index.md", True),  # no slash: any depth, as in .gitignore
+        (["docs/*.md"], "docs/deep/index.md", False),
+        (["src/**", "!src/vendor/**"], "src/vendor/x.py", False),
+        (["src/**", "!src/vendor/**"], "src/core/x.py", True),
+        (["src/*.py"], "src/a/b.py", False),
+    ],
+)
+def test_area_paths_speak_the_file_tools_glob_dialect(globs, path, owned) -> None:
+    """One dialect: an area's `paths` and the file tools' `glob` agree (both .gitignore's)."""
+    from issue_assistant.config import Label
+    from issue_assistant.tools.files import _glob
+
+    assert Label.model_construct(name="a", paths=globs).owns(path) is owned
+    if len(globs) == 1:
+        assert _glob(globs[0]).match_file(path) is owned
+
+
 @pytest.mark.parametrize("glob", ["/abs/**", "../up/*", "src/a**/b", "src/[ab.py", ""])
 def test_a_bad_glob_is_an_error_naming_the_line(tmp_path: Path, glob: str) -> None:
     text = f'[[area]]\nname = "index"\npaths = ["ok/**", "{glob}"]\n'

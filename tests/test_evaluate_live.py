@@ -59,7 +59,7 @@ def test_live_run_reads_github_and_writes_nothing(server, tmp_path, monkeypatch,
     )
     assert command.run(args) == 0
     assert made and server.writes == []
-    report = tmp_path / "python-poetry-poetry-accuracy.md"
+    report = root / "python-poetry-poetry-accuracy.md"  # in the current folder
     text = report.read_text()
     assert "| Issues evaluated | 6 |" in text and "GitHub, read-only" in text
     header, results, _ = read_results(report.with_suffix(".jsonl"))
@@ -103,3 +103,45 @@ def test_live_replays_see_releases_and_discussions_as_they_were(server):
     assert [r.tag for r in view.releases()] == ["v1.0"]
     assert [d.title for d in view.discussions()] == ["How to pin?"]
     assert [r.tag for r in AsOfView(listed, middle - timedelta(days=60)).releases()] == []
+
+
+def test_an_interrupted_live_run_resumes_without_reading_github_again(
+    server, tmp_path, monkeypatch, fake_engine
+):
+    """Issue 17: `evaluate --resume` re-listed every issue (~45 s on a real repository); it now
+    reads what the interrupted run saved beside its results, and makes no request at all."""
+    from issue_assistant.decision import Decision
+
+    root = tmp_path / "checkout"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_API_URL", server.base_url)
+    monkeypatch.setattr(
+        "issue_assistant.tracker.github.GitHubTracker", lambda *a, **k: make_tracker(server)
+    )
+
+    def interrupt(context):  # noqa: ANN001, ANN202
+        raise KeyboardInterrupt
+
+    def run() -> int:
+        parser = argparse.ArgumentParser()
+        command.add_arguments(parser)
+        argv = ["-R", "python-poetry/poetry", "--labels", str(LABELS), "--engine", "fake"]
+        argv += ["--limit", "6", "--cache-dir", str(tmp_path / "cache")]
+        return command.run(parser.parse_args(argv))
+
+    fake_engine.enqueue(Decision(), Decision(), interrupt)
+    assert run() == 130
+    report = root / "python-poetry-poetry-accuracy.md"
+    saved = root / "python-poetry-poetry-accuracy.github.jsonl.gz"
+    assert saved.is_file() and len(read_snapshot(saved)) == len(server.issues)
+    server.clear_requests()
+    fake_engine.reset()
+    fake_engine.enqueue(*[Decision()] * 6)
+    assert run() == 0
+    assert server.requests == []  # resumed from the saved read
+    assert len(fake_engine.history) == 4
+    header, results, _ = read_results(report.with_suffix(".jsonl"))
+    assert len(results) == 6 and header.source == "GitHub, read-only"
+    assert not saved.exists()  # the run is complete: the saved read is gone

@@ -72,9 +72,11 @@ def enqueue(n: int = 3 * N) -> None:
 
 def test_fake_engine_sees_each_issue_as_it_was(cache, checkout, capsys):
     enqueue()
-    assert evaluate(cache, "--engine", "fake", "--issues", str(N)) == 0
-    report = checkout.parent / "huggingface-datasets-accuracy.md"
-    assert capsys.readouterr().out.strip() == str(report)
+    assert evaluate(cache, "--engine", "fake", "--issues", str(N)) == 0  # the old name works
+    report = checkout / "huggingface-datasets-accuracy.md"  # the current folder
+    out, err = capsys.readouterr()
+    assert out.strip() == str(report)
+    assert f"--issues {N} is deprecated: use --limit {N}" in err
     text = report.read_text()
     for part in (
         "| Engine | `fake` |",
@@ -173,19 +175,60 @@ def test_shards_merge_into_the_same_report(cache, checkout):
     merged = checkout.parent / "merged.md"
     assert evaluate(cache, "merge", *shards, "--report", str(merged)) == 0
     assert merged.read_text() == full.read_text()
-    # the default name beside the checkout
+    # the default name, in the current folder (not a checkout of huggingface/datasets)
     assert evaluate(cache, "merge", *shards[:2]) == 0
-    partial = checkout.parent / "huggingface-datasets-accuracy-shard-1,2-of-3.md"
+    partial = checkout / "huggingface-datasets-accuracy-shard-1,2-of-3.md"
     assert "| Shard | 1,2/3 only" in partial.read_text()
 
 
-def test_the_report_must_be_outside_the_checkout(cache, checkout):
+def test_the_report_goes_to_the_current_folder_but_never_into_the_engines_checkout(
+    cache, checkout, caplog
+):
+    """Issue 17 item 6: the report is written where the command runs (it went to `../`),
+    except inside the checkout the engine reads, where it would find the answers."""
+    enqueue()
+    assert evaluate(cache, "--engine", "fake", "--limit", "2") == 0
+    assert (checkout / "huggingface-datasets-accuracy.md").is_file()
+    assert (checkout / "huggingface-datasets-accuracy.jsonl").is_file()
+    engine_reads = ("--checkout", str(checkout))
     with pytest.raises(UserError, match="outside the checkout"):
-        evaluate(cache, "--engine", "fake", "--issues", "2", "--report", "report.md")
+        evaluate(cache, "--engine", "fake", "--limit", "2", "--report", "r.md", *engine_reads)
+    enqueue()
+    caplog.set_level("WARNING")
+    assert evaluate(cache, "--engine", "fake", "--limit", "2", *engine_reads) == 0
+    assert (checkout.parent / "huggingface-datasets-accuracy.md").is_file()
+    assert any("the checkout the engine reads" in r.getMessage() for r in caplog.records)
     with pytest.raises(UserError, match="merge"):
         evaluate(cache, "mergе-typo", "x.jsonl")
-    with pytest.raises(UserError, match="--issues"):
-        evaluate(cache, "--engine", "fake", "--issues", "500")
+    with pytest.raises(UserError, match="--limit"):
+        evaluate(cache, "--engine", "fake", "--limit", "500")
+
+
+def test_an_interrupted_run_resumes_by_default_as_snapshot_does(cache, checkout):
+    def interrupt(context: Context) -> Decision:
+        raise KeyboardInterrupt
+
+    report = checkout.parent / "r.md"
+    FakeEngine.enqueue(*([answer] * 3), interrupt)
+    assert evaluate(cache, "--engine", "fake", "--limit", str(N), "--report", str(report)) == 130
+    FakeEngine.reset()
+    enqueue()
+    assert evaluate(cache, "--engine", "fake", "--limit", str(N), "--report", str(report)) == 0
+    assert len(FakeEngine.history) == N - 3  # no --resume needed
+    # a finished run is not resumed by default: the next run starts over
+    FakeEngine.reset()
+    enqueue()
+    assert evaluate(cache, "--engine", "fake", "--limit", str(N), "--report", str(report)) == 0
+    assert len(FakeEngine.history) == N
+    # --no-resume starts over an interrupted one
+    FakeEngine.reset()
+    FakeEngine.enqueue(answer, interrupt)
+    assert evaluate(cache, "--engine", "fake", "--limit", str(N), "--report", str(report)) == 130
+    FakeEngine.reset()
+    enqueue()
+    argv = ("--engine", "fake", "--limit", str(N), "--report", str(report), "--no-resume")
+    assert evaluate(cache, *argv) == 0
+    assert len(FakeEngine.history) == N
 
 
 def test_merge_refuses_other_runs(cache, checkout):

@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.cli import main
-from issue_assistant.config import load_config, load_labels
+from issue_assistant.config import find_file, load_both, load_config, load_labels
 from issue_assistant.scaffold import classify, first_paragraph
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
+DRAFTS = ".github/issue-assistant"  # where init writes labels.toml and config.toml
 SNAPSHOTS = {"hf": DATA / "hf-datasets.jsonl.gz", "poetry": DATA / "poetry-sample.jsonl.gz"}
 
 
@@ -73,14 +74,14 @@ def _comment_counts(text: str) -> dict[str, int]:
 def test_draft_of_a_shared_snapshot_loads_and_counts_use(which, tmp_path, capsys):
     assert _run(tmp_path, "--snapshot", str(SNAPSHOTS[which])) == 0
     out = capsys.readouterr().out
-    labels = load_labels(tmp_path / "labels.toml")
-    load_config(tmp_path / "config.toml")
+    labels = load_labels(tmp_path / DRAFTS / "labels.toml")
+    load_config(tmp_path / DRAFTS / "config.toml")
     assert (tmp_path / ".github/workflows/issue-assistant.yml").read_text() == (
         ROOT / "docs/workflow.yml"
     ).read_text()
     assert out.rstrip().endswith(
         "issue-assistant config check\n"
-        f"  issue-assistant evaluate --snapshot {SNAPSHOTS[which]} --issues 50"
+        f"  issue-assistant evaluate --snapshot {SNAPSHOTS[which]} --limit 50"
     )
     # The usage comments are the number of issues (not PRs) carrying each label.
     uses: dict[str, int] = {}
@@ -90,7 +91,7 @@ def test_draft_of_a_shared_snapshot_loads_and_counts_use(which, tmp_path, capsys
             if not rec.get("is_pull_request"):
                 for name in set(rec.get("labels") or []):
                     uses[name] = uses.get(name, 0) + 1
-    counts = _comment_counts((tmp_path / "labels.toml").read_text())
+    counts = _comment_counts((tmp_path / DRAFTS / "labels.toml").read_text())
     assert counts and all(uses.get(name, 0) == n for name, n in counts.items())
     types = {lb.name: lb for lb in labels.type}
     if which == "poetry":
@@ -172,7 +173,7 @@ def test_synthetic_naming_schemes(scheme, tmp_path, capsys):
     out_dir = tmp_path / "out"
     assert _run(out_dir, "--snapshot", str(snap), "--json") == 0
     summary = json.loads(capsys.readouterr().out)
-    loaded = load_labels(out_dir / "labels.toml")
+    loaded = load_labels(out_dir / DRAFTS / "labels.toml")
     got = {g: sorted(lb.name for lb in loaded.group(g) if lb.propose) for g in groups}
     assert got == {g: sorted(v) for g, v in groups.items()}
     assert loaded.needs_info == needs_info == summary["needs_info"]
@@ -182,21 +183,38 @@ def test_synthetic_naming_schemes(scheme, tmp_path, capsys):
             assert described[name] == description  # quotes, backslashes, unicode survive
     assert summary["next"] == [
         "issue-assistant config check",
-        f"issue-assistant evaluate --snapshot {snap} --issues 50",
+        f"issue-assistant evaluate --snapshot {snap} --limit 50",
     ]
 
 
-def test_never_overwrites_without_force(tmp_path, capsys):
+@pytest.mark.parametrize("where", [".", ".github", DRAFTS])
+def test_never_overwrites_without_force(tmp_path, capsys, where):
+    """A labels.toml of ours anywhere it is looked for is kept (none is written beside it to
+    shadow it); --force writes the drafts into .github/issue-assistant/."""
     mine = '# my own\n[[type]]\nname = "bug"\n'
-    (tmp_path / "labels.toml").write_text(mine)
+    (tmp_path / where).mkdir(parents=True, exist_ok=True)
+    (tmp_path / where / "labels.toml").write_text(mine)
     assert _run(tmp_path, "--snapshot", str(SNAPSHOTS["poetry"])) == 0
     out = capsys.readouterr().out
-    assert (tmp_path / "labels.toml").read_text() == mine
-    assert "kept" in out and "--force" in out
-    assert (tmp_path / "config.toml").is_file()
+    assert (tmp_path / where / "labels.toml").read_text() == mine
+    assert f"kept {tmp_path / where / 'labels.toml'}" in out and "--force" in out
+    assert (tmp_path / DRAFTS / "config.toml").is_file()
+    assert (tmp_path / DRAFTS / "labels.toml").is_file() == (where == DRAFTS)
     assert _run(tmp_path, "--snapshot", str(SNAPSHOTS["poetry"]), "--force") == 0
-    assert "kind/bug" in (tmp_path / "labels.toml").read_text()
-    assert not list(tmp_path.glob("*.tmp"))
+    assert "kind/bug" in (tmp_path / DRAFTS / "labels.toml").read_text()
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_another_tools_root_config_does_not_stop_or_shadow_the_drafts(tmp_path, capsys):
+    """Issue 17 item 5: a Hugo site's config.toml at the root is not ours: init writes its own
+    under .github/issue-assistant/, and that is the one read."""
+    hugo = 'baseURL = "https://example.org/"\ntitle = "Site"\n[params]\nx = 1\n'
+    (tmp_path / "config.toml").write_text(hugo)
+    assert _run(tmp_path, "--snapshot", str(SNAPSHOTS["poetry"])) == 0
+    assert (tmp_path / "config.toml").read_text() == hugo
+    assert find_file("config.toml", None, tmp_path) == tmp_path / DRAFTS / "config.toml"
+    labels, config = load_both(None, None, tmp_path)
+    assert config.approval.writes == "dry-run" and labels.type
 
 
 def test_readme_first_paragraph_and_missing_readme(tmp_path, capsys):
@@ -208,7 +226,7 @@ def test_readme_first_paragraph_and_missing_readme(tmp_path, capsys):
     assert first_paragraph(readme.read_text()) == "Widget turns gadgets into widgets."
     out_dir = tmp_path / "out"
     assert _run(out_dir, "--snapshot", str(SNAPSHOTS["poetry"]), "--readme", str(readme)) == 0
-    config = load_config(out_dir / "config.toml")
+    config = load_config(out_dir / DRAFTS / "config.toml")
     assert config.project.description == "Widget turns gadgets into widgets."
     assert config.approval.writes == "dry-run"
     assert _run(out_dir, "--snapshot", str(SNAPSHOTS["poetry"]), "--readme", "nope.md") == 2
@@ -226,19 +244,19 @@ def test_live_from_the_fake_github(tmp_path, capsys, monkeypatch):
         monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
         monkeypatch.setenv("GITHUB_API_URL", server.base_url)
         monkeypatch.delenv("GH_REPO", raising=False)
-        assert _run(tmp_path, "octo/repo") == 0
+        assert _run(tmp_path, "-R", "octo/repo") == 0
     out = capsys.readouterr().out
-    text = (tmp_path / "labels.toml").read_text()
+    text = (tmp_path / DRAFTS / "labels.toml").read_text()
     assert _comment_counts(text) == {"type: bug": 2, "area: docs": 1}
-    labels = load_labels(tmp_path / "labels.toml")
+    labels = load_labels(tmp_path / DRAFTS / "labels.toml")
     assert [lb.description for lb in labels.type] == ["Something is broken"]
     assert "octo/repo: 2 issues read" in out
-    assert out.rstrip().endswith("issue-assistant evaluate --repo octo/repo --issues 50")
+    assert out.rstrip().endswith("issue-assistant evaluate --repo octo/repo --limit 50")
 
 
 def test_no_repository_is_a_user_error(tmp_path, capsys, monkeypatch):
     for name in ("GH_REPO", "GITHUB_REPOSITORY"):
         monkeypatch.delenv(name, raising=False)
     assert _run(tmp_path) == 2
-    assert "give OWNER/REPO" in capsys.readouterr().err
+    assert "give -R OWNER/REPO" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())

@@ -160,12 +160,32 @@ def test_engine_failure_writes_nothing(config, fake_engine):
     assert t.writes == []
 
 
-def test_empty_plan_gets_no_pending_label(config, fake_engine):
+def test_empty_plan_posts_nothing(config, fake_engine):
+    """Issue 17 item 1: nothing to propose, no comment and no pending label; the reason says
+    so (the engine proposed nothing here: no label was on the issue already)."""
     t = make_tracker()
     result = run(t, config)  # the fake engine abstains
-    assert result.plan.is_empty
-    assert [w[0] for w in t.writes] == ["create_comment"]
-    assert "Nothing to apply." in result.comment
+    assert result.plan.is_empty and t.writes == []
+    assert result.action == "none" and result.comment_url is None
+    assert result.skipped == "nothing to propose: no label proposed, no duplicate, no question"
+
+
+def test_a_rerun_with_nothing_left_to_propose_updates_its_comment(config, fake_engine):
+    """A pending comment already there is brought up to date (and its pending label removed)
+    rather than left proposing what no longer applies."""
+    t = make_tracker()
+    fake_engine.enqueue(DECISION)
+    run(t, config)
+    t.tick()
+    result = run(t, config)  # abstains now
+    assert result.action == "edited" and result.skipped is None
+    assert [w[0] for w in t.writes] == [
+        "create_comment",
+        "add_labels",
+        "edit_comment",
+        "remove_label",
+    ]
+    assert "Nothing to apply." in t.list_comments(2)[0].body
 
 
 def test_index_is_refreshed_incrementally(config, fake_engine):
@@ -191,7 +211,7 @@ def test_the_bot_login_comes_from_config(config, fake_engine):
     t.login = "triage-app[bot]"
     approval = config.approval.model_copy(update={"bot_login": "triage-app[bot]"})
     cfg = config.model_copy(update={"approval": approval})
+    fake_engine.enqueue(DECISION, DECISION.model_copy(update={"type": "feature"}))
     run(t, cfg)
-    fake_engine.enqueue(DECISION)
     assert run(t, cfg).action == "edited"
     assert [c.user.login for c in t.list_comments(2)] == ["triage-app[bot]"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from issue_assistant.commands.common import cli_writes
@@ -116,3 +118,39 @@ def test_names_are_case_insensitive_and_an_empty_one_falls_through():
     assert s.engine == "llama"
     with pytest.raises(UserError, match="environment variable ISSUE_ASSISTANT_MAX_RETRIES"):
         Settings.from_env({"issue_assistant_max_retries": "99"})  # over the limit of 20
+
+
+@pytest.mark.parametrize(
+    "value", ["api.github.com", "127.0.0.1:8080", "ftp://x", "https://", "http://h:port"]
+)
+def test_a_github_api_url_without_a_scheme_or_host_is_one_line(value, capsys, monkeypatch):
+    """Issue 17: GITHUB_API_URL without a scheme ended in a traceback inside PyGithub."""
+    from issue_assistant.cli import main
+
+    monkeypatch.setenv("GITHUB_API_URL", value)
+    monkeypatch.setenv("GITHUB_TOKEN", "x")
+    assert main(["apply", "-R", "octo/repo"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("issue-assistant: error: environment variable GITHUB_API_URL: ")
+    assert "https://" in line and "Value error" not in line
+
+
+def test_the_api_url_is_kept_without_its_trailing_slash():
+    s = Settings.from_env({"GITHUB_API_URL": "https://ghe.example.com/api/v3/"})
+    assert s.api_url == "https://ghe.example.com/api/v3"
+
+
+def test_caches_go_to_the_flag_the_variable_the_config_runner_temp_then_the_user_folder(
+    tmp_path, monkeypatch
+):
+    """Issue 17 item 6: never `.cache/` in the checkout unless asked."""
+    import platformdirs
+
+    monkeypatch.setattr(platformdirs, "user_cache_dir", lambda *a, **k: str(tmp_path / "user"))
+    env = {"GITHUB_ACTIONS": "true", "RUNNER_TEMP": "/github/runner_temp"}
+    assert Settings.from_env(env).cache_root() == Path("/github/runner_temp/issue-assistant")
+    assert Settings.from_env({"RUNNER_TEMP": "/r"}).cache_root() == tmp_path / "user"
+    assert Settings.from_env({}).cache_root("conf") == Path("conf")
+    env["ISSUE_ASSISTANT_CACHE"] = "var"
+    assert Settings.from_env(env).cache_root("conf") == Path("var")
+    assert Settings.from_env(env).cache_root("conf", "flag") == Path("flag")

@@ -13,15 +13,17 @@ from pathlib import Path
 from issue_assistant.commands.args import (
     add_checkout_argument,
     add_config_arguments,
+    add_repository_argument,
     add_snapshot_argument,
     add_strategy_argument,
+    deprecated,
     issue_number,
 )
 from issue_assistant.errors import UserError
 
 HELP = (
     "Print the comment the assistant would post for an issue (offline on a snapshot with "
-    "--snapshot FILE --issue N, or live on OWNER/REPO#N)."
+    "--snapshot FILE --issue N, or live with -R OWNER/REPO --issue N)."
 )
 _LIVE = re.compile(r"^([\w.-]+/[\w.-]+)#(\d+)$")
 MAX_MINUTES = 60 * 24 * 366 * 30  # thirty years after the issue was opened
@@ -47,10 +49,35 @@ def check_directory(path: str) -> None:
         raise UserError(f"--context-dir cannot be made under the file {parent}", where=path)
 
 
+def _live_target(args: argparse.Namespace) -> tuple[str, int] | None:
+    """(OWNER/REPO, N) for a live analysis: `-R OWNER/REPO --issue N`, or the deprecated
+    `OWNER/REPO#N`; None for a snapshot."""
+    if args.target:
+        match = _LIVE.match(args.target)
+        if not match:
+            raise UserError(f"expected OWNER/REPO#N, got {args.target!r}")
+        deprecated(
+            f"`analyze {args.target}`", f"`analyze -R {match.group(1)} --issue {match.group(2)}`"
+        )
+        return match.group(1), int(match.group(2))
+    if args.repo and not args.snapshot:
+        from issue_assistant.settings import current
+
+        if args.issue is None:
+            raise UserError("give the issue: -R OWNER/REPO --issue N")
+        return current().require_repository(args.repo), args.issue
+    return None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", nargs="?", metavar="OWNER/REPO#N", help="a live issue on GitHub")
+    parser.add_argument("target", nargs="?", help=argparse.SUPPRESS)  # OWNER/REPO#N, deprecated
+    add_repository_argument(
+        parser, positional=False, help="live: the repository on GitHub (default: $GH_REPO)"
+    )
     add_snapshot_argument(parser, required=False)
-    parser.add_argument("--issue", type=issue_number, metavar="N", help="the issue in the snapshot")
+    parser.add_argument(
+        "--issue", type=issue_number, metavar="N", help="the issue (in the snapshot, or live)"
+    )
     parser.add_argument("--engine", metavar="NAME", help="engine (default: [engine] name)")
     parser.add_argument("--model", metavar="M", help="model for the engine")
     add_strategy_argument(parser)
@@ -80,31 +107,31 @@ def run(args: argparse.Namespace) -> int:
         snapshot_and_index,
     )
     from issue_assistant.pipeline import analyze, engines_for, prepare
+    from issue_assistant.preset import nothing_to_propose
     from issue_assistant.tracker.asof import AsOfView
 
     labels, config = load_configs(args)
     config = config.with_engine(strategy=args.strategy)  # the model: load_configs (--model)
-    if args.target:
-        match = _LIVE.match(args.target)
-        if not match:
-            raise UserError(f"expected OWNER/REPO#N, got {args.target!r}")
+    live = _live_target(args)
+    if live is not None:
         from issue_assistant.live import analyze_live
 
         result = analyze_live(
-            match.group(1),
-            int(match.group(2)),
+            *live,
             labels=labels,
             config=config,
             engine_name=engine_name(args),
             writes=cli_writes(args.apply, config),  # type: ignore[arg-type]
         )
+        if args.json and result.analysis is not None:
+            print(result.decision_json)
         if result.skipped:
             print(f"issue-assistant: skipped: {result.skipped}", file=sys.stderr)
-            return 0
-        print(result.comment if not args.json else result.decision_json)
+        elif not args.json:
+            print(result.comment)
         return 0
     if not args.snapshot or args.issue is None:
-        raise UserError("give OWNER/REPO#N, or --snapshot FILE and --issue N")
+        raise UserError("give -R OWNER/REPO --issue N (live), or --snapshot FILE --issue N")
     minutes = check_minutes(args.minutes)
     if args.context_dir:
         check_directory(args.context_dir)
@@ -130,6 +157,10 @@ def run(args: argparse.Namespace) -> int:
         result.context.write(args.context_dir)
     if args.json:
         print(json.dumps(result.decision.model_dump(mode="json"), indent=2))
+    elif result.plan.is_empty:
+        # As live: no comment where there is nothing the issue lacks.
+        reason = nothing_to_propose(result.plan, result.plan.preset)
+        print(f"issue-assistant: no comment for #{args.issue}: {reason}", file=sys.stderr)
     else:
         sys.stdout.write(result.comment)
     if result.error:

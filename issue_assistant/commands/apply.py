@@ -11,6 +11,7 @@ from issue_assistant.commands.args import (
     add_json_argument,
     add_repository_argument,
     issue_number,
+    repository_of,
 )
 
 HELP = (
@@ -40,10 +41,10 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.render import render
     from issue_assistant.settings import current
 
-    args.repository = current().require_repository(args.repository)
+    args.repository = current().require_repository(repository_of(args))
     labels, config = load_configs(args)
     writes = cli_writes(args.apply, config)
-    tracker = connect(args.repository, bot_login=config.approval.bot_login)
+    tracker = connect(args.repository, bot_login=config.approval.bot_login, writes=writes)
     results = Approver(tracker, labels, config, writes=writes).run(args.issue)  # type: ignore[arg-type]
     if args.json:
         for result in results:

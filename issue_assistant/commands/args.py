@@ -4,7 +4,10 @@ imports every command module to build `--help`."""
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
+
+from issue_assistant.errors import UserError
 
 #: the values of `config.Strategy` (kept here so the parser needs no pydantic; a test compares)
 STRATEGIES = ("zero-shot", "rag", "agent")
@@ -50,14 +53,50 @@ def add_strategy_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_repository_argument(parser: argparse.ArgumentParser) -> None:
-    """The optional OWNER/REPO positional of the commands that work on a live repository."""
-    parser.add_argument(
-        "repository",
-        nargs="?",
-        metavar="OWNER/REPO",
-        help="the repository on GitHub (default: $GH_REPO, then $GITHUB_REPOSITORY)",
-    )
+def add_repository_argument(
+    parser: argparse.ArgumentParser,
+    *,
+    positional: bool = True,
+    help: str = "the repository on GitHub (default: $GH_REPO, then $GITHUB_REPOSITORY)",
+) -> None:
+    """`-R/--repo OWNER/REPO`, as gh names it, on every command that takes a repository; with
+    `positional`, the older `OWNER/REPO` positional too (hidden; `repository_of` warns)."""
+    parser.add_argument("-R", "--repo", metavar="OWNER/REPO", help=help)
+    if positional:
+        parser.add_argument("repository", nargs="?", help=argparse.SUPPRESS)
+
+
+def deprecated(old: str, new: str) -> None:
+    """One line on stderr: `old` still works, `new` is the way to say it."""
+    print(f"issue-assistant: warning: {old} is deprecated: use {new}", file=sys.stderr)
+
+
+def repository_of(args: argparse.Namespace) -> str | None:
+    """The repository of `-R/--repo`, else of the deprecated positional (with a warning)."""
+    positional = getattr(args, "repository", None)
+    repo = getattr(args, "repo", None)
+    if positional and repo and positional != repo:
+        raise UserError(f"two repositories given: {positional} and -R {repo}")
+    if positional and not repo:
+        deprecated(f"the positional OWNER/REPO ({positional})", f"-R {positional}")
+    return repo or positional
+
+
+def add_limit_argument(parser: argparse.ArgumentParser, default: int, help: str) -> None:
+    """`--limit N`, a count of issues (`--issues N`, its old name, still works, hidden: it was
+    too close to `--issue N`)."""
+    parser.add_argument("--limit", type=int, default=None, metavar="N", help=help)
+    parser.add_argument("--issues", type=int, dest="issues_count", help=argparse.SUPPRESS)
+    parser.set_defaults(limit_default=default)
+
+
+def limit_of(args: argparse.Namespace) -> int:
+    """`--limit`, else the deprecated `--issues` (with a warning), else the default."""
+    old = getattr(args, "issues_count", None)
+    if old is not None and args.limit is None:
+        deprecated(f"--issues {old}", f"--limit {old}")
+        return old
+    return args.limit if args.limit is not None else args.limit_default
 
 
 def add_json_argument(parser: argparse.ArgumentParser, what: str = "the result") -> None:

@@ -7,7 +7,13 @@ import json
 import time
 from datetime import UTC, datetime
 
-from issue_assistant.commands.args import add_config_arguments, add_json_argument
+from issue_assistant.commands.args import (
+    add_config_arguments,
+    add_json_argument,
+    add_limit_argument,
+    add_repository_argument,
+    limit_of,
+)
 from issue_assistant.errors import UserError
 
 HELP = (
@@ -19,15 +25,11 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshot", metavar="FILE", help="work offline from a snapshot")
-    parser.add_argument(
-        "--repo", metavar="OWNER/REPO", help="the repository on GitHub (default: $GH_REPO)"
+    add_repository_argument(
+        parser, positional=False, help="the repository on GitHub (default: $GH_REPO)"
     )
-    parser.add_argument(
-        "--issues",
-        type=int,
-        default=200,
-        metavar="N",
-        help="live: how many closed issues to read histories of (default 200)",
+    add_limit_argument(
+        parser, 200, "live: how many closed issues to read histories of (default 200)"
     )
     parser.add_argument(
         "--cache-dir",
@@ -55,8 +57,9 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.tracker.asof import AsOfView
 
     labels, config = load_configs(args)
+    args.limit = limit_of(args)
     if not args.snapshot and not (args.repo or current().repository):
-        raise UserError("give --snapshot FILE, or --repo OWNER/REPO (or set GH_REPO)")
+        raise UserError("give --snapshot FILE, or -R OWNER/REPO (or set GH_REPO)")
     tracker, source, _ = _tracker(args, labels, config)
     start = time.perf_counter()
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)

@@ -70,7 +70,7 @@ def engine_name(args: argparse.Namespace) -> str | None:
 def cache_dir(args: argparse.Namespace, config: Config) -> Path:
     from issue_assistant.settings import current
 
-    return Path(getattr(args, "cache_dir", None) or current().cache_dir or config.index.cache_dir)
+    return current().cache_root(config.index.cache_dir, getattr(args, "cache_dir", None))
 
 
 def snapshot_and_index(

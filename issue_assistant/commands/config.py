@@ -10,7 +10,8 @@ from issue_assistant.errors import UserError
 
 HELP = (
     "Check labels.toml and config.toml (unknown keys, wrong types, invalid names, duplicate "
-    "labels) and load the engine and its fallback, as analyze would."
+    "labels), load the engine and its fallback, as analyze would, and check that the "
+    "workflows in .github/workflows name no placeholder action (OWNER/...)."
 )
 
 
@@ -21,10 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from issue_assistant.commands.common import load_configs
     from issue_assistant.config import GROUPS
     from issue_assistant.engines import available
     from issue_assistant.pipeline import engines_for, prepare
+    from issue_assistant.published import check_workflows
 
     labels, config = load_configs(args)
     counts = {g: len(labels.group(g)) for g in GROUPS}  # type: ignore[arg-type]
@@ -40,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"engine {names} cannot be loaded: {exc}") from None
     prepare(main, fallback)  # a missing key, binary, login or model file: exit 2
     fallback_name = config.engine.fallback or None
+    workflows = check_workflows(Path("."))
     if args.json:
         print(
             json.dumps(
@@ -49,11 +54,13 @@ def run(args: argparse.Namespace) -> int:
                     "engine": engine,
                     "strategy": main.strategy,
                     "fallback": fallback_name,
+                    "workflows": [str(p) for p in workflows],
                 }
             )
         )
         return 0
     text = ", ".join(f"{n} {g}" for g, n in counts.items())
     also = f", fallback {fallback_name}" if fallback_name else ""
-    print(f"ok: labels ({text}); engine {engine} ({main.strategy}{also}), ready")
+    checked = f"; {len(workflows)} workflow(s) checked" if workflows else ""
+    print(f"ok: labels ({text}); engine {engine} ({main.strategy}{also}), ready{checked}")
     return 0

@@ -17,18 +17,22 @@ from issue_assistant.commands.args import (
     add_checkout_argument,
     add_config_arguments,
     add_json_argument,
+    add_limit_argument,
+    add_repository_argument,
     add_strategy_argument,
+    limit_of,
 )
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES
 
 if TYPE_CHECKING:
     from issue_assistant.config import Config, LabelsConfig
+    from issue_assistant.evaluate.results import RunHeader
     from issue_assistant.tracker.base import Tracker
 
 HELP = (
     "Measure the assistant on closed issues replayed as they were when opened, against what "
-    "maintainers did; writes OWNER-REPO-accuracy.md beside the checkout. "
+    "maintainers did; writes OWNER-REPO-accuracy.md in the current folder. "
     "`evaluate merge FILES...` joins shards' results."
 )
 
@@ -45,12 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="merge FILES",
         help="`merge` and the shards' results files (.jsonl) to join into one report",
     )
-    parser.add_argument(
-        "--issues",
-        type=int,
-        default=DEFAULT_ISSUES,
-        metavar="N",
-        help=f"how many issues (default {DEFAULT_ISSUES}, at most {MAX_ISSUES})",
+    add_limit_argument(
+        parser, DEFAULT_ISSUES, f"how many issues (default {DEFAULT_ISSUES}, at most {MAX_ISSUES})"
     )
     parser.add_argument("--engine", metavar="NAME", help="engine (default: [engine] name)")
     parser.add_argument("--model", metavar="M", help="model for the engine")
@@ -58,21 +58,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report",
         metavar="PATH",
-        help="the report (default: ../OWNER-REPO-accuracy.md beside the checkout; must be "
-        "outside it). The results go beside it as .jsonl",
+        help="the report (default: ./OWNER-REPO-accuracy.md; never inside the checkout the "
+        "engine reads). The results go beside it as .jsonl",
     )
     parser.add_argument(
         "--snapshot", metavar="FILE", help="work offline from a snapshot instead of GitHub"
     )
-    parser.add_argument(
-        "--repo", metavar="OWNER/REPO", help="the repository on GitHub (default: $GH_REPO)"
+    add_repository_argument(
+        parser, positional=False, help="the repository on GitHub (default: $GH_REPO)"
     )
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="issues in parallel")
     parser.add_argument(
         "--shard", metavar="I/N", help="only the I-th of N shares of the selection (1 <= I <= N)"
     )
     parser.add_argument(
-        "--resume", action="store_true", help="continue an interrupted run (skip issues done)"
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="continue an interrupted run: the issues done are kept and, with -R, GitHub is not "
+        "read again (default: on when the last run with these settings was interrupted, as "
+        "for snapshot); --no-resume starts over",
     )
     parser.add_argument(
         "--cache-dir",
@@ -85,21 +90,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _tracker(
-    args: argparse.Namespace, labels: LabelsConfig, config: Config
+    args: argparse.Namespace, labels: LabelsConfig, config: Config, saved: Path | None = None
 ) -> tuple[Tracker, str, int | None]:
-    """The snapshot, or GitHub (read once into memory) for --repo / $GH_REPO.
+    """The snapshot, or GitHub (read once into memory) for -R/--repo / $GH_REPO; what was read
+    from GitHub is kept in `saved` (a snapshot), which a resumed run reads instead.
 
     Returns the tracker, a line on its source, and how many closed issues were examined live.
     """
     from issue_assistant.settings import current
-    from issue_assistant.tracker.snapshot import read_snapshot
+    from issue_assistant.tracker.snapshot import read_snapshot, write_snapshot
 
     if args.snapshot:
         snapshot = read_snapshot(args.snapshot)
         return snapshot, f"snapshot {Path(args.snapshot).name}", None
     settings = current()
     if not (args.repo or settings.repository):
-        raise UserError("no repository: set GH_REPO=OWNER/REPO, or use --repo or --snapshot FILE")
+        raise UserError("no repository: set GH_REPO=OWNER/REPO, or use -R or --snapshot FILE")
     full_name = settings.require_repository(args.repo)
     token = settings.github_token or ""
     try:
@@ -109,24 +115,40 @@ def _tracker(
     from issue_assistant.evaluate.live import read_live
 
     gh = GitHubTracker(full_name, token, settings.api_url)
-    tracker, examined = read_live(gh, labels, config.approval.bot_login, args.issues)
+    tracker, examined = read_live(gh, labels, config.approval.bot_login, args.limit)
+    if saved is not None:
+        extra = {"releases": tracker.releases() or [], "discussions": tracker.discussions() or []}
+        write_snapshot(saved, tracker.repository, tracker.all_issues(), **extra)
     return tracker, "GitHub, read-only", examined
 
 
+def saved_read(report: Path) -> Path:
+    """Where a live run keeps what it read from GitHub until it completes (for --resume)."""
+    return report.with_name(report.stem + ".github.jsonl.gz")
+
+
+def _interrupted(jsonl: Path, probe: RunHeader) -> bool:
+    """Whether `jsonl` holds an unfinished run with the same settings (resume's default)."""
+    from issue_assistant.evaluate.results import read_results
+
+    if not jsonl.is_file():
+        return False
+    try:
+        old, done, _ = read_results(jsonl)
+    except UserError:
+        return False
+    return old.same_run(probe) and len(done) < old.selected
+
+
 def _merge(files: list[str], report: str | None, as_json: bool = False) -> int:
-    from issue_assistant.evaluate.report import (
-        checkout_root,
-        default_report_path,
-        ensure_outside,
-        write_report,
-    )
+    from issue_assistant.config import Config
+    from issue_assistant.evaluate.report import write_report
     from issue_assistant.evaluate.results import merge
 
     paths = [Path(f) for f in files]
     header, results = merge(paths)
-    root = checkout_root()
-    out = Path(report) if report else default_report_path(root, header.repository, header.shard)
-    out = ensure_outside(out, root)
+    args = argparse.Namespace(report=report)
+    out = _report_path(args, Config(), header.repository, header.shard)  # where run puts it
     write_report(out, header, results)
     print(_summary(out, header, results) if as_json else out)
     return 0
@@ -153,20 +175,32 @@ def _summary(report: Path, header: object, results: list) -> str:  # noqa: ANN00
     )
 
 
+def _report_path(args: argparse.Namespace, config: Config, full_name: str, shard: str | None):  # noqa: ANN202
+    """--report, else OWNER-REPO-accuracy.md in the current folder; never inside the checkout
+    the engine reads (it would find the answers there): the default then goes beside it."""
+    from issue_assistant.evaluate.report import default_report_path, ensure_outside
+    from issue_assistant.index.code import checkout_for
+
+    checkout = checkout_for(config.code.checkout, full_name)
+    if args.report:
+        return ensure_outside(Path(args.report), checkout) if checkout else Path(args.report)
+    report = default_report_path(Path.cwd(), full_name, shard).absolute()
+    if checkout is not None and report.resolve().is_relative_to(checkout.resolve()):
+        report = default_report_path(checkout.resolve().parent, full_name, shard)
+        log.warning("the current folder is in the checkout the engine reads: report in %s", report)
+    return report
+
+
 def run(args: argparse.Namespace) -> int:
     from issue_assistant.commands.common import cache_dir, engine_name, load_configs
-    from issue_assistant.evaluate.report import (
-        checkout_root,
-        default_report_path,
-        ensure_outside,
-        results_path,
-        write_report,
-    )
+    from issue_assistant.evaluate.report import checkout_root, results_path, write_report
     from issue_assistant.evaluate.results import RunHeader, open_results, read_results
     from issue_assistant.evaluate.runner import Evaluator, progress_for, run_all
     from issue_assistant.evaluate.selection import parse_shard, select, shard
     from issue_assistant.learn.store import bucket_cutoffs
     from issue_assistant.pipeline import engines_for, open_index, prepare
+    from issue_assistant.settings import current
+    from issue_assistant.tracker.snapshot import read_repository, read_snapshot
 
     if args.words:
         if args.words[0] != "merge":
@@ -174,23 +208,42 @@ def run(args: argparse.Namespace) -> int:
         return _merge(args.words[1:], args.report, args.json)
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
+    args.limit = limit_of(args)
+    if not 1 <= args.limit <= MAX_ISSUES:
+        raise UserError(f"--limit must be between 1 and {MAX_ISSUES}, not {args.limit}")
     shard_of = parse_shard(args.shard) if args.shard else None
-    root = checkout_root()
-    if args.report:
-        ensure_outside(Path(args.report), root)
-    labels, config = load_configs(args, root)  # with --model and --checkout
+    labels, config = load_configs(args, checkout_root())  # with --model and --checkout
     config = config.with_engine(strategy=args.strategy)
-    if not 1 <= args.issues <= MAX_ISSUES:
-        raise UserError(f"--issues must be between 1 and {MAX_ISSUES}, not {args.issues}")
-    prepare(*engines_for(config, labels, engine_name(args)))  # before the first issue: exit 2 here
-    tracker, source, examined = _tracker(args, labels, config)
-    full_name = tracker.repository.full_name
+    engine, fallback = engines_for(config, labels, engine_name(args))
+    prepare(engine, fallback)  # before the first issue: exit 2 here
+    if args.snapshot:
+        full_name = read_repository(args.snapshot).full_name
+    elif args.repo or current().repository:
+        full_name = current().require_repository(args.repo)
+    else:
+        raise UserError("no repository: set GH_REPO=OWNER/REPO, or use -R or --snapshot FILE")
     shard_text = f"{shard_of[0]}/{shard_of[1]}" if shard_of else None
-    report = ensure_outside(
-        Path(args.report) if args.report else default_report_path(root, full_name, shard_text),
-        root,
+    report = _report_path(args, config, full_name, shard_text)
+    jsonl, saved = results_path(report), saved_read(report)
+    probe = RunHeader(
+        repository=full_name,
+        engine=engine.name,
+        model=engine.model,
+        strategy=engine.strategy,
+        day=datetime.now(UTC).date(),
+        requested=args.limit,
+        selected=0,
+        shard=shard_text,
     )
-    selection = select(tracker, labels, config.approval.bot_login, args.issues, examined=examined)
+    resume = _interrupted(jsonl, probe) if args.resume is None else args.resume
+    if resume and not args.snapshot and saved.is_file():
+        # What the interrupted run read from GitHub: the same issues, no listing again.
+        old = read_results(jsonl)[0]
+        tracker, source, examined = read_snapshot(saved), old.source, old.examined
+        log.info("resuming from %s (GitHub is not read again)", saved)
+    else:
+        tracker, source, examined = _tracker(args, labels, config, None if args.snapshot else saved)
+    selection = select(tracker, labels, config.approval.bot_login, args.limit, examined=examined)
     items = shard(selection.issues, *shard_of) if shard_of else list(enumerate(selection.issues))
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
     # Label models in time buckets over the whole selection (shards and resumed runs share them).
@@ -203,23 +256,20 @@ def run(args: argparse.Namespace) -> int:
         engine_name=engine_name(args),
         cutoffs=cutoffs,
     )
-    header = RunHeader(
-        repository=full_name,
-        engine=evaluator.engine.name,
-        model=evaluator.engine.model,
-        strategy=evaluator.engine.strategy,
-        day=datetime.now(UTC).date(),
-        source=source,
-        requested=args.issues,
-        selected=len(items),
-        window=selection.window,
-        examined=selection.examined,
-        qualified=selection.qualified,
-        skipped_assistant=selection.skipped_assistant,
-        shard=shard_text,
+    header = probe.model_copy(
+        update={
+            "engine": evaluator.engine.name,
+            "model": evaluator.engine.model,
+            "strategy": evaluator.engine.strategy,
+            "source": source,
+            "selected": len(items),
+            "window": selection.window,
+            "examined": selection.examined,
+            "qualified": selection.qualified,
+            "skipped_assistant": selection.skipped_assistant,
+        }
     )
-    jsonl = results_path(report)
-    writer, header, done = open_results(jsonl, header, args.resume)
+    writer, header, done = open_results(jsonl, header, resume)
     todo = [(p, issue) for p, issue in items if issue.number not in done]
     log.info(
         "evaluate: %d issues selected (%d to do) on %s with %s; results in %s",
@@ -249,6 +299,11 @@ def run(args: argparse.Namespace) -> int:
     write_report(report, header, kept)
     print(_summary(report, header, kept) if args.json else report)
     if interrupted:
-        print(f"issue-assistant: interrupted; continue with --resume ({jsonl})", file=sys.stderr)
+        print(
+            f"issue-assistant: interrupted after {len(kept)} of {len(items)} issues (kept in "
+            f"{jsonl}); run the same command again to resume, --no-resume to start over",
+            file=sys.stderr,
+        )
         return 130
+    saved.unlink(missing_ok=True)
     return 0

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from issue_assistant.commands.args import add_json_argument, add_repository_argument
+from issue_assistant.commands.args import (
+    add_json_argument,
+    add_limit_argument,
+    add_repository_argument,
+    limit_of,
+    repository_of,
+)
 
 HELP = (
-    "Draft labels.toml, config.toml and .github/workflows/issue-assistant.yml from a "
-    "repository's labels (on GitHub with a token, or from --snapshot FILE); never overwrites."
+    "Draft .github/issue-assistant/labels.toml and config.toml, and "
+    ".github/workflows/issue-assistant.yml, from a repository's labels (on GitHub with a "
+    "token, or from --snapshot FILE); never overwrites."
 )
 
 
@@ -20,12 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--readme", metavar="FILE", help="take the project description from this README"
     )
-    parser.add_argument(
-        "--issues",
-        type=int,
-        default=1000,
-        metavar="N",
-        help="live: count label use on the N most recent issues (default 1000)",
+    add_limit_argument(
+        parser, 1000, "live: count label use on the N most recent issues (default 1000)"
     )
     parser.add_argument(
         "--dir", default=".", metavar="DIR", help="where to write (default: the current directory)"
@@ -37,4 +40,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from issue_assistant.onboard import run_init
 
+    args.repository, args.limit = repository_of(args), limit_of(args)
     return run_init(args)

@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--snapshot", metavar="FILE", help="a snapshot file to serve, offline")
     source.add_argument(
-        "--repo", metavar="OWNER/REPO", help="read the repository on GitHub (GITHUB_TOKEN)"
+        "-R", "--repo", metavar="OWNER/REPO", help="read the repository on GitHub (GITHUB_TOKEN)"
     )
     parser.add_argument("--as-of", type=moment, metavar="T", help="only what existed before T")
     parser.add_argument(

@@ -63,6 +63,7 @@ def read_live(
     """The repository as a snapshot in memory, and how many closed issues were examined;
     `with_context`: with every release and discussion too (the replays' context)."""
     from issue_assistant.tracker.fetch import (
+        canonical_or_unknown,
         duplicate_pattern,
         find_duplicate_of,
         marked_duplicate,
@@ -86,7 +87,7 @@ def read_live(
                 role_of(e.actor.login)
         dup = find_duplicate_of(issue.number, events, comments, role_of, pattern)
         if dup is None and marked_duplicate(events):
-            dup = gh.duplicate_canonical(issue.number)  # closed with the button: GraphQL
+            dup = canonical_or_unknown(gh, issue.number)  # closed with the button: GraphQL
         full = issue.model_copy(
             update={"events": events, "comments": comments, "duplicate_of": dup}
         )

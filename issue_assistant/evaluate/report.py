@@ -27,11 +27,11 @@ def checkout_root(start: Path | None = None) -> Path:
     return here
 
 
-def default_report_path(root: Path, full_name: str, shard: str | None = None) -> Path:
-    """`OWNER-REPO-accuracy.md` in the checkout's parent directory (a shard's has its suffix)."""
+def default_report_path(folder: Path, full_name: str, shard: str | None = None) -> Path:
+    """`OWNER-REPO-accuracy.md` in `folder` (a shard's has its suffix)."""
     name = full_name.replace("/", "-")
     suffix = "-shard-" + shard.replace("/", "-of-") if shard else ""
-    return root.parent / f"{name}-accuracy{suffix}.md"
+    return folder / f"{name}-accuracy{suffix}.md"
 
 
 def ensure_outside(path: Path, root: Path) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from rich.progress import (
 )
 
 from issue_assistant.atomic import write_atomic_with
+from issue_assistant.errors import GitHubError
 from issue_assistant.tracker.fetch_context import ContextState, fetch_context
 from issue_assistant.tracker.github import (
     TRIAGE_ROLES,
@@ -38,6 +40,8 @@ from issue_assistant.tracker.github import (
 )
 from issue_assistant.tracker.models import Comment, Event, Issue
 from issue_assistant.tracker.snapshot import Snapshot, issue_record, write_snapshot
+
+log = logging.getLogger(__name__)
 
 PARTIAL_SUFFIX = ".partial.jsonl"
 PARTIAL_VERSION = 1
@@ -98,6 +102,16 @@ def marked_duplicate(events: list[Event]) -> bool:
         elif e.event == "unmarked_as_duplicate":
             marked = False
     return marked
+
+
+def canonical_or_unknown(tracker: GitHubTracker, number: int) -> int | None:
+    """The original GraphQL names for an issue closed as a duplicate with GitHub's button, or
+    None (unknown) when that optional lookup fails: the issue is kept, the run goes on."""
+    try:
+        return tracker.duplicate_canonical(number)
+    except GitHubError as exc:
+        log.warning("#%d: the original it duplicates is unknown (%s)", number, exc)
+        return None
 
 
 class PartialState:
@@ -232,6 +246,18 @@ class _Reporter:
         elif self.count % self.every == 0 or self.count == self.total:
             self.line(f"fetched {self.count}/{self.total} (#{number})")
 
+    def waiting(self, seconds: float, until: datetime, why: str) -> None:
+        """A long wait (a rate limit): said on the bar, or as a line, with when it ends; not a
+        frozen bar with a stale time remaining."""
+        text = f"GitHub: {why}; waiting {seconds:.0f} s, until {until:%H:%M:%S} UTC"
+        if self._progress is not None:
+            self._progress.update(self._task, description=f"waiting until {until:%H:%M:%S} UTC")
+            self._progress.console.print(text, highlight=False, markup=False)
+        elif self.enabled:
+            self.line(text)
+        else:
+            log.warning("%s", text)
+
     def stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()
@@ -262,7 +288,7 @@ def _with_history(
             role_of(event.actor.login)
     duplicate_of = find_duplicate_of(issue.number, events, comments, role_of, pattern)
     if duplicate_of is None and marked_duplicate(events):
-        duplicate_of = tracker.duplicate_canonical(issue.number)
+        duplicate_of = canonical_or_unknown(tracker, issue.number)
     comments = [c.model_copy(update={"url": None}) for c in comments]
     return issue.model_copy(
         update={"events": events, "comments": comments, "duplicate_of": duplicate_of}
@@ -292,6 +318,7 @@ def fetch_snapshot(
     tracker = source if isinstance(source, GitHubTracker) else _tracker_for(source, token, base_url)
     out = Path(out_path)
     report = _Reporter(console, progress)
+    tracker.record.on_wait = report.waiting
     repository = tracker.repository
     state = PartialState(
         partial_path(out), tracker.full_name, fetched_at or repository.fetched_at, resume
@@ -320,9 +347,26 @@ def fetch_snapshot(
     final = repository.model_copy(
         update={"fetched_at": state.fetched_at, "maintainers": maintainers, "includes": includes}
     )
-    issues = state.context.with_fixed_by(list(state.issues.values()))
-    extra = {"releases": state.context.releases, "discussions": state.context.discussions.values()}
+    unknown = state.context.unknown  # what failed is left out whole: unknown, not partial
+    issues = list(state.issues.values())
+    if "fixed_by" not in unknown:
+        issues = state.context.with_fixed_by(issues)
+    extra = {
+        "releases": [] if "releases" in unknown else state.context.releases,
+        "discussions": [] if "discussions" in unknown else state.context.discussions.values(),
+    }
     write_snapshot(out, final, issues, **extra)  # type: ignore[arg-type]
-    state.path.unlink(missing_ok=True)
+    if state.context.unknown:
+        # Kept: the same command again fetches only the parts that failed.
+        missing = ", ".join(sorted(state.context.unknown))
+        log.warning(
+            "%s: written without %s (unknown); run the same command again to fetch only what "
+            "is missing (kept in %s)",
+            out,
+            missing,
+            state.path,
+        )
+    else:
+        state.path.unlink(missing_ok=True)
     report.line(f"wrote {out}: {len(issues)} issues and pull requests")
     return Snapshot(final, issues, path=out, **extra)  # type: ignore[arg-type]

@@ -9,9 +9,12 @@ issue sidebar's "Development"), asked for many issues per GraphQL query.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
+from issue_assistant.errors import GitHubError
 from issue_assistant.tracker.github import GitHubTracker
 from issue_assistant.tracker.github_context import (
     CLOSED_BY_BATCH,
@@ -24,6 +27,8 @@ from issue_assistant.tracker.github_context import (
 )
 from issue_assistant.tracker.models import Discussion, FixedBy, Issue, Release
 from issue_assistant.tracker.snapshot import discussion_record, release_record
+
+log = logging.getLogger(__name__)
 
 
 class ContextState:
@@ -40,6 +45,9 @@ class ContextState:
         self.linked: dict[int, list[int]] = {}  # issue -> merged PRs GitHub links as closing it
         self.linked_after: int | None = None  # the last issue number asked about
         self.linked_done = False
+        # Optional parts that could not be read this run (no access, GraphQL refused): the
+        # snapshot leaves them out of `includes`, so readers take them as unknown.
+        self.unknown: set[str] = set()
 
     def load(self, record: dict[str, Any]) -> None:
         """Take one partial-file line (other kinds are ignored)."""
@@ -88,8 +96,8 @@ class ContextState:
         return out
 
     def includes(self, fixed_by: bool) -> list[str]:
-        kinds = ["releases", "discussions"]
-        return kinds + ["fixed_by"] if fixed_by else kinds
+        kinds = ["releases", "discussions"] + (["fixed_by"] if fixed_by else [])
+        return [k for k in kinds if k not in self.unknown]
 
     def with_fixed_by(self, issues: list[Issue]) -> list[Issue]:
         """`issues` with `fixed_by` set where a fixing pull request is known."""
@@ -103,6 +111,20 @@ class ContextState:
         return out
 
 
+class _optional(contextlib.AbstractContextManager):  # noqa: N801 - used as a statement
+    """A part of the snapshot that may fail alone: recorded as unknown, the run goes on."""
+
+    def __init__(self, state: ContextState, kind: str, line: Callable[[str], None]) -> None:
+        self.state, self.kind, self.line = state, kind, line
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> bool:
+        if isinstance(exc, GitHubError):
+            self.state.unknown.add(self.kind)
+            log.warning("%s unknown (%s); the snapshot says so, the run goes on", self.kind, exc)
+            return True
+        return False
+
+
 def fetch_context(
     tracker: GitHubTracker,
     state: ContextState,
@@ -112,21 +134,28 @@ def fetch_context(
     fixed_by: bool = False,
     line: Callable[[str], None] = lambda _: None,
 ) -> None:
-    """Fetch what `state` lacks; `add` records (and applies) each new partial-file line."""
+    """Fetch what `state` lacks; `add` records (and applies) each new partial-file line.
+
+    Each part is optional: one that cannot be read (`GitHubError` after the retries) is
+    recorded in `state.unknown` and the others go on (a later run tries it again)."""
     if not state.releases_done:
-        for release in list_releases(tracker):
-            add(release_record(release))
-        add({"kind": "progress", "of": "releases", "done": True})
-        line(f"{len(state.releases)} releases")
+        with _optional(state, "releases", line):
+            for release in list_releases(tracker):
+                add(release_record(release))
+            add({"kind": "progress", "of": "releases", "done": True})
+            line(f"{len(state.releases)} releases")
     if not state.discussions_done:
-        for page in discussion_pages(tracker, state.cursor):
-            for d in page.discussions:
-                add(discussion_record(d))
-            add({"kind": "progress", "of": "discussions", "after": page.cursor, "done": page.last})
-        line(f"{len(state.discussions)} discussions")
+        with _optional(state, "discussions", line):
+            for page in discussion_pages(tracker, state.cursor):
+                for d in page.discussions:
+                    add(discussion_record(d))
+                progress = {"after": page.cursor, "done": page.last}
+                add({"kind": "progress", "of": "discussions", **progress})
+            line(f"{len(state.discussions)} discussions")
     if fixed_by and not state.linked_done:
-        fetch_closed_by(tracker, state, add, issues)
-    if fixed_by and not state.fixed_done:
+        with _optional(state, "fixed_by", line):
+            fetch_closed_by(tracker, state, add, issues)
+    if fixed_by and not state.fixed_done and "fixed_by" not in state.unknown:
         links = closing_links(issues)
         for number, prs in state.linked.items():
             links[number] = sorted(set(links.get(number, [])) | set(prs))

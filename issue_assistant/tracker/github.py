@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -22,9 +23,11 @@ from github import Auth, Github, GithubException, GithubRetry
 from github.GithubException import RateLimitExceededExceedsMaxWait
 from github.GithubObject import NonCompletableGithubObject
 from github.PaginatedList import PaginatedList
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.util.retry import Retry
 
-from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
+from issue_assistant.settings import token_source
 from issue_assistant.tracker.github_context import list_releases
 from issue_assistant.tracker.models import (
     Claim,
@@ -40,6 +43,10 @@ from issue_assistant.tracker.models import (
 )
 
 log = logging.getLogger(__name__)
+# PyGithub adds its own stderr handler to the "github" logger when imported: with ours (the
+# CLI's root handler, the Action's) every line of it came out twice.
+logging.getLogger("github").handlers.clear()
+logging.getLogger("github").setLevel(logging.NOTSET)  # and it logs at the level we chose
 
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
@@ -90,19 +97,84 @@ class WaitTooLong(Exception):
         )
 
 
+#: a wait this long is said (on the progress bar, else as a warning): GitHub's rate limit
+LONG_WAIT = 10.0
+
+
+class RetryRecord:
+    """What the retries of the request under way did (for the error line: what was tried), and
+    whom to tell of a long wait (`on_wait(seconds, until, why)`; else a warning is logged)."""
+
+    def __init__(self) -> None:
+        self.retries = 0
+        self.waited = 0.0
+        self.on_wait: Callable[[float, datetime, str], None] | None = None
+
+    def reset(self) -> None:
+        self.retries, self.waited = 0, 0.0
+
+    def tried(self) -> str:
+        """ " (tried 3 times over 14 s)", or "" when the first answer was the last."""
+        if not self.retries:
+            return ""
+        return f" (tried {self.retries + 1} times over {self.waited:.0f} s)"
+
+    def waiting(self, seconds: float, why: str) -> None:
+        self.retries += 1
+        self.waited += seconds
+        if seconds < LONG_WAIT:
+            log.debug("GitHub: %s; retrying in %.1f s", why, seconds)
+            return
+        until = datetime.now(UTC) + timedelta(seconds=seconds)
+        if self.on_wait is not None:
+            self.on_wait(seconds, until, why)
+        else:
+            log.warning(
+                "GitHub: %s; waiting %.0f s, until %s UTC (Ctrl-C to stop)",
+                why,
+                seconds,
+                until.strftime("%H:%M:%S"),
+            )
+
+
+def _why(response: Any) -> str:
+    """What GitHub answered that is being waited out, in words."""
+    status = getattr(response, "status", None)
+    if status is None:
+        return "no answer"
+    headers = getattr(response, "headers", {}) or {}
+    if status in (403, 429) and headers.get("X-RateLimit-Remaining") == "0":
+        return f"rate limit reached ({status}), the wait is until its reset"
+    if status in (403, 429):
+        return f"secondary rate limit ({status})"
+    return f"answered {status}"
+
+
 class BoundedRetry(GithubRetry):
     """`GithubRetry` with a bound on the total time slept over one request's retries.
 
     A POST is retried only on a rate limit (403/429: GitHub did nothing), never on 5xx or a
     dropped connection, since the write may have happened; callers look before they post again.
+    A refused connection, a name that does not resolve or a connect timeout is never retried
+    (`connect=0`): no server there will answer a few seconds later. Every wait is told to
+    `record` (a long one is shown, with the time it ends).
     """
 
-    def __init__(self, *, max_total_wait: float = 300.0, waited: float = 0.0, **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        max_total_wait: float = 300.0,
+        waited: float = 0.0,
+        record: RetryRecord | None = None,
+        **kwargs: Any,
+    ):
         self.max_total_wait = max_total_wait
         self.waited = waited
+        self.record = record
         super().__init__(**kwargs)
 
     def new(self, **kw: Any) -> BoundedRetry:
+        kw.setdefault("record", self.record)
         kw.update(max_total_wait=self.max_total_wait, waited=self.waited)
         return super().new(**kw)  # type: ignore[return-value]
 
@@ -121,6 +193,8 @@ class BoundedRetry(GithubRetry):
             status = getattr(response, "status", None)
             raise WaitTooLong(status, wait, self.waited, self.max_total_wait)
         self.waited += wait
+        if self.record is not None:
+            self.record.waiting(wait, _why(response))
         super().sleep(response)
 
 
@@ -131,9 +205,12 @@ def github_retry(
     backoff_factor: float = 1.0,
     secondary_rate_wait: float = 60.0,
 ) -> BoundedRetry:
-    """The retry policy: 5xx, 429 and rate-limit 403s retried, `max_wait` seconds at most in all."""
+    """The retry policy: 5xx, 429 and rate-limit 403s retried, `max_wait` seconds at most in all;
+    a failed connection never, a dropped answer to a read twice."""
     return BoundedRetry(
         total=total,
+        connect=0,
+        read=2,
         backoff_factor=backoff_factor,
         max_total_wait=max_wait,
         max_rate_limit_wait=max_wait,
@@ -281,10 +358,17 @@ class GitHubTracker:
         throttle = throttle or Throttle()
         self.full_name = full_name
         self.bot_login = bot_login
+        base = (base_url or "https://api.github.com").rstrip("/")
+        if not re.match(r"https?://[^/\s]+", base):
+            raise UserError(f"the GitHub API URL must start with https:// or http://, not {base!r}")
+        self.record = RetryRecord()  # what the retries of the request under way did
+        retry = retry if retry is not None else github_retry()
+        if isinstance(retry, BoundedRetry):
+            retry = retry.new(record=self.record)
         self._gh = Github(
-            base_url=(base_url or "https://api.github.com").rstrip("/"),
+            base_url=base,
             auth=Auth.Token(token),
-            retry=retry if retry is not None else github_retry(),
+            retry=retry,
             per_page=per_page,
             timeout=timeout,
             user_agent="issue-assistant",
@@ -292,6 +376,11 @@ class GitHubTracker:
             seconds_between_writes=throttle.between_writes or None,
         )
         self._requester = self._gh.requester
+        self.base_url = base
+        # Set where a write can happen (`live.connect(writes="live")`): errors then say whether
+        # anything was written; on a read-only command they say nothing of writes.
+        self.live_writes = False
+        self._wrote = False
         self._path = f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
         self._repository: Repository | None = None
         self._roles: dict[str, str] = {}
@@ -302,22 +391,82 @@ class GitHubTracker:
 
     @contextlib.contextmanager
     def _api(self, method: str, path: str) -> Iterator[None]:
-        """Turn whatever PyGithub, urllib3 or requests raise into one `GitHubError`."""
+        """Turn whatever PyGithub, urllib3 or requests raise into one `GitHubError` that says
+        what was tried and what to do; a write that succeeded is remembered."""
+        self.record.reset()
         try:
             yield
         except RateLimitExceededExceedsMaxWait as exc:
+            until = datetime.now(UTC) + timedelta(seconds=exc.wait or 0)
             message = (
-                f"{_message(exc)} (the reset is {exc.wait or 0:.0f} s away, over the wait allowed)"
+                f"{_message(exc)} (the reset is {exc.wait or 0:.0f} s away, at "
+                f"{until:%H:%M} UTC: over the wait allowed)"
             )
-            raise GitHubError(method, path, exc.status, message, data=exc.data) from exc
+            raise self._error(method, path, exc.status, message, exc.data) from exc
         except GithubException as exc:
-            raise GitHubError(method, path, exc.status, _message(exc), data=exc.data) from exc
+            message = _message(exc) + self.record.tried()
+            raise self._error(method, path, exc.status, message, exc.data) from exc
         except WaitTooLong as exc:
-            raise GitHubError(method, path, exc.status, str(exc)) from exc
+            raise self._error(method, path, exc.status, str(exc)) from exc
         except requests.RequestException as exc:
-            raise GitHubError(
-                method, path, None, f"no answer ({type(exc).__name__}: {exc})"
-            ) from exc
+            raise self._error(method, path, None, self._no_answer(exc)) from exc
+        if method != "GET" and path != "/graphql":
+            self._wrote = True
+
+    def _no_answer(self, exc: requests.RequestException) -> str:
+        """Why there was no answer, in words, and what was tried."""
+        reason: Any = exc.args[0] if exc.args else exc
+        reason = getattr(reason, "reason", reason)  # urllib3's MaxRetryError wraps the cause
+        if isinstance(reason, NameResolutionError):
+            what = "the host name does not resolve"
+        elif isinstance(reason, NewConnectionError) and "refused" in str(reason).lower():
+            what = "connection refused"
+        elif isinstance(reason, (ConnectTimeoutError, NewConnectionError)):
+            what = "could not connect"
+        elif isinstance(exc, requests.Timeout):
+            what = "no answer in time"
+        else:
+            what = f"the connection failed ({type(exc).__name__})"
+        if isinstance(reason, NewConnectionError | ConnectTimeoutError):
+            return f"cannot reach {self.base_url}: {what}; tried once (not retried)"
+        return f"no answer from {self.base_url}: {what}{self.record.tried()}"
+
+    def _error(
+        self, method: str, path: str, status: int | None, message: str, data: Any = None
+    ) -> GitHubError:
+        """The error with its hint (what to do) and, where a write could have happened, what
+        was written."""
+        consequence = ""
+        if self.live_writes or self._wrote:
+            consequence = "nothing more was written" if self._wrote else "nothing was written"
+        return GitHubError(
+            method,
+            path,
+            status,
+            message,
+            data=data,
+            hint=self._hint(method, path, status, message),
+            consequence=consequence,
+        )
+
+    def _hint(self, method: str, path: str, status: int | None, message: str) -> str:
+        if status is None and "cannot reach" in message:
+            return "Check GITHUB_API_URL (or --base-url) and the network"
+        if status == 401:
+            return (
+                f"The token from {token_source()} was refused (wrong, expired or revoked): "
+                "give a valid one; it needs read access to the repository's issues "
+                "(fine-grained: Issues and Metadata read, Issues write to post; classic: "
+                "`repo`, or `public_repo` for a public repository)"
+            )
+        if status == 403 and "rate limit" not in message.lower():
+            return (
+                "The token may not do this: a workflow's job needs `permissions: issues: "
+                "write` (and `contents: read`); a personal token needs Issues read and write"
+            )
+        if status == 404 and (path == self._path or path.rsplit("/", 1)[0] == self._path):
+            return f"{self.full_name}: {NOT_FOUND_HINT}"
+        return ""
 
     def _request(self, method: str, path: str, body: Any = None, params: Any = None) -> Any:
         with self._api(method, path):
