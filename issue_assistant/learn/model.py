@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -63,16 +63,21 @@ def rows_from(
     `newest` of them when given: what a fit reads, `MAX_ROWS`).
 
     Read through the tracker given (an as-of view in evaluate and analyze), so the labels are the
-    ones known at that view's moment.
+    ones known at that view's moment. With `newest`, issues are read newest first and the reading
+    stops once that many are found (through an as-of view, each read rewinds an issue).
     """
+    known: dict[tuple[str, ...], frozenset[str]] = {}
     found: list[tuple[datetime, int, Issue, frozenset[str]]] = []
-    for issue in _issues_before(tracker, before):
-        mine = frozenset(labels.known(issue.labels))
+    for issue in _issues_before(tracker, before, newest_first=newest is not None):
+        names = tuple(issue.labels)
+        mine = known.get(names)
+        if mine is None:
+            mine = known[names] = frozenset(labels.known(issue.labels))
         if mine:
             found.append((issue.created_at, issue.number, issue, mine))
+            if newest is not None and len(found) >= newest:
+                break
     found.sort(key=lambda f: (f[0], f[1]))
-    if newest is not None:
-        found = found[-newest:] if newest > 0 else []
     out = []
     for created, number, issue, mine in found:  # the text only for the rows kept
         title, prose = fields(issue)
@@ -80,24 +85,27 @@ def rows_from(
     return out
 
 
-def _issues_before(tracker: Tracker, before: datetime) -> Iterator[Issue]:
-    """The tracker's issues (no pull requests) created before `before`; through an as-of view,
-    pull requests are left out before they are rewound (most records of a repository)."""
-    if not isinstance(tracker, AsOfView):
-        for issue in tracker.all_issues():
-            if not issue.is_pull_request and issue.created_at < before:
-                yield issue
+def _issues_before(tracker: Tracker, before: datetime, newest_first: bool) -> Iterator[Issue]:
+    """The tracker's issues (no pull requests) created before `before`, in the tracker's order or
+    newest first; through an as-of view, each is rewound only when read (and pull requests never
+    are: most records of a repository)."""
+    view = tracker if isinstance(tracker, AsOfView) else None
+    source = view.source if view is not None else tracker
+    issues: Iterable[Issue] = (
+        i
+        for i in source.all_issues()
+        if not i.is_pull_request
+        and i.created_at < before
+        and (view is None or (i.created_at <= view.moment and i.number != view.hide))
+    )
+    if newest_first:
+        issues = sorted(issues, key=lambda i: (i.created_at, i.number), reverse=True)
+    if view is None:
+        yield from issues
         return
-    repository = tracker.repository.full_name
-    for issue in tracker.source.all_issues():
-        if (
-            issue.is_pull_request
-            or issue.created_at >= before
-            or issue.created_at > tracker.moment
-            or issue.number == tracker.hide
-        ):
-            continue
-        yield rewind(issue, tracker.moment, repository)
+    repository = view.repository.full_name
+    for issue in issues:
+        yield rewind(issue, view.moment, repository)
 
 
 def fingerprint(rows: Sequence[Row], labels: LabelsConfig) -> str:

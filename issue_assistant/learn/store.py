@@ -186,13 +186,25 @@ class BucketSource:
     tolerance).
     """
 
-    def __init__(self, tracker: Tracker, labels: LabelsConfig, cutoffs: list[datetime]) -> None:
+    def __init__(
+        self,
+        tracker: Tracker,
+        labels: LabelsConfig,
+        cutoffs: list[datetime],
+        *,
+        ahead: bool = True,
+    ) -> None:
         self.tracker = tracker
         self.labels = labels
         self.cutoffs = sorted(set(cutoffs))
         self._models: dict[datetime, LabelModel] = {}
         self._locks: dict[datetime, threading.Lock] = {c: threading.Lock() for c in self.cutoffs}
         self._fitting = Fitting()
+        # While the issues of one bucket are analysed, the next bucket's model is fit in a
+        # thread of its own (numpy's products run outside the GIL): `ahead`.
+        self.ahead = ahead
+        self._started: set[datetime] = set()
+        self._start_lock = threading.Lock()
 
     def cutoff_for(self, moment: datetime) -> datetime | None:
         before = [c for c in self.cutoffs if c <= moment]
@@ -205,6 +217,13 @@ class BucketSource:
         cutoff = self.cutoff_for(moment)
         if cutoff is None:
             return fit([], labels, moment)
+        model = self._model_at(cutoff, index)
+        later = [c for c in self.cutoffs if c > cutoff]
+        if self.ahead and later:
+            self._fit_ahead(later[0], index)
+        return model
+
+    def _model_at(self, cutoff: datetime, index: IssueIndex) -> LabelModel:
         with self._locks[cutoff]:
             if cutoff not in self._models:
                 view = AsOfView(self.tracker, cutoff)
@@ -213,6 +232,20 @@ class BucketSource:
                     rows, self.labels, cutoff, vectors=index_vectors(index), fitting=self._fitting
                 )
             return self._models[cutoff]
+
+    def _fit_ahead(self, cutoff: datetime, index: IssueIndex) -> None:
+        with self._start_lock:
+            if cutoff in self._started or cutoff in self._models:
+                return
+            self._started.add(cutoff)
+
+        def work() -> None:
+            try:
+                self._model_at(cutoff, index)
+            except Exception as exc:  # noqa: BLE001 - the bucket's first issue fits it again
+                log.warning("label model for %s, fit ahead: %r", cutoff, exc)
+
+        threading.Thread(target=work, name="label-model-ahead", daemon=True).start()
 
     @property
     def models(self) -> list[LabelModel]:
