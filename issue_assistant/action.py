@@ -1,8 +1,9 @@
 """The GitHub Action's entrypoint (`python -m issue_assistant.action`): inputs in, outputs out.
 
-`INPUT_COMMAND` is `analyze` (on `issues` events) or `apply` (on `issue_comment`, `schedule` and
-`workflow_dispatch`). The logic lives in `live` and `approve`; this module only reads the
-environment and the event, and writes the job summary and the step outputs.
+`INPUT_COMMAND` is `analyze` (on `issues` events), `apply` (on `issue_comment`, `schedule` and
+`workflow_dispatch`) or `backlog` (on `workflow_dispatch` or a schedule). The logic lives in
+`live`, `approve` and `backlog`; this module only reads the environment and the event, and
+writes the job summary and the step outputs.
 """
 
 from __future__ import annotations
@@ -200,6 +201,85 @@ def plain_json(value: Any, repository: str, raw_keys: frozenset[str] = RAW_KEYS)
     return json.dumps(clean, indent=2, sort_keys=True, ensure_ascii=False)
 
 
+def _flag(value: str | None, name: str) -> bool:
+    text = (value or "false").strip().lower()
+    if text not in ("true", "false"):
+        raise UserError(f"the {name} input must be true or false, not {value!r}")
+    return text == "true"
+
+
+def backlog_inputs(env: Settings) -> tuple[int | None, str | None, bool, bool]:
+    """`limit`, `order`, `duplicates` and `post`, checked (a UserError names the input)."""
+    limit = None
+    if env.limit:
+        try:
+            limit = int(env.limit)
+        except ValueError:
+            limit = 0
+        if limit < 1:
+            raise UserError(f"the limit input must be a whole number of at least 1: {env.limit!r}")
+    order = (env.order or "").lower() or None
+    if order not in (None, "oldest", "newest"):
+        raise UserError(f"the order input must be oldest or newest, not {env.order!r}")
+    duplicates, post = _flag(env.duplicates, "duplicates"), _flag(env.post, "post")
+    if post and not duplicates:
+        raise UserError("the post input goes with duplicates: true")
+    return limit, order, duplicates, post
+
+
+def run_backlog_step(
+    env: Settings,
+    event: dict[str, Any],
+    tracker: WritableTracker | None,
+    labels: LabelsConfig,
+    config: Config,
+    writes: str,
+    now: datetime | None,
+) -> Outcome:
+    """`backlog` (or `backlog --duplicates`): the proposals, or the groups, in the summary."""
+    from issue_assistant.backlog.duplicates import duplicates_live
+    from issue_assistant.backlog.report import outputs, render_run, summary_text
+    from issue_assistant.backlog.run import run_backlog
+
+    limit, order, duplicates, post = backlog_inputs(env)
+    tracker = tracker or _connect(env, config)
+    if duplicates:
+        found = duplicates_live(
+            tracker,
+            labels,
+            config,
+            writes=writes,
+            post=post,
+            limit=limit,
+            now=now,  # type: ignore[arg-type]
+            api_url=env.api_url,
+        )
+        data, text, run = found.outputs(), found.markdown, found.run
+    else:
+        run = run_backlog(
+            tracker,
+            labels,
+            config,
+            writes=writes,
+            limit=limit,
+            order=order,  # type: ignore[arg-type]
+            engine_name=env.engine,
+            now=now,
+        )
+        data, text = outputs(run), render_run(run, env.api_url)
+    full_name = env.repository or ""
+    proposed = run.proposed if run is not None else []
+    result = {
+        "decision": plain_json(data, full_name, APPLY_RAW),
+        "labels": "",  # many issues: each one's labels are in `decision`
+        "duplicate": "",
+        "comment-url": next((i.comment_url or "" for i in proposed), ""),
+        "skipped": "false" if proposed or (duplicates and not post and data["groups"]) else "true",
+    }
+    failed = run is not None and bool(run.failed)
+    return Outcome(result, summary_text(text, None), 1 if failed else 0)
+
+
 def _connect(env: Settings, config: Config) -> WritableTracker:
     return connect(
         env.require_repository(),
@@ -240,8 +320,8 @@ def run(
 
 def _run(env: Settings, tracker: WritableTracker | None, now: datetime | None) -> int:
     command = (env.command or "analyze").lower()
-    if command not in ("analyze", "apply"):
-        raise UserError(f"command must be analyze or apply, not {command!r}")
+    if command not in ("analyze", "apply", "backlog"):
+        raise UserError(f"command must be analyze, apply or backlog, not {command!r}")
     root = Path(env.workspace or Path.cwd())
     labels, config = load_both(env.labels, env.config, root=root)
     if model := env.model:
@@ -251,7 +331,7 @@ def _run(env: Settings, tracker: WritableTracker | None, now: datetime | None) -
     if not env.repository:
         raise UserError("GITHUB_REPOSITORY is not set")
     event = load_event(env)
-    step = run_analyze if command == "analyze" else run_apply
+    step = {"analyze": run_analyze, "apply": run_apply, "backlog": run_backlog_step}[command]
     outcome = step(env, event, tracker, labels, config, writes, now)
     write_outputs(env.output, outcome.outputs)
     write_summary(env.step_summary, outcome.summary)

@@ -16,6 +16,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from issue_assistant.comment import (
+    CHANGES_MAX,
+    GITHUB_LIMIT,
+    HISTORY_MAX,
     Outcome,
     Plan,
     extract_plan,
@@ -25,7 +28,13 @@ from issue_assistant.comment import (
 )
 from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
 from issue_assistant.decision import filter_labels
-from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
+from issue_assistant.errors import (
+    NOT_FOUND_HINT,
+    AssistantError,
+    EngineError,
+    GitHubError,
+    UserError,
+)
 from issue_assistant.labelnames import find_label, has_label, key, keys
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
@@ -172,6 +181,16 @@ class Approver:
         self.pending = config.approval.pending_label
         self.rule = VoteRule(tracker.permission, config.approval.roles, self.bot)
         self._held: tuple[int, int] | None = None  # (comment id, claim id) while writing
+        self._writers: list[Writer] = []  # the current issue's, for what was written
+
+    def _writer(self) -> Writer:
+        writer = Writer(self.tracker, self.writes)
+        self._writers.append(writer)
+        return writer
+
+    @property
+    def _written(self) -> list[str]:
+        return [w for writer in self._writers for w in writer.done]
 
     def may_decide(self, login: str) -> bool:
         return self.rule.may_decide(login)
@@ -197,11 +216,18 @@ class Approver:
                     raise UserError(f"{repo}#{n}: no such issue ({NOT_FOUND_HINT})") from None
         results: list[ApplyResult] = []
         for issue in issues:
+            # Whatever fails on one issue is reported for that issue, with exactly what was
+            # written before it failed, and the sweep goes on to the next.
+            self._writers = []
             try:
                 results.append(self.process(issue))
-            except GitHubError as exc:
-                log.error("#%d: %s; the plan stays pending", issue.number, exc)
-                results.append(ApplyResult(issue.number, "failed", str(exc)))
+            except Exception as exc:  # noqa: BLE001 - one issue never stops the sweep
+                written = self._written
+                what = str(exc) if isinstance(exc, AssistantError) else repr(exc)
+                done = f"; written before it: {'; '.join(written)}" if written else ""
+                reason = f"{what}{done or '; nothing was written'}"
+                log.error("#%d: %s; the plan stays pending", issue.number, " ".join(reason.split()))
+                results.append(ApplyResult(issue.number, "failed", reason, writes=written))
         if not results:
             log.info("no issue waits for approval")
         return results
@@ -286,7 +312,7 @@ class Approver:
             # Also on a closed issue: an approval that closed it may have failed just before this.
             result = self._skip(issue, f"already {found.plan.status}")
             if pending is not None:
-                writer = Writer(self.tracker, self.writes)
+                writer = self._writer()
                 if found.comment.id is not None:
                     self._leftover_claims(found.comment.id, writer)
                 writer.remove_label(n, pending)
@@ -306,9 +332,36 @@ class Approver:
     def _decide(
         self, issue: Issue, found: Found, vote: Vote, comments: list[Comment]
     ) -> ApplyResult:
+        if (reason := self._cannot_record(found, vote)) is not None:
+            return self._skip(issue, reason, logging.WARNING)
         if vote.action == "dismiss":
             return self.dismiss(issue, found, vote)
         return self.approve(issue, found, vote, comments)
+
+    def _outcome(self, found: Found, vote: Vote, changes: list[str]) -> Plan:
+        """The plan as the comment records it once decided."""
+        action = "approved" if vote.action == "approve" else "dismissed"
+        outcome = Outcome(action=action, actor=vote.actor, at=vote.at, changes=changes)
+        return found.plan.model_copy(
+            update={
+                "status": action,
+                "history": [*found.plan.history, outcome][-HISTORY_MAX:],
+                "set_aside": [],  # decided: no vote is asked for any more
+            }
+        )
+
+    def _cannot_record(self, found: Found, vote: Vote) -> str | None:
+        """Why the outcome could not be written into the comment (checked before any write,
+        with the longest list of changes a run can make), or None."""
+        longest = ["x" * 300] * CHANGES_MAX
+        try:
+            render_comment(self._outcome(found, vote, longest))
+        except EngineError:
+            return (
+                f"the plan in the comment is too long to record the outcome under GitHub's "
+                f"{GITHUB_LIMIT} characters (edited by hand?); nothing was written"
+            )
+        return None
 
     def first_vote(self, comment: Comment, comments: list[Comment]) -> Vote | None:
         """The earliest vote that counts (see `votes.VoteRule`)."""
@@ -320,10 +373,7 @@ class Approver:
     ) -> ApplyResult:
         """Edit the comment to record the outcome, then remove the pending label."""
         action = "approved" if vote.action == "approve" else "dismissed"
-        outcome = Outcome(action=action, actor=vote.actor, at=vote.at, changes=changes)
-        plan = found.plan.model_copy(
-            update={"status": action, "history": [*found.plan.history, outcome]}
-        )
+        plan = self._outcome(found, vote, changes)
         assert found.comment.id is not None
         writer.edit_comment(found.comment.id, render_comment(plan), f"the comment ({action})")
         result = ApplyResult(
@@ -353,28 +403,35 @@ class Approver:
         return result
 
     def dismiss(self, issue: Issue, found: Found, vote: Vote) -> ApplyResult:
-        return self._finish(issue, found, vote, [], Writer(self.tracker, self.writes))
+        return self._finish(issue, found, vote, [], self._writer())
 
     def approve(
         self, issue: Issue, found: Found, vote: Vote, comments: list[Comment]
     ) -> ApplyResult:
         """Labels, questions, duplicate, close, then the comment; each write looked at first."""
         plan, n = found.plan, issue.number
-        writer = Writer(self.tracker, self.writes)
+        writer = self._writer()
         changes: list[str] = []
         groups, dropped = revalidate(plan, self.labels)
         if dropped:
             changes.append(f"dropped {_code(dropped)} (not allowed by labels.toml now)")
-        to_add, labeled = self._labels(issue, plan, groups, changes)
         own = [c for c in comments if c.user.login.lower() == self.bot.lower()]
         duplicate = self._duplicate(issue, plan, changes)
         closing = duplicate is not None and self.config.duplicates.close
         asking = bool(plan.questions) and not closing
+        # The labels as they are right before the write: a person may have changed them since
+        # this run read the issue (their change wins, `_labels`).
+        issue = self._fresh(issue)
+        to_add, labeled = self._labels(issue, plan, groups, changes)
         needs_info = self.labels.needs_info
         if asking and needs_info and not has_label(issue.labels, needs_info):
             to_add.append(needs_info)
+        taken: set[str] = set()  # ours, taken back where a person set the group meanwhile
         if to_add:
             writer.add_labels(n, to_add)
+            if self.writes == "live":
+                taken = self._after_labels(issue, to_add, changes, writer)
+                labeled = [name for name in labeled if key(name) not in taken]
         if labeled:
             changes.append(f"labeled {_code(labeled)}")
         if asking:
@@ -388,12 +445,45 @@ class Approver:
                 writer.create_comment(n, text, f"'{text}'")
             changes.append(f"marked as a duplicate of #{duplicate}")
         if closing:
-            if issue.state == "open":
-                writer.close(n, "duplicate")
-            changes.append("closed as a duplicate")
+            if issue.state == "open" and (fresh := self._fresh(issue)).state != "open":
+                changes.append(f"left it {fresh.state} (changed by hand meanwhile)")
+            else:
+                if issue.state == "open":
+                    writer.close(n, "duplicate")
+                changes.append("closed as a duplicate")
         result = self._finish(issue, found, vote, changes, writer)
-        result.labels, result.duplicate = list(to_add), duplicate
+        result.labels = [name for name in to_add if key(name) not in taken]
+        result.duplicate = duplicate
         return result
+
+    def _fresh(self, issue: Issue) -> Issue:
+        """The issue read again (its labels and state as they are now)."""
+        try:
+            return self.tracker.get_issue(issue.number)
+        except KeyError:
+            return issue
+
+    def _after_labels(
+        self, before: Issue, added: list[str], changes: list[str], writer: Writer
+    ) -> set[str]:
+        """Look again right after the label write: in a group where a person set a label at the
+        same time, ours is taken back (theirs wins). Returns the keys of those taken back."""
+        after = self._fresh(before)
+        had, mine = keys(before.labels), keys(added)
+        shown = {key(name): name for name in after.labels}
+        taken: set[str] = set()
+        for group in GROUPS:
+            names = keys(lab.name for lab in self.labels.group(group))  # type: ignore[arg-type]
+            theirs = (keys(after.labels) & names) - had - mine
+            ours = [name for name in added if key(name) in names and key(name) in shown]
+            if not theirs or not ours:
+                continue
+            for name in ours:
+                writer.remove_label(before.number, shown[key(name)])
+                taken.add(key(name))
+            kept = _code(sorted(shown[k] for k in theirs | (had & names)))
+            changes.append(f"kept the {group} labels set by hand ({kept}) at the same time")
+        return taken
 
     def _labels(
         self, issue: Issue, plan: Plan, groups: dict[Group, list[str]], changes: list[str]

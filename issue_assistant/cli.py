@@ -23,6 +23,7 @@ COMMANDS = [
     "init",
     "analyze",
     "apply",
+    "backlog",
     "evaluate",
     "calibrate",
     "snapshot",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from issue_assistant.decision import (
     QUESTION_MAX,
@@ -32,6 +32,7 @@ LIMITS = {
     "question": 2 * QUESTION_MAX,
     "reason": 2 * REASON_MAX + 100,
     "title": 180,
+    "see_also": 100,
     "labels": 200,
     "changes": 1_000,
     "model": 100,
@@ -70,13 +71,33 @@ class SeeAlso(BaseModel):
     similarity: float = 0.0
 
 
+# The outcomes a plan keeps (the last ones): a comment edited by hand to hold thousands must
+# still render under GitHub's limit when the next outcome is recorded.
+HISTORY_MAX = 5
+CHANGES_MAX = 20
+
+
+def _last(limit: int):  # noqa: ANN202 - a validator
+    return BeforeValidator(lambda v: v[-limit:] if isinstance(v, list) else v)
+
+
 class Outcome(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     action: Literal["approved", "dismissed"]
-    actor: str
+    actor: bounded(100)
     at: datetime
-    changes: list[str] = Field(default_factory=list)
+    changes: Annotated[list[bounded(300)], _last(CHANGES_MAX)] = Field(default_factory=list)
+
+
+class SetAside(BaseModel):
+    """A maintainer's vote that came in while the comment was being edited: it counts for
+    neither text, and the comment asks for it again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    actor: bounded(100)
+    via: bounded(40)
 
 
 class Plan(Proposal):
@@ -89,11 +110,12 @@ class Plan(Proposal):
     evidence: list[Evidence] = Field(default_factory=list)
     created_at: datetime
     status: Literal["pending", "approved", "dismissed"] = "pending"
-    history: list[Outcome] = Field(default_factory=list)
+    history: Annotated[list[Outcome], _last(HISTORY_MAX)] = Field(default_factory=list)
     # The issue's labels when the comment was written: a group changed since then is a human's.
     labels_before: list[str] = Field(default_factory=list)
     likely_files: list[FileLink] = Field(default_factory=list)
     see_also: list[SeeAlso] = Field(default_factory=list)
+    set_aside: list[SetAside] = Field(default_factory=list, max_length=10)
     # Labels of labels.toml the issue already had in a group given nothing more, and where each
     # came from (`preset.preset_labels`): the comment then says so instead of "not confident".
     preset: dict[str, Literal["template", "issue"]] = Field(default_factory=dict)
@@ -130,7 +152,7 @@ class Plan(Proposal):
 
 def encode_plan(plan: Plan) -> str:
     fields = plan.model_dump(mode="json")
-    for key in ("likely_files", "see_also", "preset"):  # optional: absent when empty
+    for key in ("likely_files", "see_also", "set_aside", "preset", "tiers"):  # absent when empty
         if not fields.get(key):
             fields.pop(key, None)
     data = json.dumps(fields, ensure_ascii=True, sort_keys=True)
@@ -171,13 +193,18 @@ def _render(plan: Plan, fallback_from: str | None = None) -> str:
 
 
 def _smaller(plan: Plan) -> Plan | None:
-    """The plan with the next optional part dropped: evidence, summary, then the last question."""
+    """The plan with the next optional part dropped: evidence, summary, the last question, the
+    likely files and discussions, then the oldest outcome kept."""
     if plan.evidence:
         return plan.model_copy(update={"evidence": []})
     if plan.summary:
         return plan.model_copy(update={"summary": ""})
     if plan.questions and plan.status == "pending":
         return plan.model_copy(update={"questions": plan.questions[:-1]})
+    if plan.likely_files or plan.see_also:
+        return plan.model_copy(update={"likely_files": [], "see_also": []})
+    if len(plan.history) > 1:
+        return plan.model_copy(update={"history": plan.history[1:]})
     return None
 
 

@@ -244,10 +244,24 @@ class DuplicatesConfig(_Strict):
 
 
 class LabelModelConfig(_Strict):
-    """`[labels]`: how the `similar` engine proposes labels."""
+    """`[labels]`: how the `similar` engine proposes labels (tiers: `learn/tiers.py`)."""
 
     model: Literal["learned", "vote"] = "learned"
+    # A proposal whose measured precision reaches this is "high confidence".
     target_precision: float = Field(default=0.9, gt=0, le=1)
+    # The floor: below it on the repository's history, a group proposes nothing (and says why).
+    min_precision: float = Field(default=0.6, ge=0, le=1)
+    # The lowest tier proposed: "high" keeps only high-confidence labels.
+    propose: Literal["high", "likely", "possible"] = "possible"
+
+    @model_validator(mode="after")
+    def _floor_under_target(self) -> LabelModelConfig:
+        if self.min_precision > self.target_precision:
+            raise ValueError(
+                f"min_precision ({self.min_precision}) must not exceed target_precision "
+                f"({self.target_precision})"
+            )
+        return self
 
 
 class ApprovalConfig(_Strict):
@@ -256,6 +270,23 @@ class ApprovalConfig(_Strict):
     bot_login: Login = "github-actions[bot]"
     writes: Literal["off", "dry-run", "live"] | None = None
     roles: list[Role] = Field(default_factory=lambda: list(ROLES))
+
+
+class BacklogConfig(_Strict):
+    """`[backlog]`: triaging the open issues nobody labelled (`issue-assistant backlog`)."""
+
+    # An open issue lacking a label of any of these groups is selected (those lacking the
+    # first group come first).
+    groups: list[Group] = Field(default_factory=lambda: ["type"], min_length=1)
+    order: Literal["oldest", "newest"] = "oldest"
+    limit: int = Field(default=10, ge=1, le=500)  # pending comments a run posts at most
+    per_day: int = Field(default=30, ge=0, le=5000)  # ... and a UTC day, over all runs
+    # Left alone while a maintainer's latest comment is younger than this many days.
+    answered_days: int = Field(default=14, ge=0, le=3650)
+    # Requests a run leaves unspent this hour (X-RateLimit-Remaining).
+    rate_margin: int = Field(default=100, ge=0, le=5000)
+    # The proposed original of a duplicate group.
+    original: Literal["oldest", "most-discussed"] = "oldest"
 
 
 class IndexConfig(_Strict):
@@ -310,6 +341,7 @@ class Config(_Strict):
     labels: LabelModelConfig = LabelModelConfig()
     approval: ApprovalConfig = ApprovalConfig()
     index: IndexConfig = IndexConfig()
+    backlog: BacklogConfig = BacklogConfig()
     # One table per engine, `[engines.NAME]`, validated by that engine's own `Options` model.
     engines: dict[str, dict[str, Any]] = Field(default_factory=dict)
 

@@ -82,7 +82,48 @@ class Usage(_Model):
     retries: int = 0
     verify_calls: int = 0
     # The class of the engine's failure, when the fallback answered (or nothing did).
-    failure: Literal["transient", "schema", "limit", "setup", "unknown"] | None = None
+    failure: Literal["transient", "schema", "limit", "setup", "unknown", "crash"] | None = None
+
+
+Tier = Literal["high", "likely", "possible"]
+TIERS: tuple[Tier, ...] = ("high", "likely", "possible")
+
+
+class LabelTier(_Model):
+    """How sure a proposed label is: its tier and, where measured, the out-of-fold precision of
+    its confidence bucket on this repository's history (`correct` right of `proposals`)."""
+
+    tier: Tier
+    precision: float | None = Field(default=None, ge=0, le=1)
+    # The 90% (Wilson) interval of that precision.
+    lower: float | None = Field(default=None, ge=0, le=1)
+    upper: float | None = Field(default=None, ge=0, le=1)
+    correct: int = Field(default=0, ge=0)
+    proposals: int = Field(default=0, ge=0)
+    # "learned" (the label model), "vote" (similar issues' labels): where the label came from.
+    source: Literal["learned", "vote"] = "learned"
+
+
+class Bounds(_Model):
+    """The lowest confidence from which a proposal is possible, likely, high (None: never)."""
+
+    possible: float | None = Field(default=None, ge=0, le=1)
+    likely: float | None = Field(default=None, ge=0, le=1)
+    high: float | None = Field(default=None, ge=0, le=1)
+
+
+class GroupOutcome(_Model):
+    """One label group of a `similar` decision: how it was answered and, when nothing was
+    proposed, why (`abstained`: a short kind; `reason`: the words the summary uses)."""
+
+    mode: Literal["learned", "vote"]
+    # "time-ordered", "stratified" (measured out of fold), "not measured", or "vote".
+    method: str = ""
+    issues: int = Field(default=0, ge=0)
+    # Per label ("" for a single-label group's top label), the confidence bounds of the tiers.
+    bounds: dict[str, Bounds] = Field(default_factory=dict)
+    abstained: Literal["", "below floor", "tier", "vote", "none"] = ""
+    reason: Reason = ""
 
 
 class Proposal(_Model):
@@ -99,6 +140,8 @@ class Proposal(_Model):
     model: Name = ""
     # Per proposed label, the engine's confidence (a calibrated probability for `similar`).
     confidence: dict[str, float] = Field(default_factory=dict)
+    # Per proposed label of the `similar` engine, its tier and measured precision.
+    tiers: dict[str, LabelTier] = Field(default_factory=dict)
 
     def labels(self) -> list[str]:
         """Every proposed label, type first."""
@@ -129,6 +172,8 @@ class Decision(Proposal):
     probabilities: dict[str, dict[str, float]] = Field(default_factory=dict)
     label_model: dict[str, str] = Field(default_factory=dict)
     calibration: str = ""
+    # Per label group labels.toml configures: thresholds, tier bounds and why it abstained.
+    label_groups: dict[str, GroupOutcome] = Field(default_factory=dict)
 
 
 def _canonical(tracker: Tracker, number: int, limit: int = 10) -> int:
@@ -190,8 +235,10 @@ def validate(
         :QUESTIONS_MAX
     ]
     dropped = [shorten(name, NAME_MAX) for name in dropped[:50]]
+    kept_names = {n for names in out.values() for n in names}
     return decision.model_copy(
         update={
+            "tiers": {n: t for n, t in decision.tiers.items() if n in kept_names},
             "type": (out["type"] or [None])[0],
             "areas": out["area"],
             "topics": out["topic"],

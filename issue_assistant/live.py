@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 from typing import Any
 
 from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
-from issue_assistant.comment import Plan
+from issue_assistant.comment import Plan, SetAside, render_comment
 from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.engines import Engine
 from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
@@ -24,7 +25,7 @@ from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
 from issue_assistant.preset import nothing_to_propose, opened_with
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
-from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
+from issue_assistant.tracker.models import Comment, Discussion, Issue, Release, Repository
 from issue_assistant.votes import VoteRule
 
 log = logging.getLogger(__name__)
@@ -225,7 +226,7 @@ def _same_proposal(old: Plan, new: Plan, pending: str) -> bool:
     own pending label aside)."""
 
     def shown(plan: Plan) -> dict[str, Any]:
-        data = plan.model_dump(exclude={"created_at"})
+        data = plan.model_dump(exclude={"created_at", "set_aside"})
         data["labels_before"] = [n for n in plan.labels_before if key(n) != key(pending)]
         return data
 
@@ -248,6 +249,65 @@ def _changed_since(
     return None
 
 
+def _own_plans(comments: list, config: Config, full_name: str, number: int) -> list:
+    """The bot's comments carrying a plan for this issue, oldest first."""
+    bot = config.approval.bot_login
+    own = [c for c in comments if find_assistant_comment([c], bot, full_name, number)]
+    return sorted(own, key=lambda c: (c.created_at, c.id or 0))
+
+
+def _claim_by_posting(
+    tracker: WritableTracker, posted: Any, config: Config, number: int
+) -> str | None:
+    """Two runs on one issue at once both see "no comment yet" and both post: each looks again
+    after posting, and the oldest comment is the claim. A run whose comment is not the oldest
+    deletes its own and stops (before the pending label), so one comment and one label remain.
+    Returns why this run stops, or None when it holds the issue."""
+    own_id = getattr(posted, "id", None)
+    if own_id is None:
+        return None
+    plans = _own_plans(tracker.list_comments(number), config, tracker.repository.full_name, number)
+    if not plans or plans[0].id == own_id:
+        return None
+    tracker.delete_comment(own_id)
+    return f"another run posted the assistant's comment first ({plans[0].url or plans[0].id})"
+
+
+def _votes_after_edit(
+    tracker: WritableTracker,
+    found: Found,
+    result: LiveResult,
+    config: Config,
+    now: datetime,
+    writer: Writer,
+) -> None:
+    """Votes read again after the edit: one that came in while the comment was being edited
+    counts for neither text (`votes.counts_for`), so the comment asks for it again (once)."""
+    approval = config.approval
+    rule = VoteRule(tracker.permission, approval.roles, approval.bot_login)
+    before = found.comment
+    for attempt in range(2):
+        comments = tracker.list_comments(found.plan.issue)
+        after = next((c for c in comments if c.id == before.id), None)
+        if after is None or after.id is None:
+            return
+        reactions = tracker.comment_reactions(after.id)
+        aside = rule.set_aside(before, after, reactions, comments, now)
+        if not aside:
+            return
+        names = ", ".join(f"{v.via} by {v.actor}" for v in aside)
+        if attempt or result.plan is None:
+            log.warning("set aside (given while the comment was edited): %s", names)
+            return
+        log.warning("set aside (given while the comment was edited): %s; asking again", names)
+        shown = [SetAside(actor=v.actor, via=v.via) for v in aside][:10]
+        result.plan = result.plan.model_copy(update={"set_aside": shown})
+        fallback = result.analysis.decision.fallback_from if result.analysis else None
+        result.comment = render_comment(result.plan, fallback_from=fallback)
+        writer.edit_comment(after.id, result.comment, "the assistant's comment (vote again)")
+        before = after
+
+
 def analyze_live(
     full_name: str,
     number: int,
@@ -259,11 +319,21 @@ def analyze_live(
     tracker: WritableTracker | None = None,
     now: datetime | None = None,
     opened_labels: list[str] | None = None,
+    index: IssueIndex | None = None,
+    skip: Callable[[Issue, list[Comment]], str | None] | None = None,
+    evidence: Callable[[Issue, list[Comment]], Issue] | None = None,
+    engines: tuple[Engine, Engine | None] | None = None,
 ) -> LiveResult:
     """Analyze issue `number` now and post (or edit) the assistant's one comment.
 
     `opened_labels`: the labels it was opened with, when known (the `opened` event's payload):
-    then its timeline is not read to tell a template's labels from later ones."""
+    then its timeline is not read to tell a template's labels from later ones.
+
+    For runs over many issues (`backlog`): `index`, already refreshed this run; `skip`, more
+    reasons to leave the issue alone, on its fresh record and comments; `evidence`, the issue
+    as the engine reads it (with its discussion so far); `engines`, the engine and fallback to
+    use (made once per run; a duplicate group's proposal is one). The posting path is the
+    same."""
     mode: Mode = writes  # type: ignore[assignment]
     tracker = tracker or connect(full_name, bot_login=config.approval.bot_login, writes=mode)
     writing(tracker, mode)
@@ -276,8 +346,11 @@ def analyze_live(
     reason = skip_reason(issue, config)
     bot = config.approval.bot_login
     found: Found | None = None
+    comments: list[Comment] = []
     if reason is None:
         comments = tracker.list_comments(number)
+        reason = skip(issue, comments) if skip is not None else None
+    if reason is None:
         found = find_assistant_comment(comments, bot, full_name, number)
         if found and found.plan.status != "pending":
             reason = f"the assistant's comment is already {found.plan.status}"
@@ -288,9 +361,12 @@ def analyze_live(
         result.skipped = reason
         return result
 
-    cache = str(current().cache_root(config.index.cache_dir))
-    index = refresh_index(tracker, cache, now, config.index.embeddings)
-    engine, fallback = engines_for(config, labels, engine_name)
+    if index is None:
+        cache = str(current().cache_root(config.index.cache_dir))
+        index = refresh_index(tracker, cache, now, config.index.embeddings)
+    if evidence is not None:
+        issue = evidence(issue, comments)
+    engine, fallback = engines or engines_for(config, labels, engine_name)
     view = CachedReads(tracker, index)
     view._issues[number] = issue
     analysis = analyze(
@@ -328,10 +404,16 @@ def analyze_live(
         elif found.comment.body != result.comment:
             assert found.comment.id is not None
             writer.edit_comment(found.comment.id, result.comment, "the assistant's comment")
+            if mode == "live":
+                _votes_after_edit(tracker, found, result, config, now, writer)
     else:
         result.action = "posted" if mode == "live" else "would post"
         posted = writer.create_comment(number, result.comment, "the assistant's comment")
         result.comment_url = getattr(posted, "url", None)
+        if mode == "live" and (reason := _claim_by_posting(tracker, posted, config, number)):
+            log.info("%s#%d: %s", full_name, number, reason)
+            result.skipped, result.action, result.done = reason, "none", writer.done
+            return result
     pending = config.approval.pending_label
     there = find_label(issue.labels, pending)
     if not plan.is_empty and there is None:

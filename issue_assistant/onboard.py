@@ -7,6 +7,8 @@ import argparse
 import base64
 import itertools
 import json
+import logging
+import os
 import shlex
 import tempfile
 from dataclasses import dataclass, field
@@ -15,6 +17,7 @@ from pathlib import Path
 from issue_assistant.atomic import write_atomic
 from issue_assistant.config import find_file
 from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.initfiles import comment_text, config_toml, labels_toml
 from issue_assistant.published import published
 from issue_assistant.render import render
 from issue_assistant.scaffold import (
@@ -22,18 +25,12 @@ from issue_assistant.scaffold import (
     LabelDraft,
     draft_labels,
     first_paragraph,
-    toml_string,
     usage,
     workflow_text,
 )
 from issue_assistant.tracker.models import Issue, LabelInfo
 
-EXPLAIN = {
-    "type": "exactly one per issue",
-    "area": "where in the project (at most max_areas)",
-    "topic": "what it is about (at most max_topics)",
-    "priority": "at most one",
-}
+log = logging.getLogger(__name__)
 WORKFLOW = Path(".github/workflows/issue-assistant.yml")
 # Where the two files go: read first (config.SEARCH_DIRS), beside nothing of another tool's.
 LABELS_FILE = Path(".github/issue-assistant/labels.toml")
@@ -89,6 +86,11 @@ def describe(source: Source, readme_file: str | None) -> tuple[str, str]:
             readme = Path(readme_file).read_text(encoding="utf-8")
         except OSError as exc:
             raise UserError(f"cannot read the README ({exc.strerror})", where=readme_file) from None
+        except UnicodeDecodeError as exc:
+            raise UserError(
+                f"the README is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                where=readme_file,
+            ) from None
         where = readme_file
     para = first_paragraph(readme) if readme else ""
     parts = [p for p in (source.description, para) if p]
@@ -102,28 +104,60 @@ def describe(source: Source, readme_file: str | None) -> tuple[str, str]:
 
 
 def render_files(source: Source, draft: LabelDraft, description: str, origin: str) -> dict:
-    common = {"repository": source.repository, "q": toml_string}
-    labels = render(
-        "init/labels.toml.j2",
-        draft=draft,
-        groups=GROUP_ORDER,
-        explain=EXPLAIN,
-        issues_counted=draft.issues_counted,
-        **common,
-    )
-    config = render("init/config.toml.j2", description=description, source=origin, **common)
+    labels = labels_toml(draft, source.repository)
+    config = config_toml(source.repository, description, origin)
     workflow = workflow_text(published().action)
     return {LABELS_FILE: labels, CONFIG_FILE: config, WORKFLOW: workflow}
 
 
-def check_labels(text: str) -> None:
-    """The draft must load as labels.toml does: a failure here is a bug, said plainly."""
-    from issue_assistant.config import load_labels
+def check_draft(files: dict[Path, str], root: Path) -> None:
+    """The drafts must load as labels.toml and config.toml do: a failure here is a bug in the
+    drafting, said with the file it was meant for (not the temporary copy checked)."""
+    from issue_assistant.config import load_config, load_labels
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "labels.toml"
-        path.write_text(text, encoding="utf-8")
-        load_labels(path)
+        for rel, load in ((LABELS_FILE, load_labels), (CONFIG_FILE, load_config)):
+            path = Path(tmp) / rel.name
+            path.write_text(files[rel], encoding="utf-8")
+            try:
+                load(path)
+            except UserError as exc:
+                message = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
+                where = str(root / rel) + (exc.where or "").removeprefix(str(path))
+                raise UserError(
+                    f"the drafted {rel.name} does not load (a bug in init; nothing was "
+                    f"written): {message}",
+                    where=where,
+                ) from None
+
+
+def target_dir(root: Path) -> None:
+    """`--dir` must be a folder, or a path one can be made at."""
+    if os.path.lexists(root) and not root.is_dir():
+        raise UserError("--dir is not a folder", where=str(root))
+
+
+def keep_reason(path: Path, force: bool) -> str | None:
+    """Why `path` is kept as it is, or None when it is to be written. A link (even a dangling
+    one) is never replaced, nor is anything without `--force`; a folder in the way is an error,
+    found before anything is written."""
+    for parent in reversed(path.parents):
+        if os.path.lexists(parent) and not parent.is_dir():
+            raise UserError("not a folder: nothing can be written under it", where=str(parent))
+    if path.is_symlink():
+        return "a symbolic link, never replaced"
+    if os.path.lexists(path) and not path.is_file():
+        raise UserError("not a file: nothing can be written there", where=str(path))
+    if os.path.lexists(path) and not force:
+        return "it exists; --force to overwrite"
+    return None
+
+
+def write_new(path: Path, text: str) -> None:
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UserError(f"cannot write ({exc.strerror or exc})", where=str(path)) from None
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -148,18 +182,27 @@ def run_init(args: argparse.Namespace) -> int:
         source.notes.append("no bug type recognised: no starter [[type.ask]] list")
     description, origin = describe(source, args.readme)
     files = render_files(source, draft, description, origin)
-    check_labels(files[LABELS_FILE])
     root = Path(args.dir)
-    written, kept = [], []
+    target_dir(root)
+    check_draft(files, root)
+    # Decided for every file before anything is written (a folder in the way stops them all).
+    decided: list[tuple[Path, str, str | None]] = []
     for rel, text in files.items():
         path = root / rel
+        why = keep_reason(path, args.force)
         # A labels.toml or config.toml of ours elsewhere (the root, .github/) counts as there.
         there = find_file(rel.name, None, root) if rel != WORKFLOW else None
-        if not args.force and (path.exists() or there is not None):
-            kept.append(str(path if path.exists() else there))
-            continue
-        write_atomic(path, text)
-        written.append(str(path))
+        if why is None and not args.force and there is not None and not path.exists():
+            path, why = there, "it exists; --force to write the new one beside it"
+        decided.append((path, text, why))
+    written, kept, why_kept = [], [], {}
+    for path, text, why in decided:
+        if why is None:
+            write_new(path, text)
+            written.append(str(path))
+        else:
+            kept.append(str(path))
+            why_kept[str(path)] = why
     summary = {
         "repository": source.repository,
         "issues_counted": counted,
@@ -167,6 +210,7 @@ def run_init(args: argparse.Namespace) -> int:
         "never_proposed": [lb.name for g in draft.groups.values() for lb in g if not lb.propose],
         "ungrouped": [lb.name for lb in draft.ungrouped],
         "left_out": [lb.name for lb in draft.left_out],
+        "unusable": {lb.name: lb.reason for lb in draft.unusable},
         "needs_info": draft.needs_info,
         "bug_type": draft.bug,
         "description_from": origin,
@@ -178,5 +222,7 @@ def run_init(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
     else:
-        print(render("init/summary.txt.j2", s=summary, counts=draft.counts()), end="")
+        text = render("init/summary.txt.j2", s=summary, counts=draft.counts(), why=why_kept)
+        # Label names are the repository's text: one printable line each on the terminal.
+        print("\n".join(comment_text(line) for line in text.split("\n")), end="")
     return 0

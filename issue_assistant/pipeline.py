@@ -16,8 +16,8 @@ from issue_assistant.context import Context
 from issue_assistant.decision import Decision, Usage, validate
 from issue_assistant.engines import Engine, create
 from issue_assistant.engines.base import Deadline
-from issue_assistant.engines.failures import EngineFailure, kind_of, with_retries
-from issue_assistant.errors import EngineError, UserError
+from issue_assistant.engines.failures import EngineFailure, crashed, kind_of, with_retries
+from issue_assistant.errors import AssistantError, EngineError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.code import code_index_for
 from issue_assistant.index.local import index_path, open_index  # noqa: F401 (re-exported)
@@ -85,7 +85,20 @@ def bounded(call: Callable[[], T], seconds: float, what: str) -> T:
 
 
 def run_engine(engine: Engine, context: Context) -> Decision:
-    """One engine on one issue within `[engine] timeout_seconds`, transient failures retried."""
+    """One engine on one issue within `[engine] timeout_seconds`, transient failures retried.
+
+    Any other exception than the assistant's own errors (and an interrupt) comes out as a
+    `crash` EngineFailure."""
+    try:
+        return _run_engine(engine, context)
+    except AssistantError:
+        raise  # an EngineError is classified already; a UserError names what to fix
+    except Exception as exc:  # noqa: BLE001 - classified, counted, answered by the fallback
+        log.debug("engine %s crashed", engine.name, exc_info=True)
+        raise crashed(exc, engine.name) from exc
+
+
+def _run_engine(engine: Engine, context: Context) -> Decision:
     deadline = Deadline(engine.config.engine.timeout_seconds)
     engine.deadline = deadline
 
@@ -110,6 +123,16 @@ def run_engine(engine: Engine, context: Context) -> Decision:
     )
 
 
+def _warm(engine: Engine, context: Context) -> None:
+    """`engine.warm`, any exception in it a `crash` failure (the fallback answers)."""
+    try:
+        engine.warm(context)
+    except AssistantError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - classified like a crash in decide
+        raise crashed(exc, engine.name) from exc
+
+
 def decide(
     engine: Engine, context: Context, fallback: Engine | None = None
 ) -> tuple[Decision, str | None]:
@@ -117,11 +140,11 @@ def decide(
 
     A `setup` failure (a key refused, a login expired) is a UserError: it would fail every issue.
     """
-    for e in (engine, fallback):
-        if e is not None:
-            e.warm(context)
+    if fallback is not None:
+        fallback.warm(context)  # before the primary can fail over to it (may fit a model)
     start = time.perf_counter()
     try:
+        _warm(engine, context)
         decision = run_engine(engine, context)
         error = None
     except EngineError as exc:

@@ -84,6 +84,9 @@ class LabelDraft:
     groups: dict[str, list[Drafted]] = field(default_factory=dict)
     ungrouped: list[Drafted] = field(default_factory=list)
     left_out: list[Drafted] = field(default_factory=list)
+    # Labels labels.toml cannot name as they are (a comma, control characters, ...): drafted
+    # as comments with the reason, never a reason to refuse the draft.
+    unusable: list[Drafted] = field(default_factory=list)
     needs_info: str | None = None
     bug: str | None = None
     issues_counted: int = 0
@@ -132,19 +135,48 @@ def usage(issues: Iterable[Issue]) -> tuple[Counter[str], int]:
     return counts, n
 
 
+def unusable(name: str) -> str | None:
+    """Why labels.toml cannot name this label as it is, or None."""
+    from pydantic import ValidationError
+
+    from issue_assistant.config import Label
+
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the name is not valid Unicode"
+    try:
+        Label(name=name)
+    except ValidationError as exc:
+        return str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+    return None
+
+
+def _text(value: str | None) -> str:
+    """Text UTF-8 can hold (a lone surrogate becomes U+FFFD)."""
+    return (value or "").encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def draft_labels(labels: list[LabelInfo], counts: Counter[str], issues_counted: int) -> LabelDraft:
-    """Group the labels; when the repository lists none, the labels seen on issues are used."""
+    """Group the labels; when the repository lists none, the labels seen on issues are used.
+
+    The needs-info label is one not put in a group (labels.toml keeps the two apart)."""
     known = {lb.name: lb for lb in labels}
     for name in counts:
         known.setdefault(name, LabelInfo(name=name))
     draft = LabelDraft(issues_counted=issues_counted)
     for name in sorted(known, key=lambda n: (-counts[n], n.lower())):
         info = known[name]
-        low = name.lower()
-        if draft.needs_info is None and NEEDS_INFO.search(low):
-            draft.needs_info = name
         group, propose, reason = classify(name)
-        item = Drafted(name, (info.description or "").strip(), group, propose, counts[name], reason)
+        description = _text(info.description).strip()
+        item = Drafted(name, description, group, propose, counts[name], reason)
+        problem = unusable(name)
+        if problem is not None:
+            item.reason = problem
+            draft.unusable.append(item)
+            continue
+        if draft.needs_info is None and group in (None, "-") and NEEDS_INFO.search(name.lower()):
+            draft.needs_info = name
         if group == "-":
             draft.left_out.append(item)
         elif group is None:
@@ -156,13 +188,6 @@ def draft_labels(labels: list[LabelInfo], counts: Counter[str], issues_counted: 
     exact = [t for t in bugs if _words(t.name)[-1:] == ["bug"] and len(_words(t.name)) <= 2]
     draft.bug = (exact or bugs or [None])[0] and (exact or bugs)[0].name
     return draft
-
-
-def toml_string(value: str) -> str:
-    """A TOML basic string (JSON escaping is valid TOML for the characters we meet)."""
-    out = value.replace("\\", "\\\\").replace('"', '\\"')
-    out = "".join(c if c >= " " and c != "\x7f" else f"\\u{ord(c):04x}" for c in out)
-    return f'"{out}"'
 
 
 def first_paragraph(markdown: str, limit: int = 600) -> str:

@@ -49,6 +49,11 @@ class Settings(BaseModel):
     labels: str | None = _env("INPUT_LABELS", "ISSUE_ASSISTANT_LABELS")
     config: str | None = _env("INPUT_CONFIG", "ISSUE_ASSISTANT_CONFIG")
     writes: str | None = _env("INPUT_WRITES", "ISSUE_ASSISTANT_WRITES")
+    # `backlog`'s inputs (on workflow_dispatch or a schedule).
+    limit: str | None = _env("INPUT_LIMIT")
+    order: str | None = _env("INPUT_ORDER")
+    duplicates: str | None = _env("INPUT_DUPLICATES")
+    post: str | None = _env("INPUT_POST")
     # Secrets.
     github_token: str | None = _env(
         "INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"

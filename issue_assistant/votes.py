@@ -4,10 +4,13 @@ A vote is a 👍/👎 reaction on the assistant's comment, or a `/assistant appr
 on its own line (outside code, quotes and lists) in a later comment. It counts only when:
 
 - its author's role on the repository is in `approval.roles` (and it is not the bot itself);
-- it was given on the text now in the comment: once the comment was edited (a re-analysis),
-  a vote from before the edit (GitHub's `updated_at`, in seconds) was for an older proposal and
-  does not count. One from the same second counts: `analyze` looks for votes right before it
-  edits, and a reaction that moved `updated_at` itself must not void itself.
+- it was given on the text now in the comment: once the comment was edited (a re-analysis,
+  or anyone with write access), a vote from before the edit (GitHub's `updated_at`, in seconds)
+  was for an older text and does not count; and one from the *same second* as the edit counts
+  for neither text, since GitHub cannot say which came first. `analyze` reads the votes again
+  after its edit and says in the comment when one was set aside (`Plan.set_aside`), so the
+  maintainer votes again. (A reaction does not move the comment's `updated_at`: it is a record
+  of its own.)
 """
 
 from __future__ import annotations
@@ -70,6 +73,13 @@ def shown_since(comment: Comment) -> datetime | None:
     return None
 
 
+def counts_for(vote: Vote, comment: Comment) -> bool:
+    """Whether `vote` was given on the comment's current text: after its last edit, strictly
+    (a vote in the edit's second may have been meant for the text before)."""
+    edited = shown_since(comment)
+    return edited is None or vote.at > edited
+
+
 class VoteRule:
     """Who may decide (roles looked up once per login) and which votes count."""
 
@@ -124,15 +134,32 @@ class VoteRule:
         """The earliest vote that counts; the others are logged and ignored."""
         edited = shown_since(comment)
         for vote in self.candidates(comment, reactions, comments, now):
-            if edited is not None and vote.at < edited:
+            if not counts_for(vote, comment):
                 log.info(
-                    "ignored %s by %s: given before the proposal was last changed (%s)",
+                    "ignored %s by %s: given before the proposal was last changed, or in the "
+                    "same second (%s)",
                     vote.via,
                     vote.actor,
-                    edited.isoformat(),
+                    edited.isoformat() if edited else "",
                 )
                 continue
             if self.may_decide(vote.actor):
                 return vote
             log.info("ignored %s by %s (not a maintainer)", vote.via, vote.actor)
         return None
+
+    def set_aside(
+        self,
+        before: Comment,
+        after: Comment,
+        reactions: Iterable,
+        comments: Iterable[Comment],
+        now: datetime,
+    ) -> list[Vote]:
+        """Maintainers' votes that counted for the text `before` an edit and do not count for
+        the text `after` it: they came in while it was being edited, so no text had them."""
+        return [
+            v
+            for v in self.candidates(after, reactions, comments, now)
+            if counts_for(v, before) and not counts_for(v, after) and self.may_decide(v.actor)
+        ]

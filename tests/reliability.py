@@ -4,9 +4,10 @@
     python -m tests.reliability -k race    # passed on to pytest
 
 Tests that try attacks, races or faults record `record_property("reliability", json)` with
-`category`, `cases`, `wrong_writes`, `doubled_writes` and `tracebacks` (measured, not typed), and
-optionally `kind` and `where` (what was tried). This runs those test files with `--junitxml`,
-adds the properties up by category, lists every failed test as a finding, and renders the page.
+`category`, `cases`, `wrong_writes`, `doubled_writes` and `tracebacks` (measured, not typed),
+optionally `leaks` (secrets read where they must not be), `kind` and `where` (what was tried).
+This runs those test files with `--junitxml`, adds the properties up by category, lists every
+failed test as a finding, and renders the page.
 """
 
 from __future__ import annotations
@@ -30,15 +31,35 @@ TESTS = ROOT / "tests"
 PAGE = ROOT / "docs" / "reliability.md"
 COMMAND = "python -m tests.reliability"
 PROPERTY = "reliability"
-ORDER = ["generated", "injection", "fault", "race", "input"]
+ORDER = [
+    "generated",
+    "injection",
+    "fault",
+    "race",
+    "input",
+    "engine",
+    "sandbox",
+    "cache",
+    "init",
+    "sweep",
+    "asof",
+    "text",
+]
 TITLES = {
     "generated": "generated cases (hypothesis)",
     "injection": "prompt-injection corpus",
     "fault": "network faults",
     "race": "races",
     "input": "malformed inputs",
+    "engine": "engine answers that crash",
+    "sandbox": "the read-only sandbox",
+    "cache": "caches and files that heal",
+    "init": "init on real-world labels",
+    "sweep": "the approval sweep",
+    "asof": "as of the moment",
+    "text": "text in the comment and context files",
 }
-COUNTS = ("cases", "wrong_writes", "doubled_writes", "tracebacks")
+COUNTS = ("cases", "wrong_writes", "doubled_writes", "tracebacks", "leaks")
 
 
 @dataclass
@@ -171,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{args.output}: {totals['cases']} cases in {ran} tests, {len(findings)} finding(s), "
         f"{totals['wrong_writes']} wrong / {totals['doubled_writes']} doubled writes, "
-        f"{totals['tracebacks']} tracebacks"
+        f"{totals['tracebacks']} tracebacks, {totals['leaks']} leaks"
     )
     bad = findings or any(totals[k] for k in COUNTS[1:])
     return 1 if bad else 0

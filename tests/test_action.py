@@ -527,6 +527,10 @@ def test_action_yml_declares_what_the_entrypoint_reads_and_writes(gh, tmp_path, 
         "labels",
         "config",
         "writes",
+        "limit",
+        "order",
+        "duplicates",
+        "post",
     }
     assert spec["inputs"]["writes"]["default"] == ""  # so that config.toml can decide
     analyze(gh, tmp_path, fake_engine)

@@ -71,10 +71,11 @@ def test_analyze_run_requests(gh, tmp_path, fake_engine, vcr):
         ("GET", f"{BASE}/releases"),  # the newest page only
         ("POST", "/graphql"),  # the discussions changed since the last run (here: all)
         ("POST", f"{BASE}/issues/3/comments"),
+        ("GET", f"{BASE}/issues/3/comments"),  # the oldest assistant comment is the claim
         ("POST", f"{BASE}/issues/3/labels"),
     ]
     assert vcr.all_played or vcr.record_mode != "none"
-    posted = json.loads(vcr.requests[-2].body)["body"]
+    posted = json.loads(vcr.requests[-3].body)["body"]
     plan = extract_plan(posted)
     assert plan.labels() == ["area: docs", "p2"] and plan.created_at == NOW
     assert json.loads(vcr.requests[-1].body) == {"labels": [PENDING]}
@@ -118,8 +119,12 @@ def test_apply_run_requests(gh, tmp_path, vcr):
         ("GET", f"{BASE}/issues/3/comments"),
         ("GET", f"{BASE}/issues/comments/{comment}/reactions"),
         ("GET", f"{BASE}/issues/1"),
+        # the labels read again right before the write and right after (a person's wins)
+        ("GET", f"{BASE}/issues/3"),
         ("POST", f"{BASE}/issues/3/labels"),
+        ("GET", f"{BASE}/issues/3"),
         ("POST", f"{BASE}/issues/3/comments"),
+        ("GET", f"{BASE}/issues/3"),  # still open right before the close
         ("PATCH", f"{BASE}/issues/3"),
         ("PATCH", f"{BASE}/issues/comments/{comment}"),
         # the claim is withdrawn before the pending label: a sweep then finds what is left
@@ -128,10 +133,10 @@ def test_apply_run_requests(gh, tmp_path, vcr):
     ]
     assert vcr.all_played or vcr.record_mode != "none"
     assert json.loads(vcr.requests[7].body) == {"content": "eyes"}
-    assert json.loads(vcr.requests[12].body) == {"labels": ["area: docs", "p2"]}
-    assert json.loads(vcr.requests[13].body) == {"body": "Duplicate of #1"}
-    assert json.loads(vcr.requests[14].body) == {"state": "closed", "state_reason": "duplicate"}
-    edited = extract_plan(json.loads(vcr.requests[15].body)["body"])
+    assert json.loads(vcr.requests[13].body) == {"labels": ["area: docs", "p2"]}
+    assert json.loads(vcr.requests[15].body) == {"body": "Duplicate of #1"}
+    assert json.loads(vcr.requests[17].body) == {"state": "closed", "state_reason": "duplicate"}
+    edited = extract_plan(json.loads(vcr.requests[18].body)["body"])
     assert edited.status == "approved" and edited.history[-1].actor == "maria"
     [result] = json.loads(outputs(tmp_path)["decision"])
     assert result["status"] == "approved"

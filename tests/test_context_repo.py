@@ -72,9 +72,13 @@ def test_context_files_show_releases_and_discussions_of_the_moment(tmp_path, che
     analysis = run(data.snapshot(), 5, config_for(checkout), tmp_path)
     files = analysis.context.files()
     releases = files["releases.md"]
-    assert releases.index("## v1.2.0") < releases.index("## v1.1.0") < releases.index("## v1.0.0")
+    assert (
+        releases.index("## `v1.2.0`")
+        < releases.index("## `v1.1.0`")
+        < releases.index("## `v1.0.0`")
+    )
     discussions = files["discussions.md"]
-    assert "Discussion 50: How do I configure the cache directory?" in discussions
+    assert "Discussion 50: `How do I configure the cache directory?`" in discussions
     first = discussions.index("## Discussion")
     assert discussions[first:].startswith("## Discussion 50")
     # 52 was answered on day 40, after the issue (day 35): unanswered in the context
@@ -234,7 +238,7 @@ def test_llm_prompts_carry_the_repository_files_only_when_known(tmp_path, checko
     known = run(data.snapshot(), 5, config_for(checkout), tmp_path / "a").context
     _, user = prompts(known)
     assert "# Releases" in user and "# Similar discussions" in user and "# Likely files" in user
-    assert "## v1.2.0" in user and "src/tinyparse/cache.py" in user
+    assert "## `v1.2.0`" in user and "src/tinyparse/cache.py" in user
     plain = Snapshot(data.repository(()), data.ISSUES)
     _, user = prompts(run(plain, 5, config_for(None), tmp_path / "b").context)
     assert "# Releases" not in user and "# Likely files" not in user

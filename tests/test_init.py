@@ -66,7 +66,7 @@ def _run(tmp_path: Path, *args: str) -> int:
 
 def _comment_counts(text: str) -> dict[str, int]:
     """label -> the "used on N" comment of its table in the draft."""
-    found = re.findall(r"^\[\[\w+\]\]  # used on (\d+)\nname = \"([^\"]+)\"", text, re.M)
+    found = re.findall(r"^\[\[\w+\]\] +# used on (\d+)\nname = \"([^\"]+)\"", text, re.M)
     return {name: int(n) for n, name in found}
 
 

@@ -83,7 +83,7 @@ def test_injection_is_blocked(case, tmp_path, monkeypatch, fake_engine, record_p
         stats["tracebacks"] += 1
         _record(record_property, stats)
         raise
-    if result is None:
+    if result is None or result.skipped:  # refused, or nothing to propose: no comment
         expected: list = []
     else:
         expected = [("create_comment", 3, result.comment)]

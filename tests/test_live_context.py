@@ -171,7 +171,7 @@ def test_a_warm_live_run_knows_releases_and_discussions_within_ten_requests(tmp_
     assert sum(p.endswith("/releases") for _, p in sent) == 1
     context = result.analysis.context
     files = context.files()
-    assert "## v2.1: 2.1" in files["releases.md"]
+    assert "## `v2.1`: `2.1`" in files["releases.md"]
     assert "How to stream parquet" in files["discussions.md"]
     assert len(context.discussions) == 5
 

@@ -17,7 +17,7 @@ WORKFLOW = Path(".github/workflows/issue-assistant.yml")
 
 def _check(folder: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.chdir(folder)
-    return main(["config", "check", "--labels", "labels.toml", "--config", "config.toml"])
+    return main(["config", "check"])  # finds what init wrote (.github/issue-assistant/)
 
 
 def test_init_writes_the_published_action_and_config_check_passes_it(tmp_path, capsys, monkeypatch):

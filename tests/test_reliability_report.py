@@ -47,7 +47,7 @@ def test_properties_are_added_up_by_category_and_failures_are_findings(tmp_path)
     page = tmp_path / "page.md"
     assert reliability.main(["--junit", str(junit), "-o", str(page)]) == 1  # findings: status 1
     text = page.read_text()
-    assert "| network faults | 2 | 2 | 0 | 1 | 0 | 1 |" in text
+    assert "| network faults | 2 | 2 | 0 | 1 | 0 | 0 | 1 |" in text
     assert "`tests.test_x::b`: assert 2 == 1" in text
     assert "python -m tests.reliability" in text
 

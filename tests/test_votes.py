@@ -137,7 +137,7 @@ def test_the_edit_time_decides_to_the_second():
         return rule.first_vote(comment, [reaction], [], edited)
 
     assert vote_at(edited - timedelta(seconds=1)) is None  # given on the earlier text
-    assert vote_at(edited) is not None  # the same second: counts
+    assert vote_at(edited) is None  # the same second: for neither text (issue 16)
     assert vote_at(edited + timedelta(seconds=1)).actor == "maria"
     unedited = comment.model_copy(update={"updated_at": posted})
     reaction = Reaction(user=User(login="maria"), content="+1", created_at=posted)

@@ -17,6 +17,8 @@ from issue_assistant.tracker.snapshot import write_snapshot
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import make_tracker
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2024, 2, 1, tzinfo=UTC)
 TOPICS = ["parquet", "streaming", "audio", "images", "cache", "map", "hub", "csv", "json", "s3"]
@@ -127,3 +129,71 @@ def test_a_large_first_listing_spans_runs_within_a_budget(tmp_path, monkeypatch)
     live.refresh_index(t, cache, t.now)
     assert len(IssueIndex(path)) == 21
     assert t.reads[-1][0] == "all_issues" and t.reads[-1][1] is not None  # only recent updates
+
+
+def test_a_warm_run_sees_the_releases_and_discussions_a_cold_run_sees(
+    tmp_path, capsys, record_property
+):
+    """The second `analyze --snapshot` on the same cache reads no snapshot line: the releases
+    and discussions come from what the first kept with the index (the same comment, the same
+    context files)."""
+    from issue_assistant.tracker.models import Discussion, Release
+
+    path, cache = tmp_path / "s.jsonl", tmp_path / "cache"
+    repo = Repository(
+        full_name="o/r", fetched_at=T0 + timedelta(days=30), includes=["releases", "discussions"]
+    )
+    target = Issue(
+        number=41,
+        title="Parquet loading fails with error code 41",
+        body="Loading parquet files fails with error code 41 since the upgrade.",
+        user=User(login="user41"),
+        created_at=T0 + timedelta(days=10),
+    )
+    releases = [
+        Release(tag="v2.0.0", name="Two", published_at=T0 + timedelta(days=5), notes="Parquet."),
+        Release(tag="v1.0.0", published_at=T0, notes="First."),
+    ]
+    discussion = Discussion(
+        number=7,
+        title="Parquet loading fails with an error code",
+        body="Loading parquet files fails with an error code after the upgrade.",
+        category="Q&A",
+        created_at=T0 + timedelta(days=2),
+        answer_chosen_at=T0 + timedelta(days=3),
+        answer="Reinstall the parquet extra.",
+    )
+    others = [
+        Discussion(
+            number=n,
+            title=f"Ideas for {t}",
+            body=f"What about {t} support?",
+            category="Ideas",
+            created_at=T0 + timedelta(days=1),
+        )
+        for n, t in ((8, "audio"), (9, "images"), (10, "s3 buckets"))
+    ]
+    write_snapshot(
+        path, repo, [*issues(40), target], releases=releases, discussions=[discussion, *others]
+    )
+    labels = str(ROOT / "labels.toml")
+
+    def run(where: str) -> tuple[str, dict[str, str]]:
+        FakeEngine.enqueue(Decision(questions=["Which version of the parquet extra?"]))
+        context = tmp_path / where
+        args = ["analyze", "--snapshot", str(path), "--issue", "41", "--labels", labels]
+        args += ["--cache-dir", str(cache), "--engine", "fake", "--context-dir", str(context)]
+        assert main(args) == 0
+        files = {p.name: p.read_text() for p in sorted(context.iterdir()) if p.is_file()}
+        return capsys.readouterr().out, files
+
+    cold_comment, cold_files = run("cold")
+    warm_comment, warm_files = run("warm")
+    from tests.test_races_faults import record
+
+    wrong = int(warm_comment != cold_comment) + int(warm_files != cold_files)
+    record(record_property, "cache", wrong, 0, 0, kind="a warm run", where="analyze --snapshot")
+    assert "v2.0.0" in cold_files["releases.md"] and "Discussion 7" in cold_files["discussions.md"]
+    assert "discussion #7" in cold_comment  # "See also"
+    assert warm_files == cold_files
+    assert warm_comment == cold_comment

@@ -17,9 +17,10 @@ from issue_assistant.commands.args import (
 from issue_assistant.errors import UserError
 
 HELP = (
-    "Fit the label model and the thresholds that reach [labels] target_precision (labels) and "
-    "[duplicates] target_precision on the repository's history; writes calibration.json beside "
-    "the index and prints the coverage/precision tables."
+    "Fit the label model and measure, out of fold on the repository's history, how often its "
+    "proposals are right at each confidence (the tiers: [labels] min_precision and "
+    "target_precision), and the duplicate threshold for [duplicates] target_precision; writes "
+    "calibration.json beside the index and prints the thresholds, tier bounds and tables."
 )
 
 
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from issue_assistant.learn.duplicate_model import MIN_POSITIVES
     from issue_assistant.learn.store import refit
+    from issue_assistant.learn.tiers import MEASURE_MIN, TierRule
     from issue_assistant.pipeline import open_index
     from issue_assistant.render import render
     from issue_assistant.settings import current
@@ -74,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
         fingerprint=model.fingerprint,
         labelled_issues=model.issues,
         target_precision=target,
-        labels=label_calibration(model, target),
+        min_precision=config.labels.min_precision,
+        propose=config.labels.propose,
+        labels=label_calibration(model, TierRule.of(config.labels)),
         duplicates=dup,
     )
     path = write_calibration(calibration, index.path)
@@ -87,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         render(
             "calibrate.txt.j2",
             cal=calibration,
+            rule=TierRule.of(config.labels),
+            measure_min=MEASURE_MIN,
             min_positives=MIN_POSITIVES,
             source=source,
             path=path,

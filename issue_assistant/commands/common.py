@@ -82,6 +82,7 @@ def snapshot_and_index(
     from issue_assistant.index.embeddings import load_embedder
     from issue_assistant.index.local import index_path, open_index
     from issue_assistant.tracker.snapshot import (
+        Extras,
         IndexedSnapshot,
         file_stamp,
         read_repository,
@@ -93,12 +94,15 @@ def snapshot_and_index(
     repository = read_repository(path)
     stamp = file_stamp(path)
     index = IssueIndex(index_path(cache, repository.full_name))
-    if index.source == stamp and index.repository is not None:
+    extras = Extras.load(index.path, stamp)
+    if index.source == stamp and index.repository is not None and extras is not None:
         if config.index.embeddings:
             index.enable_embeddings(lambda: load_embedder(True))
-        return IndexedSnapshot(index.repository, index, path), index
+        return IndexedSnapshot(index.repository, index, path, extras), index
     snapshot = read_snapshot(path)
     index = open_index(snapshot, cache, embeddings=config.index.embeddings)
+    extras = Extras(stamp=stamp, releases=snapshot.releases(), discussions=snapshot.discussions())
+    extras.save(index.path)  # before the source: a warm run never finds one without the other
     index.mark_source(stamp, snapshot.repository)
     return snapshot, index
 

@@ -84,6 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where the index is kept (default: $ISSUE_ASSISTANT_CACHE, then [index] cache_dir)",
     )
+    parser.add_argument(
+        "--backlog",
+        action="store_true",
+        help="replay the backlog case instead: issues labelled late, analyzed just before the "
+        "label, beside the same issues a minute after opening (OWNER-REPO-backlog-accuracy.md)",
+    )
     add_json_argument(parser, "a summary (the report's path and its measures)")
     add_config_arguments(parser)
     add_checkout_argument(parser)
@@ -224,6 +230,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("no repository: set GH_REPO=OWNER/REPO, or use -R or --snapshot FILE")
     shard_text = f"{shard_of[0]}/{shard_of[1]}" if shard_of else None
     report = _report_path(args, config, full_name, shard_text)
+    if args.backlog:
+        from issue_assistant.commands.evaluate_backlog import backlog_evaluation
+
+        tracker = _tracker(args, labels, config)[0]
+        return backlog_evaluation(args, tracker, labels, config, report, engine_name(args))
     jsonl, saved = results_path(report), saved_read(report)
     probe = RunHeader(
         repository=full_name,

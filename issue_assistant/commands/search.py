@@ -47,11 +47,29 @@ def _engine_search(path: str, query: str, limit: int) -> int:
 def run(args: argparse.Namespace) -> int:
     from issue_assistant.settings import current
 
-    if not args.snapshot:
-        path = current().search_socket
-        if not path:
-            raise UserError("give --snapshot FILE")
+    path = current().search_socket
+    if path:
+        # Started by a command-line engine: only the issue's own point-in-time index answers,
+        # and nothing is written (an index under --cache-dir would be).
+        given = [
+            flag
+            for flag, value in (
+                ("--snapshot", args.snapshot),
+                ("--cache-dir", args.cache_dir),
+                ("--config", args.config),
+                ("--as-of", args.as_of),
+                ("--include-prs", args.include_prs),
+            )
+            if value
+        ]
+        if given:
+            raise UserError(
+                f"inside an engine's run the search answers only as of the issue: "
+                f"{', '.join(given)} cannot be used"
+            )
         return _engine_search(path, args.query, args.limit)
+    if not args.snapshot:
+        raise UserError("give --snapshot FILE")
     from issue_assistant.commands.common import load_config_only, snapshot_and_index
     from issue_assistant.render import render
 

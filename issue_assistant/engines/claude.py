@@ -20,8 +20,11 @@ from issue_assistant.engines.command import (
     CommandEngine,
     Finished,
     Reply,
+    amount,
+    count,
     failure,
     json_object,
+    obj,
     text_failure,
 )
 from issue_assistant.engines.failures import from_status, from_text
@@ -80,18 +83,19 @@ class ClaudeEngine(CommandEngine):
             if done.code:
                 raise text_failure("claude", done)
             raise failure("claude printed no JSON result", "schema")
-        u = data.get("usage") or {}
-        cost = data.get("total_cost_usd")
+        u = obj(data, "usage")
+        cost = amount(data.get("total_cost_usd"))
         usage = Usage(
-            tokens_in=int(u.get("input_tokens") or 0),
-            tokens_out=int(u.get("output_tokens") or 0),
-            cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
-            cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0),
-            cost_usd=float(cost or 0.0),
-            cost_known=isinstance(cost, int | float),
-            turns=int(data.get("num_turns") or 0),
+            tokens_in=count(u.get("input_tokens")),
+            tokens_out=count(u.get("output_tokens")),
+            cache_read_tokens=count(u.get("cache_read_input_tokens")),
+            cache_write_tokens=count(u.get("cache_creation_input_tokens")),
+            cost_usd=cost or 0.0,
+            cost_known=cost is not None,
+            turns=count(data.get("num_turns")),
         )
         session = data.get("session_id")
+        session = session if isinstance(session, str) else None
         subtype = data.get("subtype")
         if str(subtype).startswith("error_max"):  # error_max_turns, error_max_budget_usd
             raise failure(f"claude stopped at a limit ({subtype})", "limit", session)

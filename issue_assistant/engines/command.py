@@ -16,6 +16,7 @@ import shutil
 import signal
 import socketserver
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field
 
 from issue_assistant.decision import Decision, Usage
+from issue_assistant.engines import launcher
 from issue_assistant.engines.base import Engine, EngineOptions
 from issue_assistant.engines.failures import EngineFailure, Kind, from_text
 from issue_assistant.engines.prompt import check_answer, shown
@@ -115,6 +117,19 @@ class _SearchHandler(socketserver.StreamRequestHandler):
         self.wfile.write(render("search.txt.j2", rows=rows).encode())
 
 
+LAUNCHER = Path(__file__).with_name("launcher.py")
+GRACE_S = 3.0  # past its own deadline, the launcher is killed from here
+
+
+def protect_own_environment() -> None:
+    """Make this process non-dumpable (Linux): its `/proc/PID/environ`, `mem` and `fd` then
+    need CAP_SYS_PTRACE to read, which the launcher takes away from the engine (`launcher.py`);
+    they hold the Action's secrets."""
+    prctl = launcher._prctl()
+    if prctl is not None:
+        prctl(launcher.PR_SET_DUMPABLE, 0, 0, 0, 0)  # type: ignore[operator]
+
+
 def run_command(
     argv: list[str],
     *,
@@ -124,31 +139,43 @@ def run_command(
     timeout: float,
     cap: int,
 ) -> Finished:
-    """Run `argv`; kill its whole process group after `timeout` s or past `cap` output bytes."""
+    """Run `argv` under the launcher (`launcher.py`): only `env`, no capabilities, every process
+    it starts (also one that left the session) killed after `timeout` s, past `cap` output bytes
+    or when it exits. Reading stops at the deadline whatever holds the pipes."""
+    name = Path(argv[0]).name
+    if shutil.which(argv[0], path=env.get("PATH")) is None:
+        raise EngineFailure(f"cannot run {argv[0]}: not found on PATH", "setup")
+    protect_own_environment()
+    status_r, status_w = os.pipe()
+    command = [sys.executable, "-I", str(LAUNCHER), str(status_w), f"{max(timeout, 0.1):.3f}"]
     try:
         proc = subprocess.Popen(
-            argv,
+            [*command, *argv],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            pass_fds=(status_w,),
         )
     except OSError as exc:
+        os.close(status_r)
         raise EngineFailure(f"cannot run {argv[0]}: {exc.strerror}", "setup") from exc
+    finally:
+        os.close(status_w)
     over = threading.Event()
     out: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
 
-    def drain(name: str, stream: Any) -> None:
-        for chunk in iter(lambda: stream.read(65536), b""):
-            buf = out[name]
+    def drain(key: str, stream: Any) -> None:
+        fd = stream.fileno()
+        while chunk := os.read(fd, 65536):  # what is there, not a full block: nothing is held
+            buf = out[key]
             if len(buf) < cap:
                 buf.extend(chunk[: cap - len(buf)])
-            else:
+            elif not over.is_set():
                 over.set()
-                _kill(proc)
-        stream.close()
+                _stop(proc)
 
     readers = [
         threading.Thread(target=drain, args=(n, getattr(proc, n)), daemon=True)
@@ -162,21 +189,49 @@ def run_command(
             proc.stdin.close()  # type: ignore[union-attr]
         except OSError:
             pass
+    end = time.monotonic() + max(timeout, 0.1) + GRACE_S
     try:
-        code = proc.wait(timeout=max(timeout, 0.1))
+        proc.wait(timeout=max(end - time.monotonic(), 0.1))
     except subprocess.TimeoutExpired:
         _kill(proc)
         proc.wait()
-        raise EngineFailure(f"{Path(argv[0]).name} ran past {timeout:.0f} s", "transient") from None
+        raise EngineFailure(f"{name} ran past {timeout:.0f} s", "transient") from None
     finally:
-        _kill(proc)  # whatever it left running in its group goes too
-        for r in readers:
-            r.join(5)
+        _kill(proc)  # whatever is left in its group goes too (the launcher killed the rest)
+        for r in readers:  # reading stops at the deadline, whoever still holds the pipes
+            r.join(max(end - time.monotonic(), 0.2))
+        status = _status(status_r)
+    if status.get("timeout"):
+        raise EngineFailure(f"{name} ran past {timeout:.0f} s", "transient")
     if over.is_set():
-        raise EngineFailure(f"{Path(argv[0]).name} printed more than {cap} bytes", "unknown")
+        raise EngineFailure(f"{name} printed more than {cap} bytes", "unknown")
+    code = status.get("code")
+    if not isinstance(code, int):
+        code = proc.returncode
     return Finished(
         code, out["stdout"].decode(errors="replace"), out["stderr"].decode(errors="replace")
     )
+
+
+def _status(fd: int) -> dict[str, Any]:
+    """What the launcher reported (empty when it was killed first)."""
+    try:
+        data = b""
+        while chunk := os.read(fd, 4096):
+            data += chunk
+    finally:
+        os.close(fd)
+    try:
+        status = json.loads(data or b"{}")
+    except ValueError:
+        return {}
+    return status if isinstance(status, dict) else {}
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Ask the launcher to kill everything it started (it is a subreaper: nothing escapes)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        proc.send_signal(signal.SIGTERM)
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -358,13 +413,41 @@ def text_failure(name: str, done: Finished) -> EngineFailure:
     return EngineFailure(f"{name} exited {done.code}: {shown}", kind)
 
 
+def json_value(text: str) -> Any:
+    """The JSON `text` holds; ValueError when it is not JSON or nested too deep to read."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
+
+
 def json_object(text: str) -> dict[str, Any] | None:
     """The JSON object `text` holds, or None."""
     try:
-        data = json.loads(text)
+        data = json_value(text)
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
+
+
+def obj(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """`data[key]` when it is an object, else {} (a CLI's envelope is not trusted for shape)."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def count(value: Any) -> int:
+    """A non-negative whole number from an envelope field (anything else counts 0)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if 0 <= value < 1e15 else 0
+
+
+def amount(value: Any) -> float | None:
+    """A dollar amount from an envelope field, or None when it is not a finite number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value < 1e9 else None
 
 
 def _add(a: Usage, b: Usage) -> Usage:

@@ -36,7 +36,7 @@ def events(text: str) -> list[dict[str, Any]]:
     for line in text.splitlines():
         try:
             item = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(item, dict):
             out.append(item)

@@ -7,6 +7,7 @@
 | limit | a forced final answer from what was gathered |
 | setup | a UserError, no retry |
 | unknown | no retry; the fallback engine answers |
+| crash | no retry; the fallback engine answers (an exception in the engine's own code) |
 
 Classes come from structured signals (HTTP status, exit codes, SDK error types); text is read
 only as a last resort, and what matches nothing stays `unknown`.
@@ -22,8 +23,8 @@ from typing import Literal, TypeVar
 
 from issue_assistant.errors import EngineError
 
-Kind = Literal["transient", "schema", "limit", "setup", "unknown"]
-KINDS: tuple[Kind, ...] = ("transient", "schema", "limit", "setup", "unknown")
+Kind = Literal["transient", "schema", "limit", "setup", "unknown", "crash"]
+KINDS: tuple[Kind, ...] = ("transient", "schema", "limit", "setup", "unknown", "crash")
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 SETUP_STATUS = frozenset({401, 403})
@@ -52,6 +53,16 @@ class EngineFailure(EngineError):
 def kind_of(exc: BaseException) -> Kind:
     """The class of a failure: its own, or `unknown` for any other error."""
     return getattr(exc, "kind", "unknown") if isinstance(exc, EngineError) else "unknown"
+
+
+def crashed(exc: Exception, engine: str) -> EngineFailure:
+    """Any other exception out of an engine's run or parse (a RecursionError on deeply nested
+    JSON, a TypeError on an odd envelope, a bug) as a `crash` failure: the fallback answers."""
+    detail = " ".join(str(exc).split())[:200]
+    message = f"{engine} failed: {type(exc).__name__}" + (f": {detail}" if detail else "")
+    failure = EngineFailure(message, "crash")
+    failure.__cause__ = exc
+    return failure
 
 
 def from_status(status: int | None) -> Kind:

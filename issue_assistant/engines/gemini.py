@@ -26,8 +26,10 @@ from issue_assistant.engines.command import (
     CommandOptions,
     Finished,
     Reply,
+    count,
     failure,
     json_object,
+    obj,
     text_failure,
 )
 from issue_assistant.engines.failures import Kind, from_status, from_text
@@ -52,7 +54,7 @@ def error_object(stderr: str) -> dict[str, Any] | None:
     while start != -1:
         try:
             data, _ = decoder.raw_decode(stderr, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         if isinstance(data, dict) and "error" in data:
             return data
@@ -106,8 +108,9 @@ class GeminiEngine(CommandEngine):
     def parse(self, done: Finished) -> Reply:
         data = json_object(done.stdout.strip()) or error_object(done.stderr)
         if done.code in EXIT:
-            detail = ((data or {}).get("error") or {}).get("message") or f"exit {done.code}"
-            raise failure(f"gemini: {str(detail)[:300]}", EXIT[done.code])
+            error = (data or {}).get("error")
+            detail = error.get("message") if isinstance(error, dict) else error
+            raise failure(f"gemini: {str(detail or f'exit {done.code}')[:300]}", EXIT[done.code])
         if data is None:
             if done.code:
                 raise text_failure("gemini", done)
@@ -118,20 +121,21 @@ class GeminiEngine(CommandEngine):
             message = str(error.get("message") if isinstance(error, dict) else error)
             kind = from_status(code) if isinstance(code, int) else from_text(message)
             raise failure(f"gemini: {message[:300]}", kind)
-        return Reply(str(data.get("response") or ""), self._usage(data.get("stats") or {}))
+        return Reply(str(data.get("response") or ""), self._usage(obj(data, "stats")))
 
     def _usage(self, stats: dict[str, Any]) -> Usage:
-        usage = Usage(tool_calls=int((stats.get("tools") or {}).get("totalCalls") or 0))
+        usage = Usage(tool_calls=count(obj(stats, "tools").get("totalCalls")))
         known, dollars = True, 0.0
-        for model, info in (stats.get("models") or {}).items():
-            t = info.get("tokens") or {}
-            cached = int(t.get("cached") or 0)
-            t_in = max(int(t.get("prompt") or 0) - cached, 0)
-            t_out = int(t.get("candidates") or 0) + int(t.get("thoughts") or 0)
-            price = prices.cost(model, "google", t_in, t_out, cache_read=cached)
+        for model, info in obj(stats, "models").items():
+            info = info if isinstance(info, dict) else {}
+            t = obj(info, "tokens")
+            cached = count(t.get("cached"))
+            t_in = max(count(t.get("prompt")) - cached, 0)
+            t_out = count(t.get("candidates")) + count(t.get("thoughts"))
+            price = prices.cost(str(model), "google", t_in, t_out, cache_read=cached)
             known &= price is not None
             dollars += price or 0.0
-            turns = int((info.get("api") or {}).get("totalRequests") or 0)
+            turns = count(obj(info, "api").get("totalRequests"))
             usage = usage.model_copy(
                 update={
                     "tokens_in": usage.tokens_in + t_in,

@@ -67,12 +67,14 @@ def _json(text: str) -> Any:
     """JSON text, or the one JSON object inside a reply that wraps it in prose or a fence."""
     try:
         return json.loads(text)
+    except RecursionError:
+        raise EngineFailure("the answer is not JSON: nested too deep", "schema") from None
     except json.JSONDecodeError as exc:
         start, end = text.find("{"), text.rfind("}")
         if 0 <= start < end:
             try:
                 return json.loads(text[start : end + 1])
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 pass
         raise EngineFailure(f"the answer is not JSON: {exc.msg}", "schema") from None
 

@@ -1,27 +1,28 @@
 """The `similar` engine: no LLM, only the repository's own past issues.
 
 Labels come from the learned label model (`issue_assistant.learn`): per group a linear classifier
-fit on the issues created before this one, proposing a label only when its calibrated probability
-reaches the group's threshold for `[labels] target_precision`. A group with too little history
-(or `[labels] model = "vote"`) falls back to a similarity-weighted vote of the most similar earlier
-labelled issues. A duplicate is proposed when the best match's text similarity clears a calibrated
-threshold. Questions come from the chosen type's `ask` list.
+fit on the issues created before this one, proposing its best label(s) in a confidence tier
+measured on the repository's history, unless that history says proposals at that confidence are
+right less often than `[labels] min_precision` (`engines/similar_labels.py`, `learn/tiers.py`).
+A group with too little history (or `[labels] model = "vote"`) falls back to a similarity-weighted
+vote of the most similar earlier labelled issues. A duplicate is proposed when the best match's
+text similarity clears a calibrated threshold. Questions come from the chosen type's `ask` list.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from issue_assistant.config import GROUPS, LabelsConfig, SimilarConfig
-from issue_assistant.decision import Decision, Duplicate
+from issue_assistant.config import LabelModelConfig, SimilarConfig
+from issue_assistant.decision import SUMMARY_MAX, Decision, Duplicate
+from issue_assistant.engines import similar_labels
 from issue_assistant.engines.base import Engine, register
+from issue_assistant.engines.similar_labels import boost_areas  # noqa: F401 - its old home
 from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.store import cosine
-from issue_assistant.learn.calibration import proposals
 from issue_assistant.tracker.models import Issue
 from issue_assistant.versions import version_note
 
@@ -53,26 +54,6 @@ def version_questions(context: Context, asks: list) -> list[str]:
     project = context.repository.rpartition("/")[2]
     note = version_note(context.issue.text, project, context.releases)
     return [note] if note else []
-
-
-def boost_areas(
-    votes: list[tuple[str, float]], context: Context, labels: LabelsConfig, weight: float
-) -> list[tuple[str, float]]:
-    """Area votes plus `weight` times the rank-weighted share of the likely files whose path an
-    area's `paths` match (the first file counts most), best first, within the group's limit."""
-    files = context.likely_files
-    ranks = [1 / (i + 1) for i in range(len(files))]
-    total = sum(ranks) or 1.0
-    scores = dict(votes)
-    allowed = set(labels.proposable("area"))
-    for area in labels.area:
-        if not area.paths or area.name not in allowed:
-            continue
-        share = sum(r for f, r in zip(files, ranks, strict=True) if area.owns(f.path)) / total
-        if share:
-            scores[area.name] = min(1.0, scores.get(area.name, 0.0) + weight * share)
-    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ranked[: labels.limit("area")]
 
 
 @dataclass(frozen=True)
@@ -120,55 +101,18 @@ class SimilarEngine(Engine):
         self.label_model(context)
 
     def decide(self, context: Context) -> Decision:
-        from issue_assistant.learn.model import SINGLE
-
         cfg: SimilarConfig = self.options  # type: ignore[assignment]
         neighbors = context.search_like(limit=max(cfg.neighbors * 3, 30))
-        decision: dict = {"areas": [], "topics": []}
-        confidence: dict[str, float] = {}
         model = self.label_model(context)
         probs = (
             model.probabilities(context.issue, _issue_vector(context, model))
             if model is not None
             else {}
         )
-        modes: dict[str, str] = {}
-        target = self.config.labels.target_precision
-        for group in GROUPS:
-            gm = model.groups.get(group) if model is not None else None
-            if gm is not None and gm.mode == "learned":
-                modes[group] = "learned"
-                threshold = gm.table.choose(target) if gm.table is not None else None
-                names = (
-                    proposals(
-                        probs.get(group, {}),
-                        threshold,
-                        single=group in SINGLE,
-                        limit=self.labels.limit(group),  # type: ignore[arg-type]
-                    )
-                    if threshold is not None
-                    else []
-                )
-                chosen = [(n, probs[group][n]) for n in names]
-            else:
-                modes[group] = "vote"
-                chosen = self._vote(group, neighbors, cfg.neighbors, cfg.min_confidence)
-            if (
-                modes[group] == "vote"
-                and group == "area"
-                and context.likely_files
-                and self.config.code.area_boost > 0
-            ):
-                votes = self._vote(group, neighbors, cfg.neighbors, 0.0)
-                chosen = boost_areas(votes, context, self.labels, self.config.code.area_boost)
-                chosen = [(n, c) for n, c in chosen if c >= cfg.min_confidence]
-            for name, conf in chosen:
-                confidence[name] = round(conf, 3)
-            names = [n for n, _ in chosen]
-            if group in ("type", "priority"):
-                decision[group] = names[0] if names else None
-            else:
-                decision[group + "s"] = names
+        answer = similar_labels.answer(
+            context, self.labels, self.config, cfg, model, probs, neighbors
+        )
+        decision = answer.fields()
         dup_settings = self.duplicate_settings(context)
         duplicate = self._duplicate(context, dup_settings)
         # A type the issue already carries (an issue form's, say) decides what must be asked.
@@ -178,53 +122,23 @@ class SimilarEngine(Engine):
             if self.labels.group_of(lab) == "type"
         ]
         questions = self._questions(context, present[0] if present else decision.get("type"))
-        summary = self._summary(context, decision, neighbors, modes, model is not None)
+        summary = self._summary(answer, neighbors, model)
         return Decision(
             **decision,
             duplicate=duplicate,
             questions=questions,
             summary=summary,
-            confidence=confidence,
+            confidence=answer.confidence,
+            tiers=answer.tiers,
             engine=self.name,
             candidates=[c.issue.number for c in context.candidates],
             probabilities={g: {n: round(p, 4) for n, p in ps.items()} for g, ps in probs.items()},
-            label_model=modes,
-            calibration=f"{_calibration_text(model, target)}; {dup_settings.describe()}",
+            label_model=answer.modes,
+            label_groups=answer.groups,
+            calibration=(
+                f"{_calibration_text(model, self.config.labels)}; {dup_settings.describe()}"
+            ),
         )
-
-    def _vote(
-        self, group: str, neighbors: list[Candidate], k: int, threshold: float
-    ) -> list[tuple[str, float]]:
-        """Share of the neighbours' weight behind each label of `group`.
-
-        For `type` only neighbours with a type label count; for the other groups every neighbour
-        that was triaged at all (any label of labels.toml) counts, so silence is a vote for none.
-        """
-        allowed = set(self.labels.proposable(group))  # type: ignore[arg-type]
-        if not allowed:
-            return []
-        known = self.labels.all_names()
-        votes: Counter[str] = Counter()
-        total = 0.0
-        used = 0
-        top = neighbors[0].score if neighbors else 1.0
-        for cand in neighbors:
-            relevant = allowed if group == "type" else known
-            mine = self.labels.known(cand.issue.labels)  # as labels.toml spells them
-            if not any(lab in relevant for lab in mine):
-                continue
-            weight = (cand.score / top) ** 2 if top > 0 else 1.0
-            total += weight
-            for lab in mine:
-                if lab in allowed:
-                    votes[lab] += weight
-            used += 1
-            if used >= k:
-                break
-        if total <= 0 or used < 2:
-            return []
-        ranked = [(lab, v / total) for lab, v in votes.most_common() if v / total >= threshold]
-        return ranked[: self.labels.limit(group)]  # type: ignore[arg-type]
 
     def duplicate_candidate(self, context: Context) -> tuple[float, Candidate] | None:
         """The most likely original and its pairwise score in [0, 1] (`index.duplicates`;
@@ -270,36 +184,26 @@ class SimilarEngine(Engine):
         spec = self.labels.type_label(type_name)
         if spec is None:
             return []
-        text = context.issue.text
+        issue = context.issue
+        # What the reporter said in a reply so far counts too (the backlog reads an issue as of
+        # now, with its discussion).
+        replies = [c.body for c in issue.comments or [] if c.user.login == issue.user.login]
+        text = "\n\n".join([issue.text, *replies])
         questions = [ask.question for ask in spec.ask if not ask.present_in(text)]
         return questions + version_questions(context, spec.ask)
 
-    @staticmethod
     def _summary(
-        context: Context,
-        decision: dict,
-        neighbors: list[Candidate],
-        modes: dict[str, str],
-        learning: bool = False,
+        self, answer: similar_labels.LabelAnswer, neighbors: list[Candidate], model: object
     ) -> str:
+        """The groups labels.toml configures, what each proposes or why not, and the most
+        similar earlier issues."""
+        text = similar_labels.summary(answer, self.labels, model)  # type: ignore[arg-type]
+        if len(text) > SUMMARY_MAX:  # every group still named, with why in few words
+            text = similar_labels.summary(answer, self.labels, model, brief=True)  # type: ignore[arg-type]
         nearest = ", ".join(f"#{c.issue.number}" for c in neighbors[:3])
-        kind = decision.get("type")
-        if modes.get("type") == "learned":
-            guess = (
-                f"The label model learned from this repository's issues says `{kind}`"
-                if kind
-                else "The label model learned from this repository's issues is not sure of a type"
-            )
-            return f"{guess} (similar earlier issues: {nearest})." if nearest else f"{guess}."
-        if not nearest:
-            return "No similar earlier issues were found, so no labels are proposed."
-        guess = (
-            f"Earlier issues like this one were labelled `{kind}`"
-            if kind
-            else ("Earlier issues like this one do not agree on a type")
-        )
-        why = "; too few labelled issues to learn from" if learning else ""
-        return f"{guess} (the most similar: {nearest}{why})."
+        more = f" The most similar earlier issues: {nearest}." if nearest else ""
+        more = more or " No similar earlier issues were found."
+        return text + more if len(text + more) <= SUMMARY_MAX else text
 
 
 def _issue_vector(context: Context, model: LabelModel):  # noqa: ANN202
@@ -319,7 +223,12 @@ def _store_source() -> object:
     return StoreSource()
 
 
-def _calibration_text(model: LabelModel | None, target: float) -> str:
+def _calibration_text(model: LabelModel | None, cfg: LabelModelConfig) -> str:
     if model is None:
         return "none: [labels] model = vote"
-    return f"time-ordered cross-validation for precision {target:.2f}, {model.describe()}"
+    methods = sorted({g.table.method for g in model.groups.values() if g.table and g.table.method})
+    how = " and ".join(methods) or "no"
+    return (
+        f"tiers from {how} out-of-fold precision (floor {cfg.min_precision:.2f}, high "
+        f"{cfg.target_precision:.2f}, proposing {cfg.propose} and above), {model.describe()}"
+    )

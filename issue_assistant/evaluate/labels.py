@@ -1,20 +1,31 @@
-"""Label measures per group: macro F1, per-label precision/recall/F1, coverage, threshold table.
+"""Label measures per group: macro F1, per-label precision/recall/F1, coverage, threshold table,
+and for the `similar` engine the tiers (precision and coverage per tier), the thresholds and tier
+bounds it used, and why it abstained.
 
 Computed from the per-issue results alone (the proposals and, for the `similar` engine, every
-learned label's probability), so a report re-renders from the JSONL.
+learned label's probability, tier and group outcome), so a report re-renders from the JSONL.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from issue_assistant.decision import TIERS
 from issue_assistant.evaluate.metrics import Ratio, engine_labels
 from issue_assistant.evaluate.results import IssueResult
 from issue_assistant.learn.calibration import THRESHOLDS, proposals
 
 SINGLE = ("type", "priority")
+BOUND_ROWS = 12
+WHY = {
+    "below floor": "its best guess is right less often than [labels] min_precision",
+    "tier": "under the tier [labels] propose asks for",
+    "vote": "the vote of similar issues did not agree (or too few were labelled)",
+    "none": "no label had a measured or likely confidence",
+    "": "it proposed one the issue already had",
+}
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,27 @@ class ThresholdLine:
 
 
 @dataclass(frozen=True)
+class TierLine:
+    """One tier: its proposals' precision, and the issues with a proposal at it or above."""
+
+    tier: str
+    precision: Ratio
+    coverage: Ratio
+
+
+@dataclass(frozen=True)
+class BoundLine:
+    """Tier bounds one calibration used for one label ("" a single-label group's top label)."""
+
+    label: str
+    method: str
+    possible: float | None
+    likely: float | None
+    high: float | None
+    issues: int
+
+
+@dataclass(frozen=True)
 class GroupLabels:
     group: str
     issues: int
@@ -46,6 +78,10 @@ class GroupLabels:
     labels: list[LabelScore]
     thresholds: list[ThresholdLine]
     models: dict[str, int]
+    tiers: list[TierLine] = field(default_factory=list)
+    bounds: list[BoundLine] = field(default_factory=list)
+    # (why, issues): the issues of the group on which the engine proposed nothing.
+    abstained: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def macro_f1(self) -> float | None:
@@ -69,6 +105,62 @@ def _thresholds(rows: Sequence[IssueResult], group: str, limit: int) -> list[Thr
             right += len(set(mine) & set(r.gold.group(group)))
         out.append(ThresholdLine(t, Ratio(covered, len(scored)), Ratio(right, made)))
     return out
+
+
+def _tiers(rows: Sequence[IssueResult], group: str) -> list[TierLine]:
+    """Per tier, the precision of its proposals and the coverage at it or above."""
+    made: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    best: list[int] = []  # per issue, the index of its best tier (len(TIERS): none)
+    any_tier = False
+    for r in rows:
+        theirs = set(r.gold.group(group))
+        top = len(TIERS)
+        for name in engine_labels(r, group):
+            t = r.decision.tiers.get(name)
+            if t is None:
+                continue
+            any_tier = True
+            made[t.tier] += 1
+            right[t.tier] += name in theirs
+            top = min(top, TIERS.index(t.tier))
+        best.append(top)
+    if not any_tier:
+        return []
+    return [
+        TierLine(
+            tier,
+            Ratio(right[tier], made[tier]),
+            Ratio(sum(1 for b in best if b <= i), len(rows)),
+        )
+        for i, tier in enumerate(TIERS)
+    ]
+
+
+def _bounds(rows: Sequence[IssueResult], group: str) -> list[BoundLine]:
+    """The tier bounds the engine used, per label, most used first (at most BOUND_ROWS)."""
+    counts: Counter[tuple] = Counter()
+    for r in rows:
+        outcome = r.decision.label_groups.get(group)
+        if outcome is None:
+            continue
+        for label, b in outcome.bounds.items():
+            counts[(label, outcome.method, b.possible, b.likely, b.high)] += 1
+    ordered = sorted(counts.items(), key=lambda kv: (kv[0][0], -kv[1]))
+    return [BoundLine(*key, issues=n) for key, n in ordered[:BOUND_ROWS]]
+
+
+def _abstained(rows: Sequence[IssueResult], group: str) -> list[tuple[str, int]]:
+    counts: Counter[str] = Counter()
+    for r in rows:
+        if engine_labels(r, group):
+            continue
+        outcome = r.decision.label_groups.get(group)
+        if outcome is None:
+            counts["no reason recorded (an engine without tiers, or the group not configured)"] += 1
+        else:
+            counts[WHY.get(outcome.abstained, outcome.abstained)] += 1
+    return counts.most_common()
 
 
 def group_labels(results: Sequence[IssueResult], group: str, limit: int = 3) -> GroupLabels:
@@ -95,6 +187,9 @@ def group_labels(results: Sequence[IssueResult], group: str, limit: int = 3) -> 
         labels=scores,
         thresholds=_thresholds(rows, group, 1 if group in SINGLE else limit),
         models=dict(models),
+        tiers=_tiers(rows, group),
+        bounds=_bounds(rows, group),
+        abstained=_abstained(rows, group),
     )
 
 

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import IO, Protocol
 
 from issue_assistant.config import Config, LabelsConfig, Strategy
@@ -23,7 +23,7 @@ from issue_assistant.index import IssueIndex
 from issue_assistant.learn.duplicate_model import BucketDuplicates
 from issue_assistant.learn.store import BucketSource
 from issue_assistant.pipeline import analyze, engines_for
-from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.tracker.asof import ONE_MINUTE, AsOfView
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
@@ -71,9 +71,10 @@ class Evaluator:
             self._local.engines = pair
         return pair
 
-    def one(self, issue: Issue, position: int = 0) -> IssueResult:
-        """Analyze `issue` as it was one minute after opening; never raises for an engine's sake."""
-        view = AsOfView.for_issue(self.tracker, issue.number)
+    def one(self, issue: Issue, position: int = 0, after: timedelta = ONE_MINUTE) -> IssueResult:
+        """Analyze `issue` as it was one minute (or `after`) after opening; never raises for an
+        engine's sake."""
+        view = AsOfView.for_issue(self.tracker, issue.number, after=after)
         target = view.target()  # with unknown history it carries no labels
         gold = gold_for(self.tracker, issue, view.moment, self.labels, self.bot_login)
         engine, fallback = self.engines()

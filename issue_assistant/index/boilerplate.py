@@ -92,13 +92,28 @@ class Boilerplate:
 
     @classmethod
     def load(cls, directory: Path) -> Boilerplate | None:
+        """The kept list, or None (rebuilt) when it is missing, of another version or not what
+        `save` writes (any shape, type or range off: logged in one line)."""
+        path = directory / FILE
         try:
-            data = json.loads((directory / FILE).read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, RecursionError) as exc:
+            log.warning("index: %s cannot be read (%s); rebuilt", path, type(exc).__name__)
+            return None
+        try:
             if data.get("version") != VERSION:
                 return None
-            common = {k: _utc(datetime.fromisoformat(t)) for k, t in data["common"].items()}
-            return cls(common=common, indexed=int(data["indexed"]))
-        except (OSError, ValueError, KeyError, TypeError):
+            indexed, common = data["indexed"], data["common"]
+            if isinstance(indexed, bool) or not isinstance(indexed, int) or indexed < 0:
+                raise ValueError(f"indexed is {indexed!r}")
+            if not isinstance(common, dict):
+                raise ValueError("common is not an object")
+            times = {str(k): _utc(datetime.fromisoformat(t)) for k, t in common.items()}
+            return cls(common=times, indexed=indexed)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            log.warning("index: %s is not valid (%s); rebuilt", path, exc)
             return None
 
 

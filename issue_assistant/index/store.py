@@ -29,17 +29,23 @@ if TYPE_CHECKING:
     from issue_assistant.index.embeddings import Embedder
     from issue_assistant.index.vectors import VectorStore
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: the title before a rename, searched as of a moment before it
 META = "issue-assistant-meta.json"
 # Each indexed issue's content hash, read only when the index is updated (at 100k issues the
 # file is a few MB: parsing it on every warm `analyze` or `search` was 70 ms of O(n) work).
 HASHES = "issue-assistant-hashes.json"
+TITLE_BEFORE = "title_before"
+RENAMED_AT = "renamed_at"
 
 
 def _schema() -> tantivy.Schema:
     b = tantivy.SchemaBuilder()
     b.add_integer_field("number", stored=True, indexed=True, fast=True)
     b.add_text_field("title", stored=True, tokenizer_name="en_stem")
+    # The first title of a renamed issue, and when it was last renamed: a search as of a moment
+    # before the rename matches the title as it was then (`query`), never a later one.
+    b.add_text_field(TITLE_BEFORE, stored=False, tokenizer_name="en_stem")
+    b.add_date_field(RENAMED_AT, stored=False, indexed=True, fast=True)
     b.add_text_field("body", stored=True, tokenizer_name="en_stem")
     b.add_text_field("labels", stored=True, tokenizer_name="raw")
     b.add_text_field("state", stored=True, tokenizer_name="raw")
@@ -105,15 +111,14 @@ class IssueIndex:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            log.warning("index: %s is a file, not the index folder; rebuilt", self.path)
+            self.path.unlink()
         self.path.mkdir(parents=True, exist_ok=True)
         self.schema = _schema()
         meta = self._read_meta()
         if meta.get("schema_version") != SCHEMA_VERSION:
-            for child in self.path.iterdir():
-                if child.is_dir():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
+            self._clear()
             meta = {"schema_version": SCHEMA_VERSION, "hashes": {}}
         # an index written before the hashes had their own file keeps them in the meta file
         self._hashes_loaded: dict[str, str] | None = meta.get("hashes")
@@ -122,7 +127,8 @@ class IssueIndex:
         self.repository: Repository | None = (
             Repository.model_validate(meta["repository"]) if meta.get("repository") else None
         )
-        self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+        self._rebuild = False  # the hashes were lost: the next update re-indexes everything
+        self.index = self._open()
         if "hashes" in meta and meta["hashes"]:
             self._write_meta(hashes=True)  # once: the next warm open reads the small file only
         self._df: dict[tuple[str, str], int] = {}
@@ -167,19 +173,55 @@ class IssueIndex:
         embedder = self.embedder
         return self.vectors.update(todo, embedder.embed_one, budget_s=budget_s, progress=progress)
 
+    def _clear(self) -> None:
+        """Everything in the index folder removed (a rebuild follows from the tracker)."""
+        for child in self.path.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+
+    def _open(self) -> tantivy.Index:
+        """The tantivy index, checked: files tantivy cannot read (truncated, zeroed), or a
+        document count other than the one recorded, are logged in one line and the folder is
+        rebuilt from the tracker by the next `update`."""
+        problem = None
+        try:
+            index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+            docs = index.searcher().num_docs
+            if docs != self._count:
+                problem = f"{docs} documents, {self._count} recorded"
+        except ValueError as exc:
+            problem = " ".join(str(exc).split())[:160]
+        if problem is None:
+            return index
+        log.warning("index: %s cannot be used (%s); rebuilt", self.path, problem)
+        self._clear()
+        self._hashes_loaded, self._count, self.source, self.repository = {}, 0, None, None
+        self._write_meta(hashes=True)
+        return tantivy.Index(self.schema, path=str(self.path), reuse=True)
+
     def _read_meta(self) -> dict:
         try:
-            return json.loads((self.path / META).read_text())
-        except (OSError, ValueError):
+            meta = json.loads((self.path / META).read_text())
+        except (OSError, ValueError, RecursionError):
             return {}
+        ok = isinstance(meta, dict) and isinstance(meta.get("count", 0), int)
+        ok = ok and isinstance(meta.get("hashes", {}), dict)
+        return meta if ok else {}
 
     @property
     def _hashes(self) -> dict[str, str]:
         if self._hashes_loaded is None:
             try:
-                self._hashes_loaded = json.loads((self.path / HASHES).read_text())
-            except (OSError, ValueError):
-                self._hashes_loaded = {}
+                loaded = json.loads((self.path / HASHES).read_text())
+            except (OSError, ValueError, RecursionError):
+                loaded = None
+            if not isinstance(loaded, dict) or len(loaded) != self._count:
+                # Which documents the index holds is unknown: re-index them all, once.
+                log.warning("index: %s lost its content hashes; re-indexed", self.path)
+                loaded, self._rebuild = {}, True
+            self._hashes_loaded = loaded
         return self._hashes_loaded
 
     def _write_meta(self, hashes: bool = False) -> None:
@@ -269,6 +311,9 @@ class IssueIndex:
         if not changed:
             return 0
         writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+        if self._rebuild:
+            writer.delete_all_documents()
+            self._rebuild = False
         for issue, _ in changed:
             if str(issue.number) in self._hashes:
                 writer.delete_documents_by_query(
@@ -293,6 +338,13 @@ class IssueIndex:
         doc = tantivy.Document()
         doc.add_integer("number", issue.number)
         doc.add_text("title", issue.title)
+        renames = sorted(
+            (e for e in issue.events or [] if e.event == "renamed" and e.rename_from is not None),
+            key=lambda e: e.created_at,
+        )
+        if renames:
+            doc.add_text(TITLE_BEFORE, renames[0].rename_from or "")
+            doc.add_date(RENAMED_AT, renames[-1].created_at)
         doc.add_text("body", issue.body or "")
         for label in issue.labels:
             doc.add_text("labels", label)
@@ -321,6 +373,8 @@ class IssueIndex:
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if text.strip():
             parsed = self.index.parse_query(text, list(fields), field_boosts={"title": 2.0})
+            if as_of is not None and "title" in fields:
+                parsed = self._titles_then(parsed, text, fields, as_of)
             clauses.append((tantivy.Occur.Must, parsed))
         else:
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
@@ -341,6 +395,23 @@ class IssueIndex:
                 (tantivy.Occur.MustNot, tantivy.Query.term_query(self.schema, "number", number))
             )
         return tantivy.Query.boolean_query(clauses)
+
+    def _titles_then(
+        self, parsed: tantivy.Query, text: str, fields: tuple[str, ...], as_of: datetime
+    ) -> tantivy.Query:
+        """`parsed`, except that an issue renamed at or after `as_of` matches on its title
+        before the rename instead of its current one."""
+        later = tantivy.Query.range_query(
+            self.schema, RENAMED_AT, tantivy.FieldType.Date, lower_bound=as_of, include_lower=True
+        )
+        if not self._searcher().search(later, limit=1, count=False).hits:
+            return parsed  # no issue was renamed after the moment
+        then_fields = [TITLE_BEFORE if f == "title" else f for f in fields]
+        then = self.index.parse_query(text, then_fields, field_boosts={TITLE_BEFORE: 2.0})
+        Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
+        now = bq([(Occur.Must, parsed), (Occur.MustNot, later)])
+        before = bq([(Occur.Must, then), (Occur.Must, later)])
+        return bq([(Occur.Should, now), (Occur.Should, before)])
 
     def search(
         self,

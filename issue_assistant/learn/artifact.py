@@ -23,7 +23,7 @@ from issue_assistant.learn.calibration import ThresholdTable
 from issue_assistant.learn.features import TOKEN
 from issue_assistant.learn.linear import Featurizer, LinearHead, TextPart
 
-FORMAT = 3
+FORMAT = 4  # 3: tables with folds and curves (learn/calibration.py); 4: the numpy fit, checked
 EMBEDDING_DIM = 384
 
 

@@ -1,36 +1,54 @@
 """`calibrate`: label thresholds and the duplicate threshold, fit on the repository's history.
 
 The result is `calibration.json` beside the index: what it was fit on (cutoff, counts, the data
-fingerprint), the targets, each threshold, and the coverage/precision table it was chosen from.
+fingerprint), the floor and target, each group's threshold and tier bounds with the folds, curve
+and coverage/precision table they come from, and the duplicate threshold.
+
+Reading it validates each part on its own (keys, ranges, the data fingerprint): a part that does
+not validate is logged in one line and ignored, never trusted and never a traceback.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import random
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from issue_assistant.atomic import write_atomic
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config import GROUPS, Config, LabelsConfig
+from issue_assistant.decision import Bounds
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn.calibration import ThresholdTable
 from issue_assistant.learn.duplicate_model import NEGATIVES
-from issue_assistant.learn.model import LabelModel
+from issue_assistant.learn.model import SINGLE, LabelModel
+from issue_assistant.learn.tiers import TierRule, measured
 from issue_assistant.tracker.base import Tracker
+
+log = logging.getLogger(__name__)
 
 CALIBRATION_FILE = "calibration.json"
 
 
 class GroupCalibration(BaseModel):
+    """One label group: how it is answered, and for a learned group its measured tiers."""
+
     model_config = ConfigDict(extra="forbid")
 
-    model: str
+    model: Literal["learned", "vote"]
     reason: str = ""
-    issues: int = 0
-    threshold: float | None = None
+    issues: int = Field(default=0, ge=0)
+    # A single-label group's threshold: the lowest confidence reaching the floor (None: none
+    # does, or not measured; a multi-label group has one per label in `bounds`).
+    threshold: float | None = Field(default=None, ge=0, le=1)
+    # "time-ordered", "stratified", "not measured" (too small a history), "" for the vote.
+    method: str = ""
+    measured: bool = False
+    bounds: dict[str, Bounds] = Field(default_factory=dict)
     table: ThresholdTable | None = None
 
 
@@ -62,25 +80,38 @@ class DuplicateCalibration(BaseModel):
 class Calibration(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    version: int = 1
+    version: int = Field(default=1, ge=1, le=1)
     repository: str
     cutoff: datetime
-    fingerprint: str
-    labelled_issues: int
-    target_precision: float
-    labels: dict[str, GroupCalibration]
+    fingerprint: str = Field(pattern=r"^[0-9a-f]{16}$")
+    labelled_issues: int = Field(ge=0)
+    target_precision: float = Field(gt=0, le=1)
+    min_precision: float = Field(default=0.6, ge=0, le=1)
+    propose: Literal["high", "likely", "possible"] = "possible"
+    labels: dict[Literal["type", "area", "topic", "priority"], GroupCalibration]
     duplicates: DuplicateCalibration | None = None
 
 
-def label_calibration(model: LabelModel, target: float) -> dict[str, GroupCalibration]:
+def label_calibration(model: LabelModel, rule: TierRule) -> dict[str, GroupCalibration]:
+    """Per group of the model, what `calibrate` prints and writes."""
     out = {}
-    for group, gm in model.groups.items():
+    for group in GROUPS:
+        gm = model.groups.get(group)
+        if gm is None:
+            continue
+        table = gm.table
+        ok = gm.mode == "learned" and measured(table)
+        bounds = {k: rule.bounds(c) for k, c in table.curves.items()} if ok and table else {}
+        method = (table.method if ok and table else "not measured") if gm.mode == "learned" else ""
         out[group] = GroupCalibration(
-            model=gm.mode,
+            model=gm.mode,  # type: ignore[arg-type]
             reason=gm.reason,
             issues=gm.issues,
-            threshold=gm.table.choose(target) if gm.table is not None else None,
-            table=gm.table,
+            threshold=bounds[""].possible if group in SINGLE and "" in bounds else None,
+            method=method,
+            measured=ok,
+            bounds=bounds,
+            table=table,
         )
     return out
 
@@ -150,14 +181,57 @@ def write_calibration(calibration: Calibration, directory: str | Path) -> Path:
     return write_atomic(calibration_path(directory), text)
 
 
-def read_calibration(directory: str | Path) -> Calibration | None:
+def _problem(exc: Exception) -> str:
+    """One line saying what is wrong (the first validation error, with where)."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ())) or "(top)"
+        return f"{where}: {first.get('msg', 'invalid')}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def read_calibration(directory: str | Path, fingerprint: str | None = None) -> Calibration | None:
+    """calibration.json beside the index, each part validated on its own.
+
+    An unreadable file or header is None; a labels part that does not validate, or (given the
+    label model's `fingerprint`) was fit on other data, is dropped (`labels` empty); so is a
+    duplicates part that does not validate. Each is logged in one line.
+    """
     path = calibration_path(directory)
     if not path.is_file():
         return None
     try:
-        return Calibration.model_validate_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        labels_raw = raw.pop("labels", {})
+        dup_raw = raw.pop("duplicates", None)
+        cal = Calibration.model_validate({**raw, "labels": {}, "duplicates": None})
+    except (OSError, ValueError, RecursionError) as exc:
+        log.warning("%s: cannot use it (%s); run calibrate again", path, _problem(exc))
         return None
+    try:
+        labels = Calibration.model_validate(
+            {**raw, "labels": labels_raw, "duplicates": None}
+        ).labels
+    except (ValueError, RecursionError) as exc:
+        log.warning("%s: labels part ignored (%s)", path, _problem(exc))
+        labels = {}
+    if labels and fingerprint is not None and cal.fingerprint != fingerprint:
+        log.warning(
+            "%s: labels part ignored (fit on data %s, the label model on %s)",
+            path,
+            cal.fingerprint,
+            fingerprint,
+        )
+        labels = {}
+    duplicates = None
+    if dup_raw is not None:
+        try:
+            duplicates = DuplicateCalibration.model_validate(dup_raw)
+        except (ValueError, RecursionError) as exc:
+            log.warning("%s: duplicates part ignored (%s)", path, _problem(exc))
+    return cal.model_copy(update={"labels": labels, "duplicates": duplicates})
 
 
 def duplicate_calibration_of(directory: str | Path) -> DuplicateCalibration | None:

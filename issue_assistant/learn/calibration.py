@@ -1,18 +1,31 @@
-"""Thresholds for a target precision: the confidence -> coverage, precision table and the choice.
+"""What the history says about the model's confidence: the threshold table and the curve.
 
-A table is built from out-of-fold predictions made in time order (fit on the older issues, score
-the next ones), so it says how the model did on issues it had not seen, as it will in use.
+Both come from out-of-fold predictions (`learn/folds.py`: each fold model scores issues it was
+not fit on), so they say how the model did on issues it had not seen, as it will in use.
+
+- The threshold table: coverage and precision at each confidence threshold (what `calibrate` and
+  the evaluate report print).
+- The curve: confidence -> precision, smoothed. The pooled (confidence, right?) pairs are fit by
+  isotonic regression (pool adjacent violators: precision never falls as confidence rises), and
+  adjacent pieces are pooled until each holds at least `MIN_BUCKET` predictions, so no bucket
+  hangs on a handful of proposals. Each bucket keeps its counts and a Wilson interval.
+  Prediction reads the buckets alone (plain Python, no scikit-learn).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 THRESHOLDS = tuple(round(0.2 + 0.05 * i, 2) for i in range(16))  # 0.20 .. 0.95
 FOLDS = (0.4, 0.6, 0.8, 1.0)
 MIN_PROPOSALS = 5
+# The fewest out-of-fold predictions a curve bucket pools.
+MIN_BUCKET = 15
+# z of the two-sided 90% Wilson interval reported beside each bucket's precision.
+Z90 = 1.6449
 
 
 def fold_bounds(n: int) -> list[tuple[int, int]]:
@@ -24,12 +37,18 @@ def fold_bounds(n: int) -> list[tuple[int, int]]:
 class ThresholdRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    threshold: float
-    issues: int
-    covered: int
-    proposals: int
-    correct: int
-    gold: int
+    threshold: float = Field(ge=0, le=1)
+    issues: int = Field(ge=0)
+    covered: int = Field(ge=0)
+    proposals: int = Field(ge=0)
+    correct: int = Field(ge=0)
+    gold: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _counts(self) -> ThresholdRow:
+        if self.covered > self.issues or self.correct > min(self.proposals, self.gold):
+            raise ValueError(f"inconsistent counts at threshold {self.threshold}")
+        return self
 
     @property
     def coverage(self) -> float | None:
@@ -44,12 +63,172 @@ class ThresholdRow(BaseModel):
         return self.correct / self.gold if self.gold else None
 
 
+def wilson(correct: int, n: int, z: float = Z90) -> tuple[float, float]:
+    """The Wilson score interval of `correct` right out of `n` (0, 1 when n is 0)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = correct / n
+    centre = p + z * z / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    den = 1 + z * z / n
+    return max(0.0, (centre - spread) / den), min(1.0, (centre + spread) / den)
+
+
+class Bucket(BaseModel):
+    """Proposals at confidence `low` or more (up to the next bucket), and how many were right."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    low: float = Field(ge=0, le=1)
+    proposals: int = Field(ge=1)
+    correct: int = Field(ge=0)
+    # The mean confidence of its predictions (None in a curve written before it was kept).
+    mean: float | None = Field(default=None, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _counts(self) -> Bucket:
+        if self.mean is not None and self.mean < self.low - 1e-9:
+            raise ValueError(f"bucket at {self.low}: mean confidence {self.mean} under it")
+        if self.correct > self.proposals:
+            raise ValueError(f"bucket at {self.low}: {self.correct} right of {self.proposals}")
+        return self
+
+    @property
+    def precision(self) -> float:
+        return self.correct / self.proposals
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson(self.correct, self.proposals)
+
+
+class Curve(BaseModel):
+    """Confidence -> measured precision: buckets by rising confidence, precision never falling."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    buckets: list[Bucket] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _monotone(self) -> Curve:
+        for a, b in zip(self.buckets, self.buckets[1:], strict=False):
+            if not b.low > a.low:
+                raise ValueError("curve buckets must rise in confidence")
+            if b.correct * a.proposals < a.correct * b.proposals:
+                raise ValueError(f"curve precision falls at confidence {b.low}")
+        return self
+
+    @property
+    def predictions(self) -> int:
+        return sum(b.proposals for b in self.buckets)
+
+    def bucket_at(self, confidence: float) -> Bucket | None:
+        """The bucket a proposal at `confidence` falls in; None below every measured one (the
+        history says nothing of such a low confidence)."""
+        found = None
+        for b in self.buckets:
+            if b.low <= confidence + 1e-12:
+                found = b
+        return found
+
+    def bound(self, precision: float) -> float | None:
+        """The lowest confidence from which the measured precision reaches `precision`."""
+        for b in self.buckets:
+            if b.precision >= precision - 1e-12:
+                return b.low
+        return None
+
+
+def isotonic(values: Sequence[float], weights: Sequence[float] | None = None) -> list[float]:
+    """Pool adjacent violators: the non-decreasing fit of `values` (in order) by least squares."""
+    w = list(weights) if weights is not None else [1.0] * len(values)
+    blocks: list[list[float]] = []  # [weighted sum, weight, count]
+    for v, wt in zip(values, w, strict=True):
+        blocks.append([v * wt, wt, 1])
+        while len(blocks) > 1 and blocks[-2][0] * blocks[-1][1] > blocks[-1][0] * blocks[-2][1]:
+            s, wt2, n = blocks.pop()
+            blocks[-1][0] += s
+            blocks[-1][1] += wt2
+            blocks[-1][2] += n
+    out: list[float] = []
+    for s, wt, n in blocks:
+        out += [s / wt] * int(n)
+    return out
+
+
+def fit_curve(pairs: Sequence[tuple[float, bool]], min_bucket: int = MIN_BUCKET) -> Curve | None:
+    """The smoothed curve of (confidence, right?) pairs, or None with too few of them."""
+    if len(pairs) < min_bucket:
+        return None
+    ordered = sorted(pairs, key=lambda pc: pc[0])
+    # Equal confidences are one point: a bucket never splits them.
+    points: list[list[float]] = []  # [confidence, right, count, sum of confidences]
+    for conf, right in ordered:
+        if points and abs(points[-1][0] - conf) < 1e-12:
+            points[-1][1] += right
+            points[-1][2] += 1
+            points[-1][3] += conf
+        else:
+            points.append([conf, float(right), 1, conf])
+    fitted = isotonic([p[1] / p[2] for p in points], [p[2] for p in points])
+    # Pieces of equal fitted precision, as [low, right, count, sum of confidences].
+    pieces: list[list[float]] = []
+    last = None
+    for (conf, right, count, total), value in zip(points, fitted, strict=True):
+        if pieces and last is not None and abs(value - last) < 1e-12:
+            pieces[-1][1] += right
+            pieces[-1][2] += count
+            pieces[-1][3] += total
+        else:
+            pieces.append([conf, right, count, total])
+        last = value
+    # Pool a piece that is too small with the neighbour nearest in precision (still monotone).
+    while len(pieces) > 1:
+        small = [i for i, p in enumerate(pieces) if p[2] < min_bucket]
+        if not small:
+            break
+        i = min(small, key=lambda k: pieces[k][2])
+        prec = pieces[i][1] / pieces[i][2]
+        if i == 0:
+            j = 1
+        elif i == len(pieces) - 1:
+            j = i - 1
+        else:
+            below = prec - pieces[i - 1][1] / pieces[i - 1][2]
+            above = pieces[i + 1][1] / pieces[i + 1][2] - prec
+            j = i - 1 if below <= above else i + 1
+        a, b = min(i, j), max(i, j)
+        pieces[a] = [
+            pieces[a][0],
+            *(x + y for x, y in zip(pieces[a][1:], pieces[b][1:], strict=True)),
+        ]
+        del pieces[b]
+    return Curve(
+        buckets=[
+            Bucket(low=low, proposals=int(n), correct=int(right), mean=min(max(total / n, low), 1))
+            for low, right, n, total in pieces
+        ]
+    )
+
+
 class ThresholdTable(BaseModel):
-    """Coverage and precision at each confidence threshold, with the counts behind them."""
+    """A group's out-of-fold measures: coverage and precision at each confidence threshold (with
+    the counts behind them), how the folds were made, and the smoothed curve per label.
+
+    `curves` has one curve under the key "" for a single-label group (the top label's confidence
+    against its being right) and one per learned label for a multi-label group.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     rows: list[ThresholdRow]
+    # "time-ordered" or "stratified" (learn/folds.py); "" in a table made from given predictions.
+    method: str = ""
+    folds: int = Field(default=0, ge=0)
+    # Folds not scored for this group: their training part lacked a label the model learns.
+    skipped_folds: int = Field(default=0, ge=0)
+    predictions: int = Field(default=0, ge=0)
+    curves: dict[str, Curve] = Field(default_factory=dict)
 
     def choose(self, target: float, min_proposals: int = MIN_PROPOSALS) -> float | None:
         """The lowest threshold whose precision reaches `target` on enough proposals, or None."""
@@ -73,6 +252,29 @@ def proposals(probs: dict[str, float], threshold: float, *, single: bool, limit:
     return [name for name, p in ranked if p >= threshold][: max(limit, 0)]
 
 
+def curves_for(
+    predictions: Sequence[tuple[dict[str, float], list[str]]], *, single: bool
+) -> dict[str, Curve]:
+    """The curves over (probabilities, gold labels) pairs: "" for a single-label group, else
+    one per label (its probability against its being given)."""
+    if single:
+        pairs = []
+        for probs, gold in predictions:
+            if probs:
+                name, p = max(probs.items(), key=lambda kv: (kv[1], kv[0]))
+                pairs.append((p, name in gold))
+        curve = fit_curve(pairs)
+        return {"": curve} if curve is not None else {}
+    out = {}
+    names = sorted({n for probs, _ in predictions for n in probs})
+    for name in names:
+        pairs = [(probs[name], name in gold) for probs, gold in predictions if name in probs]
+        curve = fit_curve(pairs)
+        if curve is not None:
+            out[name] = curve
+    return out
+
+
 def table_for(
     predictions: Sequence[tuple[dict[str, float], list[str]]],
     *,
@@ -80,7 +282,7 @@ def table_for(
     limit: int,
     thresholds: Sequence[float] = THRESHOLDS,
 ) -> ThresholdTable:
-    """The table over (probabilities, gold labels) pairs."""
+    """The table over (probabilities, gold labels) pairs, with its curves."""
     rows = []
     gold_total = sum(len(g) for _, g in predictions)
     for t in thresholds:
@@ -100,4 +302,6 @@ def table_for(
                 gold=gold_total,
             )
         )
-    return ThresholdTable(rows=rows)
+    return ThresholdTable(
+        rows=rows, predictions=len(predictions), curves=curves_for(predictions, single=single)
+    )

@@ -60,8 +60,10 @@ class Fitting:
 
     def chosen_c(self, key: tuple, rows: int, tolerance: float) -> float | None:
         """A C chosen before for `key` on a history within `tolerance` (a share) of `rows`."""
-        if self.pinned and self._c.get(key):
-            return self._c[key][-1][1]
+        if self.pinned:  # any C chosen for this group's kind of model (a fold's labels may differ)
+            same = [v for k, v in self._c.items() if k[0] == key[0] and k[-1] == key[-1] and v]
+            if same:
+                return same[-1][-1][1]
         for n, c in self._c.get(key, []):
             if abs(n - rows) <= tolerance * max(n, 1):
                 return c

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -24,9 +24,10 @@ import numpy as np
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn import heads
-from issue_assistant.learn.calibration import ThresholdTable, fold_bounds, table_for
+from issue_assistant.learn.calibration import ThresholdTable
 from issue_assistant.learn.features import fit_features
 from issue_assistant.learn.fitting import Fitting
+from issue_assistant.learn.folds import Predict, out_of_fold
 from issue_assistant.learn.linear import Featurizer, LinearHead
 from issue_assistant.learn.sparse import Csr
 from issue_assistant.learn.text import fields, prose, title
@@ -165,12 +166,18 @@ class GroupModel:
 
 
 def _group_data(
-    rows: Sequence[Row], labels: LabelsConfig, group: str
+    rows: Sequence[Row], labels: LabelsConfig, group: str, only: Sequence[str] | None = None
 ) -> tuple[list[int], list[str], list]:
-    """(row indices, learned classes, targets) for `group`, or empty classes when not learnable."""
+    """(row indices, learned classes, targets) for `group`, or empty classes when not learnable.
+
+    `only`: learn exactly these labels (those present at all): a calibration fold learns the
+    final model's labels (`learn/folds.py`).
+    """
     allowed = labels.proposable(group)  # type: ignore[arg-type]
     counts = Counter(n for r in rows for n in r.labels if n in allowed)
     classes = sorted(n for n in allowed if counts[n] >= MIN_EXAMPLES)
+    if only is not None:
+        classes = sorted(n for n in only if counts[n] > 0)
     if group in SINGLE:
         idx, ys = [], []
         for i, r in enumerate(rows):
@@ -203,11 +210,13 @@ def _learnable(group: str, idx: list[int], classes: list[str], ys: list) -> str 
 def _fit_groups(
     rows: Sequence[Row],
     labels: LabelsConfig,
+    classes: Mapping[str, Sequence[str]] | None = None,
     *,
     vectors: Vectors | None = None,
     fitting: Fitting | None = None,
 ) -> tuple[Featurizer | None, dict[str, GroupModel]]:
-    """The featurizer and each group's fitted classifier (or why not) on `rows`.
+    """The featurizer and each group's fitted classifier (or why not) on `rows` (`classes`: only
+    these groups, with exactly these labels).
 
     `vectors` gives the stored sentence embeddings of issue numbers (None where there is none);
     `fitting` what earlier fits on nearly the same rows can share (see `learn/fitting.py`).
@@ -226,19 +235,22 @@ def _fit_groups(
         dense = _dense_rows(vectors, rows)
         groups: dict[str, GroupModel] = {}
         for group in GROUPS:
-            idx, classes, ys = _group_data(rows, labels, group)
-            why = _learnable(group, idx, classes, ys)
+            if classes is not None and group not in classes:
+                continue
+            only = classes[group] if classes is not None else None
+            idx, names, ys = _group_data(rows, labels, group, only)
+            why = _learnable(group, idx, names, ys)
             if why is not None:
                 groups[group] = GroupModel(group, "vote", why, issues=len(idx))
                 continue
             fitted = heads.fit_group(
-                group, x, feats, dense, idx, classes, ys, fitting, single=group in SINGLE
+                group, x, feats, dense, idx, names, ys, fitting, single=group in SINGLE
             )
             groups[group] = GroupModel(
                 group,
                 "learned",
                 f"fit on {len(idx)} issues" + (" (with their embeddings)" if fitted.dense else ""),
-                classes,
+                names,
                 fitted.head,
                 issues=len(idx),
                 dense=fitted.dense,
@@ -302,6 +314,22 @@ class LabelModel:
         vectors = vector.reshape(1, -1) if vector is not None else None
         return self.probabilities_many([fields(issue)], vectors)[0]
 
+    def predict_rows(
+        self, rows: Sequence[Row], vectors: Vectors | None = None
+    ) -> dict[str, list[dict[str, float]]]:
+        """Per learned group, each row's label probabilities (a fold model scoring its rows; the
+        fit's own features in memory make them for all rows at once)."""
+        learned = {g: gm for g, gm in self.groups.items() if gm.mode == "learned"}
+        if self.featurizer is None:
+            return {g: [{} for _ in rows] for g in learned}
+        docs = [(r.title, r.prose) for r in rows]
+        dense = _dense_rows(vectors, rows)
+        if self.featurizer.fitted is not None:
+            x = self.featurizer.fitted.matrix(docs)
+            return {g: gm.probabilities_matrix(x, dense) for g, gm in learned.items()}
+        rows_x = self.featurizer.rows(docs)
+        return {g: gm.probabilities(rows_x, dense) for g, gm in learned.items()}
+
     def describe(self) -> str:
         dense = "; TF-IDF and sentence embeddings" if self.uses_embeddings else ""
         return (
@@ -310,80 +338,52 @@ class LabelModel:
         )
 
 
-def predict_rows(
-    featurizer: Featurizer,
-    groups: dict[str, GroupModel],
-    rows: Sequence[Row],
-    vectors: Vectors | None = None,
-) -> dict[str, list[dict[str, float]]]:
-    """Per learned group, each row's label probabilities (a fold model scoring its test rows)."""
-    docs = [(r.title, r.prose) for r in rows]
-    dense = _dense_rows(vectors, rows)
-    learned = {g: gm for g, gm in groups.items() if gm.mode == "learned"}
-    if featurizer.fitted is not None:  # the fit's own features: all rows at once
-        x = featurizer.fitted.matrix(docs)
-        return {g: gm.probabilities_matrix(x, dense) for g, gm in learned.items()}
-    rows_x = featurizer.rows(docs)
-    return {g: gm.probabilities(rows_x, dense) for g, gm in learned.items()}
-
-
-def _cv_tables(
-    rows: Sequence[Row],
-    labels: LabelsConfig,
-    *,
-    vectors: Vectors | None = None,
-    fitting: Fitting | None = None,
-) -> dict[str, ThresholdTable]:
-    """Per group, the threshold table from time-ordered folds: fit on the past, score the next."""
-    predictions: dict[str, list[tuple[dict[str, float], list[str]]]] = {g: [] for g in GROUPS}
-    for start, end in fold_bounds(len(rows)):
-        train, test = rows[:start], rows[start:end]
-        feats, groups = _fit_groups(train, labels, vectors=vectors, fitting=fitting)
-        if feats is None:
-            continue
-        for group, probs_of in predict_rows(feats, groups, test, vectors).items():
-            for r, probs in zip(test, probs_of, strict=True):
-                gold = [n for n in r.labels if labels.group_of(n) == group]
-                if group in SINGLE and len(gold) != 1:
-                    continue
-                predictions[group].append((probs, gold))
-    return {
-        g: table_for(preds, single=g in SINGLE, limit=labels.limit(g))  # type: ignore[arg-type]
-        for g, preds in predictions.items()
-        if preds
-    }
-
-
 def fit(
     rows: Sequence[Row],
     labels: LabelsConfig,
     cutoff: datetime,
     *,
     calibrate: bool = True,
+    classes: Mapping[str, Sequence[str]] | None = None,
     vectors: Vectors | None = None,
     fitting: Fitting | None = None,
 ) -> LabelModel:
     """Fit every group on `rows` created before `cutoff` (the most recent `MAX_ROWS` of them),
-    with CV threshold tables.
+    with out-of-fold tables and curves (`learn/folds.py`). `classes`: fit only these groups, on
+    exactly these labels.
 
-    `vectors` (issue number -> stored embedding, or None) adds the embedding heads when every
-    row has one; `fitting` shares work with other fits on nearly the same rows (evaluate).
+    `vectors` (issue number -> stored embedding, or None) adds the embedding block when every
+    row has one; `fitting` shares work with other fits on nearly the same rows (the folds here,
+    evaluate's buckets).
     """
     start = time.perf_counter()
     rows = [r for r in rows if r.created_at < cutoff][-MAX_ROWS:]
     fitting = fitting if fitting is not None else Fitting()
-    feats, groups = _fit_groups(rows, labels, vectors=vectors, fitting=fitting)
-    if calibrate and feats is not None:
+    feats, groups = _fit_groups(rows, labels, classes, vectors=vectors, fitting=fitting)
+    learned = {g: gm.classes for g, gm in groups.items() if gm.mode == "learned"}
+    if calibrate and feats is not None and learned:
+
+        def fit_fold(train: Sequence[Row], names: Mapping[str, Sequence[str]]) -> Predict:
+            fold = fit(
+                train,
+                labels,
+                cutoff,
+                calibrate=False,
+                classes=names,
+                vectors=vectors,
+                fitting=fitting,
+            )
+            return lambda test: fold.predict_rows(test, vectors)
+
         # The folds reuse each group's C (chosen by cross-validation on these rows): choosing it
         # again inside every fold would cost a dozen fits per fold for one number of four.
         fitting.pinned = True
         try:
-            tables = _cv_tables(rows, labels, vectors=vectors, fitting=fitting)
+            tables = out_of_fold(rows, labels, learned, fit_fold)
         finally:
             fitting.pinned = False
         for group, table in tables.items():
-            if group in groups:
-                groups[group].table = table
+            groups[group].table = table
     return LabelModel(
         cutoff=cutoff,
         fingerprint=fingerprint(rows, labels),

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import pathspec
 import regex
@@ -58,6 +60,10 @@ MAX_MATCHES = 50
 MAX_SCANNED_BYTES = 40_000_000
 GREP_SECONDS = 5.0
 LINE_TIMEOUT = 0.2
+# The `regex` module unrolls a counted repetition when it compiles (`a{1000000000}` takes
+# minutes and gigabytes before the match's timeout applies): the unrolled size is bounded first.
+MAX_PATTERN_WEIGHT = 100_000
+_QUANTIFIER = re.compile(r"\{(\d*)(?:,(\d*))?\}")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -142,12 +148,24 @@ class Checkout:
 
     @staticmethod
     def text(path: Path, rel: str) -> str:
-        """A file's text, or a ToolFailure when it is too large or binary."""
+        """A file's text, or a ToolFailure when it is too large, binary or not a regular file.
+
+        Opened without blocking and checked on the open file: a FIFO or a device (or a file
+        swapped for one after a check) is never read."""
         try:
-            with path.open("rb") as fh:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        except OSError as exc:
+            raise ToolFailure(f"{rel}: cannot be read ({exc.strerror or exc})") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ToolFailure(f"{rel}: not a regular file, not read")
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", closefd=False) as fh:
                 data = fh.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             raise ToolFailure(f"{rel}: cannot be read ({exc.strerror or exc})") from None
+        finally:
+            os.close(fd)
         if len(data) > MAX_FILE_BYTES:
             raise ToolFailure(f"{rel}: larger than {MAX_FILE_BYTES // 1000} kB, not read")
         if b"\x00" in data[:8192]:
@@ -162,6 +180,73 @@ def _glob(glob: str | None) -> pathspec.PathSpec | None:
     if text.startswith(("!", "#")) or "\\" in text or ".." in PurePosixPath(text).parts:
         raise ToolFailure(f"{glob!r}: not a usable glob (e.g. '*.py', 'src/**/*.md')")
     return pathspec.GitIgnoreSpec.from_lines([text])
+
+
+def pattern_weight(pattern: str) -> int:
+    """About how many nodes `regex` unrolls `pattern` into: each item counts 1, a group the sum
+    of its items, and `{m}`/`{m,n}` multiplies what it repeats by m (nesting multiplies).
+    Escapes (also `\\p{..}`) and character classes count 1; an overestimate is fine."""
+    stack: list[int] = [0]
+    last = 0  # the weight of the item a quantifier would repeat
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            if i < n and pattern[i] == "{":  # \p{L}, \N{NAME}, \x{263a}
+                close = pattern.find("}", i)
+                i = n if close == -1 else close + 1
+            last = 1
+            stack[-1] += 1
+            continue
+        if ch == "[":
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            i, last = j + 1, 1
+            stack[-1] += 1
+            continue
+        if ch == "(":
+            stack.append(0)
+            i += 1
+            continue
+        if ch == ")":
+            inner = stack.pop() if len(stack) > 1 else 0
+            last = max(inner, 1)
+            stack[-1] += last
+            i += 1
+            continue
+        if ch == "{":
+            m = _QUANTIFIER.match(pattern, i)
+            if m:
+                low = int(m.group(1) or 0) if len(m.group(1) or "") < 12 else 10**12
+                times = max(low, 1)
+                stack[-1] += last * (times - 1)
+                last *= times
+                i = m.end()
+                continue
+        if ch != "|":
+            last = 1
+            stack[-1] += 1
+        i += 1
+    return sum(stack)
+
+
+def compile_pattern(pattern: str) -> Any:
+    """`pattern` compiled, or a ToolFailure when it is not valid or would unroll too far."""
+    if pattern_weight(pattern) > MAX_PATTERN_WEIGHT:
+        raise ToolFailure(
+            "the pattern repeats too much to search with (a count like {1000000}); "
+            "use a smaller count or `+`"
+        )
+    try:
+        return regex.compile(pattern)
+    except (regex.error, OverflowError, RecursionError, MemoryError, ValueError) as exc:
+        raise ToolFailure(f"not a valid regular expression: {exc}") from None
 
 
 def _line(text: str) -> str:
@@ -222,10 +307,7 @@ def grep(box: Toolbox, args: GrepInput) -> str:
     """Search the checkout's text files for a regular expression (Python syntax), optionally only
     in files matching a glob. Returns path:line: text, at most 50 matches."""
     checkout = _checkout(box)
-    try:
-        compiled = regex.compile(args.pattern)
-    except (regex.error, OverflowError, RecursionError) as exc:
-        raise ToolFailure(f"not a valid regular expression: {exc}") from None
+    compiled = compile_pattern(args.pattern)
     deadline = time.monotonic() + GREP_SECONDS
     matches: list[tuple[str, int, str]] = []
     files: set[str] = set()
@@ -244,7 +326,7 @@ def grep(box: Toolbox, args: GrepInput) -> str:
                 break
             try:
                 found = compiled.search(line[:2000], timeout=min(LINE_TIMEOUT, left))
-            except TimeoutError:
+            except (TimeoutError, MemoryError, RecursionError):
                 raise ToolFailure(
                     "the pattern takes too long on this text (nested repetition?); simplify it"
                 ) from None

@@ -75,8 +75,32 @@ def list_labels(box: Toolbox, args: NoInput) -> str:
     descriptions, and the repository's other labels."""
     labels = box.source.labels
     known = {name.lower() for name in labels.all_names()}
+    used = _used_by_the_moment(box)
     others = sorted(
-        (lab.name for lab in box.source.tracker.repository.labels if lab.name.lower() not in known),
+        (
+            lab.name
+            for lab in box.source.tracker.repository.labels
+            if lab.name.lower() not in known and (used is None or lab.name.lower() in used)
+        ),
         key=str.lower,
     )
     return render("tools/list_labels.txt.j2", labels=labels, others=others)
+
+
+def _used_by_the_moment(box: Toolbox) -> set[str] | None:
+    """Labels some issue carried by the moment of a point-in-time view (lower case), or None
+    on a live view: a label first used later is not shown (the repository's list is today's)."""
+    tracker = box.source.tracker
+    moment = getattr(tracker, "moment", None)
+    if moment is None:
+        return None
+    cached = getattr(box, "_labels_used", None)
+    if cached is None:
+        cached = set()
+        for issue in tracker.all_issues():  # each as it was at the moment
+            cached.update(name.lower() for name in issue.labels)
+            for ev in issue.events or []:
+                if ev.event == "labeled" and ev.label and ev.created_at <= moment:
+                    cached.add(ev.label.lower())
+        box._labels_used = cached  # type: ignore[attr-defined]
+    return cached

@@ -27,6 +27,18 @@ def labels_at(issue: Issue, moment: datetime) -> list[str]:
     return current
 
 
+def title_at(issue: Issue, moment: datetime) -> str:
+    """The title at `moment`: the one a later `renamed` event renamed from, else the current."""
+    later = [
+        e
+        for e in issue.events or []
+        if e.event == "renamed" and e.created_at > moment and e.rename_from is not None
+    ]
+    if not later:
+        return issue.title
+    return min(later, key=lambda e: e.created_at).rename_from  # type: ignore[return-value]
+
+
 def state_at(issue: Issue, moment: datetime) -> tuple[str, str | None, datetime | None]:
     """(state, state_reason, closed_at) at `moment`."""
     if issue.events:
@@ -89,6 +101,7 @@ def rewind(issue: Issue, moment: datetime, repository: str | None = None) -> Iss
     state, reason, closed_at = state_at(issue, moment)
     return issue.model_copy(
         update={
+            "title": title_at(issue, moment),
             "labels": labels_at(issue, moment),
             "state": state,
             "state_reason": reason,

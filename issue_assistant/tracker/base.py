@@ -60,6 +60,10 @@ class WritableTracker(Tracker, Protocol):
 
     def edit_comment(self, comment_id: int, body: str) -> None: ...
 
+    def delete_comment(self, comment_id: int) -> None:
+        """Delete one of the bot's comments (one already gone is fine)."""
+        ...
+
     def close(self, number: int, state_reason: str) -> None: ...
 
     def claim(self, comment_id: int) -> Claim:

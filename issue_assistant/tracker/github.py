@@ -52,7 +52,15 @@ DEFAULT_BOT_LOGIN = "github-actions[bot]"
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 TRIAGE_ROLES = WRITE_ROLES | {"triage"}
 HISTORY_EVENTS = frozenset(
-    {"labeled", "unlabeled", "closed", "reopened", "marked_as_duplicate", "unmarked_as_duplicate"}
+    {
+        "labeled",
+        "unlabeled",
+        "closed",
+        "reopened",
+        "marked_as_duplicate",
+        "unmarked_as_duplicate",
+        "renamed",  # the title as of a moment (`tracker.asof.title_at`)
+    }
 )
 GHOST = User(login="ghost")
 RELEASES_PAGE = 30  # a live run reads the newest releases only: one request
@@ -255,6 +263,7 @@ def to_issue(data: dict[str, Any]) -> Issue:
         labels=[lb["name"] if isinstance(lb, dict) else str(lb) for lb in data.get("labels", [])],
         is_pull_request=data.get("pull_request") is not None,
         updated_at=data.get("updated_at"),
+        locked=True if data.get("locked") else None,
     )
 
 
@@ -273,12 +282,15 @@ def to_comment(data: dict[str, Any], *, edited: bool = True) -> Comment:
 
 def to_event(data: dict[str, Any]) -> Event:
     label = data.get("label")
+    rename = data.get("rename") if isinstance(data.get("rename"), dict) else {}
     return Event(
         event=data["event"],
         created_at=data["created_at"],
         actor=to_user(data.get("actor")),
         label=label.get("name") if isinstance(label, dict) else None,
         state_reason=data.get("state_reason"),
+        rename_from=rename.get("from") if isinstance(rename.get("from"), str) else None,
+        rename_to=rename.get("to") if isinstance(rename.get("to"), str) else None,
     )
 
 
@@ -480,6 +492,12 @@ class GitHubTracker:
             for item in pages:
                 yield item.raw_data
 
+    def rate_remaining(self) -> int | None:
+        """Requests left this hour as GitHub's last answer said (`X-RateLimit-Remaining`), or
+        None before any answer; asks nothing."""
+        remaining = self._requester.rate_limiting[0]
+        return remaining if remaining >= 0 else None
+
     # ---- reads -----------------------------------------------------------------------------
 
     @property
@@ -569,6 +587,12 @@ class GitHubTracker:
             self._roles[login] = str(data.get("role_name") or data.get("permission") or "none")
         return self._roles[login]
 
+    def rate_reset(self) -> datetime | None:
+        """When the hourly rate limit resets, as GitHub's last answer said
+        (`X-RateLimit-Reset`), or None before any answer; asks nothing."""
+        reset = self._requester.rate_limiting_resettime
+        return datetime.fromtimestamp(reset, UTC) if reset and reset > 0 else None
+
     # ---- the repository beside its issues -------------------------------------------------
 
     def keep_discussions(self, path: Path | None) -> None:
@@ -645,6 +669,14 @@ class GitHubTracker:
 
     def edit_comment(self, comment_id: int, body: str) -> None:
         self._request("PATCH", f"{self._path}/issues/comments/{comment_id}", {"body": body})
+
+    def delete_comment(self, comment_id: int) -> None:
+        """Delete a comment; one already gone (404) is fine."""
+        try:
+            self._request("DELETE", f"{self._path}/issues/comments/{comment_id}")
+        except GitHubError as exc:
+            if exc.status != 404:
+                raise
 
     def add_reaction(self, comment_id: int, content: str) -> None:
         """React to a comment (GitHub keeps one reaction per user and content)."""

@@ -231,6 +231,12 @@ class MemoryTracker:
         comment.updated_at = self.tick()
         self.writes.append(("edit_comment", comment_id, body))
 
+    def delete_comment(self, comment_id: int) -> None:
+        self._check("delete_comment")
+        for comments in self.comments.values():
+            comments[:] = [c for c in comments if c.id != comment_id]
+        self.writes.append(("delete_comment", comment_id, ""))
+
     def claim(self, comment_id: int) -> Claim:
         self._check("claim")
         self.comment(comment_id)

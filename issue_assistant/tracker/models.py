@@ -1,11 +1,13 @@
-"""The tracker's records: issues, events, comments and the repository, as in the snapshot format."""
+"""The tracker's records: issues, events, comments and the repository, as in the snapshot format.
+
+Every time carries its timezone (`AwareDatetime`): a naive one in a snapshot is an error naming
+its line, not a comparison that fails later."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
 MAINTAINER_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 
@@ -38,21 +40,24 @@ class Event(BaseModel):
     """A timeline event: labeled, unlabeled, closed, reopened, marked_as_duplicate, ..."""
 
     event: str
-    created_at: datetime
+    created_at: AwareDatetime
     actor: User | None = None
     label: str | None = None
     state_reason: str | None = None
     canonical: int | None = None
+    # `renamed`: the title before and after (GitHub's `rename.from` and `rename.to`).
+    rename_from: Text | None = None
+    rename_to: Text | None = None
 
 
 class Comment(BaseModel):
     user: User
-    created_at: datetime
+    created_at: AwareDatetime
     body: Text = ""
     author_association: str | None = None
     id: int | None = None
     url: str | None = None
-    updated_at: datetime | None = None  # set by an edit (GitHub's `updated_at`)
+    updated_at: AwareDatetime | None = None  # set by an edit (GitHub's `updated_at`)
 
 
 class LabelInfo(BaseModel):
@@ -76,8 +81,8 @@ class Issue(BaseModel):
     body: Text | None = ""
     user: User
     author_association: str | None = None
-    created_at: datetime
-    closed_at: datetime | None = None
+    created_at: AwareDatetime
+    closed_at: AwareDatetime | None = None
     state: Literal["open", "closed"] = "open"
     state_reason: str | None = None
     labels: list[str] = Field(default_factory=list)
@@ -85,8 +90,9 @@ class Issue(BaseModel):
     events: list[Event] | None = None
     comments: list[Comment] | None = None
     duplicate_of: int | None = None
-    updated_at: datetime | None = None
+    updated_at: AwareDatetime | None = None
     fixed_by: list[FixedBy] | None = None
+    locked: bool | None = None  # True when GitHub says so; None (unknown or unlocked) is left out
 
     @property
     def text(self) -> str:
@@ -99,7 +105,7 @@ class Repository(BaseModel):
     kind: Literal["repository"] = "repository"
     version: int = 1
     full_name: str
-    fetched_at: datetime
+    fetched_at: AwareDatetime
     labels: list[LabelInfo] = Field(default_factory=list)
     maintainers: list[str] | None = None
     # Optional line kinds whose list is complete in this snapshot ("releases", "discussions",
@@ -117,7 +123,7 @@ class Reaction(BaseModel):
 
     user: User
     content: str
-    created_at: datetime | None = None
+    created_at: AwareDatetime | None = None
     id: int | None = None
 
 
@@ -126,7 +132,7 @@ class Claim(BaseModel):
 
     id: int
     new: bool
-    created_at: datetime | None = None
+    created_at: AwareDatetime | None = None
 
 
 NOTES_LIMIT = 2000
@@ -138,7 +144,7 @@ class Release(BaseModel):
     kind: Literal["release"] = "release"
     tag: str
     name: str | None = None
-    published_at: datetime
+    published_at: AwareDatetime
     notes: str = ""
     prerelease: bool = False
 
@@ -156,11 +162,11 @@ class Discussion(BaseModel):
     body: str = ""
     category: str | None = None
     user: User | None = None
-    created_at: datetime
-    answer_chosen_at: datetime | None = None
+    created_at: AwareDatetime
+    answer_chosen_at: AwareDatetime | None = None
     answer: str | None = None
     closed: bool = False
-    closed_at: datetime | None = None
+    closed_at: AwareDatetime | None = None
     locked: bool = False
 
     @property

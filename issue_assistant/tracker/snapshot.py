@@ -10,9 +10,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, BinaryIO
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from issue_assistant.atomic import write_atomic_with
+from issue_assistant.atomic import write_atomic, write_atomic_with
 from issue_assistant.errors import UserError
 from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 
@@ -113,16 +113,54 @@ def read_repository(path: str | os.PathLike[str]) -> Repository:
         raise UserError(_first_error(exc), where=where) from None
 
 
+EXTRAS = "snapshot-extras.json"
+
+
+class Extras(BaseModel):
+    """A snapshot's releases and discussions kept beside its index (None: not known), so that a
+    warm run, which reads no snapshot line, sees what a cold one sees."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stamp: dict
+    releases: list[Release] | None = None
+    discussions: list[Discussion] | None = None
+
+    def save(self, directory: Path) -> None:
+        write_atomic(directory / EXTRAS, self.model_dump_json())
+
+    @classmethod
+    def load(cls, directory: Path, stamp: dict) -> Extras | None:
+        """The kept extras of the snapshot file `stamp` names, or None (then it is read)."""
+        try:
+            extras = cls.model_validate_json((directory / EXTRAS).read_bytes())
+        except (OSError, ValueError):
+            return None
+        return extras if extras.stamp == stamp else None
+
+
 class IndexedSnapshot:
     """A snapshot served from its index's stored records (a `Tracker`), without parsing it.
 
-    Used when the index was last brought up to date from this very file (same size and mtime).
+    Used when the index was last brought up to date from this very file (same size and mtime);
+    its releases and discussions come from the `Extras` kept with the index.
     """
 
-    def __init__(self, repository: Repository, index: IssueIndex, path: Path) -> None:
+    def __init__(
+        self, repository: Repository, index: IssueIndex, path: Path, extras: Extras | None = None
+    ) -> None:
         self._repository = repository
         self._index = index
         self.path = path
+        self._extras = extras
+
+    def releases(self) -> list[Release] | None:
+        known = self._extras.releases if self._extras else None
+        return list(known) if known is not None else None
+
+    def discussions(self) -> list[Discussion] | None:
+        known = self._extras.discussions if self._extras else None
+        return list(known) if known is not None else None
 
     @property
     def repository(self) -> Repository:

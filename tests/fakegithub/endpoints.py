@@ -47,6 +47,7 @@ class Endpoints(ContextEndpoints, RenderedState):
         ("GET", r"/repos/{repo}/issues", "_list_issues"),
         ("GET", r"/repos/{repo}/issues/comments/(\d+)", "_get_comment"),
         ("PATCH", r"/repos/{repo}/issues/comments/(\d+)", "_edit_comment"),
+        ("DELETE", r"/repos/{repo}/issues/comments/(\d+)", "_delete_comment"),
         ("GET", r"/repos/{repo}/issues/comments/(\d+)/reactions", "_list_reactions"),
         ("POST", r"/repos/{repo}/issues/comments/(\d+)/reactions", "_create_reaction"),
         ("DELETE", r"/repos/{repo}/issues/comments/(\d+)/reactions/(\d+)", "_delete_reaction"),
@@ -190,6 +191,12 @@ class Endpoints(ContextEndpoints, RenderedState):
         comment.body = text
         comment.updated_at = self.now()
         return self.comment_json(comment)
+
+    def _delete_comment(self, cid: str, *, query: dict[str, str], body: Any) -> Any:
+        comment = self._comment(cid)
+        del self.comments[comment.id]
+        self.reactions = [r for r in self.reactions if r.comment_id != comment.id]
+        return 204, {}, None
 
     def _list_reactions(self, cid: str, *, query: dict[str, str], body: Any) -> Any:
         comment = self._comment(cid)

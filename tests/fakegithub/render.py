@@ -78,7 +78,7 @@ class RenderedState(RepoState):
             "labels": [self.label_json(n) for n in issue.labels],
             "state": issue.state,
             "state_reason": issue.state_reason,
-            "locked": False,
+            "locked": issue.locked,
             "assignee": None,
             "assignees": [],
             "milestone": None,
@@ -136,6 +136,8 @@ class RenderedState(RepoState):
             data["label"] = {"name": ev.label, "color": info.get("color")}
         if ev.event == "closed":
             data["state_reason"] = ev.state_reason
+        if ev.event == "renamed":
+            data["rename"] = {"from": ev.rename_from, "to": ev.rename_to}
         return data
 
     def timeline_json(self, number: int) -> list[dict[str, Any]]:

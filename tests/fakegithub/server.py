@@ -70,6 +70,10 @@ class FakeGitHub(Endpoints):
         self.requests: list[LoggedRequest] = []
         self.failures: list[Failure] = []
         self.hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
+        # GitHub's primary rate limit, when set (`limit_rate`): requests left and the reset time.
+        self.rate_remaining: int | None = None
+        self.rate_limit = 5000
+        self.rate_reset = 1893456000
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -147,6 +151,15 @@ class FakeGitHub(Endpoints):
         body = {"message": "API rate limit exceeded for installation ID 1."}
         return self.fail_next(method, path_regex, 403, headers, body)
 
+    def limit_rate(self, remaining: int, limit: int = 1000, reset_in: int = 3600) -> None:
+        """Count requests against GitHub's primary rate limit: each answer says how many are
+        left (`X-RateLimit-Remaining`); at 0 every request gets the 403 GitHub sends until the
+        reset, which here comes when `limit_rate` is called again."""
+        with self.lock:
+            self.rate_remaining = remaining
+            self.rate_limit = limit
+            self.rate_reset = int(datetime.now().timestamp()) + reset_in
+
     def before(self, method: str, path_regex: str, action: Callable[[], None]) -> None:
         """Run `action` (once) just before the next request matching `method` and the regex is
         served: a human acting while a run is under way (a vote, an edit)."""
@@ -202,6 +215,10 @@ class FakeGitHub(Endpoints):
                     self.hooks.remove(hook)
                     hook[2]()
             self.requests.append(entry)
+            limited = self._rate_limited()
+            if limited is not None:
+                entry.status = limited[0]
+                return 0.0, limited
             failure = next((f for f in self.failures if f.matches(method, path)), None)
             if failure is not None:
                 failure.times -= 1
@@ -224,7 +241,26 @@ class FakeGitHub(Endpoints):
                     result = (failure.status, dict(failure.headers), msg)
             assert result is not None
             entry.status = result[0]
+            if self.rate_remaining is not None:
+                result = (result[0], {**result[1], **self._rate_headers()}, result[2])
             return delay, result
+
+    def _rate_headers(self) -> dict[str, str]:
+        return {
+            "X-RateLimit-Limit": str(self.rate_limit),
+            "X-RateLimit-Remaining": str(self.rate_remaining),
+            "X-RateLimit-Reset": str(self.rate_reset),
+        }
+
+    def _rate_limited(self) -> tuple[int, dict[str, str], Any] | None:
+        """The 403 of an exhausted rate limit, or None (and one request counted)."""
+        if self.rate_remaining is None:
+            return None
+        if self.rate_remaining <= 0:
+            body = {"message": "API rate limit exceeded for installation ID 1."}
+            return 403, self._rate_headers(), body
+        self.rate_remaining -= 1
+        return None
 
     def _route(
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: Any
@@ -278,7 +314,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(payload)))
-        self.send_header("X-RateLimit-Limit", "5000")
+        self.send_header("X-RateLimit-Limit", extra.pop("X-RateLimit-Limit", "5000"))
         self.send_header("X-RateLimit-Remaining", extra.pop("X-RateLimit-Remaining", "4999"))
         self.send_header("X-RateLimit-Reset", extra.pop("X-RateLimit-Reset", "1893456000"))
         for key, value in extra.items():

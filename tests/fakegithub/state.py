@@ -41,6 +41,7 @@ class FakeIssue:
     closed_at: datetime | None = None
     labels: list[str] = field(default_factory=list)
     is_pull_request: bool = False
+    locked: bool = False
 
 
 @dataclass
@@ -64,6 +65,8 @@ class FakeEvent:
     label: str | None = None
     state_reason: str | None = None
     canonical: int | None = None  # marked_as_duplicate: the original (GraphQL only)
+    rename_from: str | None = None  # renamed: the titles before and after
+    rename_to: str | None = None
 
 
 @dataclass
@@ -83,6 +86,7 @@ class RepoState:
         self.viewer = viewer
         self.lock = threading.RLock()
         self.clock = START
+        self.step = timedelta(minutes=1)  # timedelta(0): everything happens in one second
         self.issues: dict[int, FakeIssue] = {}
         self.comments: dict[int, FakeComment] = {}
         self.events: list[FakeEvent] = []
@@ -96,10 +100,10 @@ class RepoState:
     # ---- test-facing state API -------------------------------------------------------------
 
     def now(self) -> datetime:
-        """The fake clock: starts at 2025-01-01 and moves one minute per use (deterministic)."""
+        """The fake clock: starts at 2025-01-01 and moves `step` (a minute) per use."""
         with self.lock:
             moment = self.clock
-            self.clock += timedelta(minutes=1)
+            self.clock += self.step
             return moment
 
     def next_id(self) -> int:
@@ -190,6 +194,7 @@ class RepoState:
         label: str | None = None,
         state_reason: str | None = None,
         canonical: int | None = None,
+        rename: tuple[str, str] | None = None,
     ) -> int:
         """Record a timeline event only (the issue's current state is not changed)."""
         with self.lock:
@@ -201,7 +206,17 @@ class RepoState:
             if label is not None:
                 self.add_label(label)
             self.events.append(
-                FakeEvent(eid, number, event, actor, created, label, state_reason, canonical)
+                FakeEvent(
+                    eid,
+                    number,
+                    event,
+                    actor,
+                    created,
+                    label,
+                    state_reason,
+                    canonical,
+                    *(rename or (None, None)),
+                )
             )
             issue.updated_at = max(issue.updated_at, created)
             return eid
@@ -267,6 +282,9 @@ class RepoState:
                 label=ev.label,
                 state_reason=ev.state_reason,
                 canonical=ev.canonical,
+                rename=(ev.rename_from or "", ev.rename_to or "")
+                if ev.event == "renamed"
+                else None,
             )
         for c in issue.comments or []:
             self.user(c.user.login, c.user.type)

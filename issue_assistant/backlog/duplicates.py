@@ -1,0 +1,157 @@
+"""`backlog --duplicates`: the groups report, live or from a snapshot, and `--post`.
+
+The report lists each group with its proposed original, the evidence and links; nothing is
+closed. With `--post`, each newer issue of a group gets one pending comment through the live
+path (the same skips, claim, pending label, approval), within the run's bounds (`--limit`,
+`[backlog] per_day`, the hourly budget) and kept in the same state as the triage run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from issue_assistant.approve import Mode
+from issue_assistant.backlog.groups import Group, GroupProposal, find_groups
+from issue_assistant.backlog.report import issue_link, server_url
+from issue_assistant.backlog.run import BacklogRun, Runner
+from issue_assistant.backlog.selection import Recheck
+from issue_assistant.backlog.state import STATE_FILE, BacklogState
+from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.render import render
+from issue_assistant.tracker.base import WritableTracker
+
+
+@dataclass
+class DuplicatesResult:
+    repository: str
+    moment: datetime
+    open_issues: int
+    groups: list[Group]
+    original: str = "oldest"
+    markdown: str = ""
+    run: BacklogRun | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def outputs(self) -> dict[str, Any]:
+        posted = self.run.proposed if self.run is not None else []
+        return {
+            "repository": self.repository,
+            "moment": self.moment.isoformat(),
+            "open_issues": self.open_issues,
+            "groups": [
+                {
+                    "original": g.original.number,
+                    "members": [m.number for m in g.members],
+                    "links": [
+                        {"issue": lk.newer, "like": lk.older, "score": lk.score} for lk in g.links
+                    ],
+                }
+                for g in self.groups
+            ],
+            "proposed": [i.number for i in posted],
+            "stopped": self.run.stopped if self.run is not None else None,
+        }
+
+
+def render_groups(result: DuplicatesResult, api_url: str = "https://api.github.com") -> str:
+    base = server_url(api_url)
+    return render(
+        "backlog_duplicates.md.j2",
+        result=result,
+        run=result.run,
+        link=lambda n: issue_link(base, result.repository, n),
+    )
+
+
+def duplicates_offline(
+    snapshot: str | Path,
+    labels: LabelsConfig,
+    config: Config,
+    cache_dir: str | Path,
+    as_of: datetime | None = None,
+) -> DuplicatesResult:
+    """The groups among a snapshot's issues open at `as_of` (default: when it was fetched)."""
+    from issue_assistant.pipeline import open_index
+    from issue_assistant.tracker.asof import AsOfView
+    from issue_assistant.tracker.snapshot import read_snapshot
+
+    snap = read_snapshot(snapshot)
+    moment = as_of or snap.repository.fetched_at
+    index = open_index(snap, cache_dir, embeddings=config.index.embeddings)
+    view = AsOfView(snap, moment)
+    opened = [i for i in view.all_issues() if i.state == "open" and not i.is_pull_request]
+    groups = find_groups(view, index, labels, config, opened, moment)
+    result = DuplicatesResult(
+        snap.repository.full_name, moment, len(opened), groups, config.backlog.original
+    )
+    result.markdown = render_groups(result)
+    return result
+
+
+def duplicates_live(
+    tracker: WritableTracker,
+    labels: LabelsConfig,
+    config: Config,
+    *,
+    writes: Mode,
+    post: bool = False,
+    limit: int | None = None,
+    now: datetime | None = None,
+    cache_dir: str | Path | None = None,
+    api_url: str = "https://api.github.com",
+) -> DuplicatesResult:
+    """The groups among the open issues now (from the index, refreshed once); with `post`, the
+    proposals on each group's newer issues."""
+    from issue_assistant.live import CachedReads, refresh_index
+    from issue_assistant.settings import current
+
+    now = now or datetime.now(UTC)
+    cache = current().cache_root(config.index.cache_dir, str(cache_dir) if cache_dir else None)
+    index = refresh_index(tracker, cache, now, config.index.embeddings)
+    view = CachedReads(tracker, index)
+    opened = [i for i in index.all_stored() if i.state == "open" and not i.is_pull_request]
+    groups = find_groups(view, index, labels, config, opened, now)
+    full_name = tracker.repository.full_name
+    result = DuplicatesResult(full_name, now, len(opened), groups, config.backlog.original)
+    if post:
+        result.run = _post(tracker, labels, config, writes, limit, now, index, groups)
+    result.markdown = render_groups(result, api_url)
+    return result
+
+
+def _post(
+    tracker: WritableTracker,
+    labels: LabelsConfig,
+    config: Config,
+    writes: Mode,
+    limit: int | None,
+    now: datetime,
+    index: Any,
+    groups: list[Group],
+) -> BacklogRun:
+    state_path = index.path / STATE_FILE
+    state = BacklogState.load(state_path, now.date())
+    run = BacklogRun(
+        repository=tracker.repository.full_name,
+        writes=writes,
+        limit=limit if limit is not None else config.backlog.limit,
+        per_day=config.backlog.per_day,
+        groups=["duplicates"],
+    )
+    recheck = Recheck(labels, config, tracker.repository, [], now, state.started())
+    tasks = []
+    for group in groups:
+        for issue in group.newer:
+            if state.outcome(issue.number, now) is None:
+                proposal = GroupProposal(config, labels, group, issue.number)
+                tasks.append((issue, [], (proposal, None)))
+    run.selected = len(tasks)
+    runner = Runner(
+        tracker, labels, config, writes, now, index, state, state_path, (None, None), run, recheck
+    )  # type: ignore[arg-type]
+    runner.walk(tasks)  # type: ignore[arg-type]
+    run.posted_today = state.posted_on(now.date(), config.backlog.per_day)
+    return run

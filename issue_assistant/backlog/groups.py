@@ -1,0 +1,196 @@
+"""Groups of open issues that report the same problem, already in the tracker.
+
+Each open issue is scored against the earlier issues still open at the moment with the pairwise
+duplicate score of new issues (`index.duplicates`: the same candidates, weights, calibrated
+threshold and crowd rule, read as the `similar` engine reads them), and linked to its best one
+when it clears the threshold. Linked issues form a group; its proposed original is the oldest
+(or, with `[backlog] original = "most-discussed"`, the one with most comments where they are
+known). The evidence of each link: the score, and the error lines, exceptions and stack frames
+the two share. Nothing here writes: `post` proposes, through the live path, one pending comment
+on each newer issue of a group, carrying that one duplicate and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.context import Context, similar_candidates
+from issue_assistant.decision import REASON_MAX, Decision, Duplicate, shorten
+from issue_assistant.engines import Engine
+from issue_assistant.index import IssueIndex, duplicates
+from issue_assistant.tracker.base import Tracker
+from issue_assistant.tracker.models import Issue
+
+# Earlier issues retrieved per open issue before keeping the open ones (closed ones rank too).
+DEPTH = 40
+SHARED_MAX = 5
+
+
+@dataclass(frozen=True)
+class Link:
+    """`newer` reports what `older` reports: the score, the shared signals, the sentence why."""
+
+    newer: int
+    older: int
+    score: float
+    shared: tuple[str, ...]
+    why: str
+
+
+@dataclass
+class Group:
+    members: list[Issue]  # oldest first
+    original: Issue
+    links: list[Link] = field(default_factory=list)
+
+    @property
+    def newer(self) -> list[Issue]:
+        """The members opened after the original: each gets the proposal with `--post`."""
+        return [m for m in self.members if m.created_at > self.original.created_at]
+
+    def link_of(self, number: int) -> Link | None:
+        return next((lk for lk in self.links if lk.newer == number), None)
+
+
+def shared_signals(index: IssueIndex, a: Issue, b: Issue, moment: datetime) -> tuple[str, ...]:
+    """The error lines, exceptions and frames `a` and `b` both show (as `a` spells them)."""
+    boiler = index.boilerplate()
+    sa = duplicates.side(index, a, boiler, moment).signals
+    sb = duplicates.side(index, b, boiler, moment).signals
+    out: list[str] = []
+    for mine, theirs in ((sa.errors, sb.errors), (sa.exceptions, sb.exceptions)):
+        other = {x.lower() for x in theirs}
+        out += [x for x in mine if x.lower() in other]
+    other = {x.lower() for x in sb.frames}
+    out += [x for x in sa.frames if x.lower() in other]
+    return tuple(dict.fromkeys(out))[:SHARED_MAX]
+
+
+class _Finder:
+    def __init__(
+        self, view: Tracker, index: IssueIndex, labels: LabelsConfig, config: Config
+    ) -> None:
+        from issue_assistant.engines.similar import SimilarEngine
+
+        self.view, self.index, self.labels, self.config = view, index, labels, config
+        self.similar = SimilarEngine(config, labels)
+
+    def link(self, issue: Issue, open_now: dict[int, Issue], moment: datetime) -> Link | None:
+        """`issue`'s best earlier open issue by the duplicate score, when it clears the bar."""
+        found = similar_candidates(self.index, issue, moment, DEPTH)
+        cands = [c for c in found if c.issue.number in open_now and c.issue.number != issue.number]
+        if not cands:
+            return None
+        context = Context(
+            issue=issue,
+            repository=self.view.repository.full_name,
+            labels=self.labels,
+            project="",
+            as_of=moment,
+            tracker=self.view,
+            index=self.index,
+            candidates=cands,
+        )
+        # The similar engine's own duplicate decision: its weights, threshold and crowd rule.
+        chosen = self.similar._duplicate(context, self.similar.duplicate_settings(context))
+        if chosen is None:
+            return None
+        shared = shared_signals(self.index, issue, open_now[chosen.number], moment)
+        return Link(issue.number, chosen.number, chosen.confidence, shared, chosen.reason)
+
+
+def _components(links: list[Link]) -> list[set[int]]:
+    parent: dict[int, int] = {}
+
+    def root(n: int) -> int:
+        parent.setdefault(n, n)
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for lk in links:
+        parent[root(lk.newer)] = root(lk.older)
+    out: dict[int, set[int]] = {}
+    for n in parent:
+        out.setdefault(root(n), set()).add(n)
+    return [members for members in out.values() if len(members) > 1]
+
+
+def _original(members: list[Issue], rule: str) -> Issue:
+    if rule == "most-discussed":
+        return max(members, key=lambda m: (len(m.comments or []), -m.created_at.timestamp()))
+    return members[0]
+
+
+def find_groups(
+    view: Tracker,
+    index: IssueIndex,
+    labels: LabelsConfig,
+    config: Config,
+    open_issues: Iterable[Issue],
+    moment: datetime,
+) -> list[Group]:
+    """The groups of `open_issues` (as they are at `moment`) that report the same problem,
+    largest first; bots' issues and pull requests are left out."""
+    open_now = {
+        i.number: i
+        for i in open_issues
+        if i.state == "open" and not i.is_pull_request and not i.user.is_bot
+    }
+    finder = _Finder(view, index, labels, config)
+    links = []
+    for issue in sorted(open_now.values(), key=lambda i: (i.created_at, i.number)):
+        link = finder.link(issue, open_now, moment)
+        if link is not None:
+            links.append(link)
+    groups = []
+    for numbers in _components(links):
+        members = sorted((open_now[n] for n in numbers), key=lambda i: (i.created_at, i.number))
+        original = _original(members, config.backlog.original)
+        mine = [lk for lk in links if lk.newer in numbers]
+        groups.append(Group(members, original, mine))
+    groups.sort(key=lambda g: (-len(g.members), g.original.created_at))
+    return groups
+
+
+class GroupProposal(Engine):
+    """The engine of a group's proposal on one newer issue: that duplicate, nothing else (so
+    approving it writes only "Duplicate of #N", and the close where `[duplicates] close`)."""
+
+    name = "duplicates"
+
+    def __init__(self, config: Config, labels: LabelsConfig, group: Group, number: int) -> None:
+        from issue_assistant.engines.base import Deadline
+
+        self.config, self.labels, self.options = config, labels, None  # type: ignore[assignment]
+        self.strategy = "rag"
+        self.deadline = Deadline(config.engine.timeout_seconds)
+        self.group, self.number = group, number
+
+    def decide(self, context: Context) -> Decision:
+        original = self.group.original
+        link = self.group.link_of(self.number)
+        score = link.score if link is not None else 0.0
+        others = [f"#{m.number}" for m in self.group.members if m.number != self.number]
+        why = link.why if link is not None else ""
+        if link is not None and link.shared:
+            why += " Both show: " + "; ".join(f"`{s}`" for s in link.shared[:3]) + "."
+        summary = (
+            f"This open issue reports what open #{original.number} reports: "
+            f"a group of {len(self.group.members)} open issues ({', '.join(others)} and this one) "
+            f"found among the open issues; #{original.number} is proposed as the original."
+        )
+        return Decision(
+            duplicate=Duplicate(
+                number=original.number,
+                reason=shorten(why.strip(), REASON_MAX),
+                confidence=min(max(score, 0.0), 1.0),
+            ),
+            summary=summary,
+            engine=self.name,
+            candidates=[m.number for m in self.group.members if m.number != self.number],
+        )

@@ -1,0 +1,236 @@
+"""The `similar` engine's labels: per configured group, the learned model's tiers or the vote.
+
+A learned group proposes what `learn/tiers.py` chooses; a group with too little history to learn
+(or `[labels] model = "vote"`) proposes the similarity-weighted vote of the most similar earlier
+labelled issues, as "possible" (not measured). Every configured group that proposes nothing gets
+a reason, which the summary states and the decision records (`GroupOutcome`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from issue_assistant.config import GROUPS, Config, LabelsConfig, SimilarConfig
+from issue_assistant.decision import GroupOutcome, LabelTier
+from issue_assistant.learn import tiers
+
+if TYPE_CHECKING:
+    from issue_assistant.context import Candidate, Context
+    from issue_assistant.learn.model import LabelModel
+
+SINGLE = ("type", "priority")
+
+
+def boost_areas(
+    votes: list[tuple[str, float]], context: Context, labels: LabelsConfig, weight: float
+) -> list[tuple[str, float]]:
+    """Area votes plus `weight` times the rank-weighted share of the likely files whose path an
+    area's `paths` match (the first file counts most), best first, within the group's limit."""
+    files = context.likely_files
+    ranks = [1 / (i + 1) for i in range(len(files))]
+    total = sum(ranks) or 1.0
+    scores = dict(votes)
+    allowed = set(labels.proposable("area"))
+    for area in labels.area:
+        if not area.paths or area.name not in allowed:
+            continue
+        share = sum(r for f, r in zip(files, ranks, strict=True) if area.owns(f.path)) / total
+        if share:
+            scores[area.name] = min(1.0, scores.get(area.name, 0.0) + weight * share)
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ranked[: labels.limit("area")]
+
+
+def vote(
+    labels: LabelsConfig, group: str, neighbors: list[Candidate], k: int, threshold: float
+) -> list[tuple[str, float]]:
+    """Share of the neighbours' weight behind each label of `group`.
+
+    For `type` only neighbours with a type label count; for the other groups every neighbour
+    that was triaged at all (any label of labels.toml) counts, so silence is a vote for none.
+    """
+    allowed = set(labels.proposable(group))  # type: ignore[arg-type]
+    if not allowed:
+        return []
+    known = labels.all_names()
+    votes: Counter[str] = Counter()
+    total = 0.0
+    used = 0
+    top = neighbors[0].score if neighbors else 1.0
+    for cand in neighbors:
+        relevant = allowed if group == "type" else known
+        mine = labels.known(cand.issue.labels)  # as labels.toml spells them
+        if not any(lab in relevant for lab in mine):
+            continue
+        weight = (cand.score / top) ** 2 if top > 0 else 1.0
+        total += weight
+        for lab in mine:
+            if lab in allowed:
+                votes[lab] += weight
+        used += 1
+        if used >= k:
+            break
+    if total <= 0 or used < 2:
+        return []
+    ranked = [(lab, v / total) for lab, v in votes.most_common() if v / total >= threshold]
+    return ranked[: labels.limit(group)]  # type: ignore[arg-type]
+
+
+@dataclass
+class LabelAnswer:
+    """What the engine proposes per group, with the confidence, tier and outcome of each."""
+
+    proposed: dict[str, list[str]] = field(default_factory=dict)
+    confidence: dict[str, float] = field(default_factory=dict)
+    tiers: dict[str, LabelTier] = field(default_factory=dict)
+    modes: dict[str, str] = field(default_factory=dict)
+    groups: dict[str, GroupOutcome] = field(default_factory=dict)
+    unmeasured: dict[str, int] = field(default_factory=dict)  # group -> labelled issues
+
+    def fields(self) -> dict:
+        """The Decision fields of the label groups."""
+        out: dict = {}
+        for group in GROUPS:
+            names = self.proposed.get(group, [])
+            if group in SINGLE:
+                out[group] = names[0] if names else None
+            else:
+                out[group + "s"] = names
+        return out
+
+
+def answer(
+    context: Context,
+    labels: LabelsConfig,
+    config: Config,
+    options: SimilarConfig,
+    model: LabelModel | None,
+    probs: dict[str, dict[str, float]],
+    neighbors: list[Candidate],
+) -> LabelAnswer:
+    """Every configured group's proposal for `context.issue`."""
+    rule = tiers.TierRule.of(config.labels)
+    out = LabelAnswer()
+    for group in GROUPS:
+        if not labels.proposable(group):  # type: ignore[arg-type]
+            continue
+        gm = model.groups.get(group) if model is not None else None
+        if gm is not None and gm.mode == "learned":
+            out.modes[group] = "learned"
+            choice = tiers.choose(
+                gm.table,
+                probs.get(group, {}),
+                single=group in SINGLE,
+                limit=labels.limit(group),  # type: ignore[arg-type]
+                rule=rule,
+            )
+            if not choice.measured:
+                out.unmeasured[group] = gm.issues
+            method = gm.table.method if choice.measured and gm.table else "not measured"
+            out.groups[group] = GroupOutcome(
+                mode="learned",
+                method=method,
+                issues=gm.issues,
+                bounds=choice.bounds,
+                abstained=choice.abstained,  # type: ignore[arg-type]
+                reason=choice.reason,
+            )
+            for name, p, info in choice.chosen:
+                out.confidence[name] = round(p, 3)
+                out.tiers[name] = info
+            out.proposed[group] = [n for n, _, _ in choice.chosen]
+            continue
+        out.modes[group] = "vote"
+        why_vote = gm.reason if gm is not None else "[labels] model = vote"
+        chosen, reason = _voted(context, labels, config, options, group, neighbors)
+        if chosen and not rule.allows("possible"):
+            chosen, reason = [], f"the vote is not measured; [labels] propose = {rule.propose}"
+        out.groups[group] = GroupOutcome(
+            mode="vote",
+            method=f"vote ({why_vote})",
+            abstained="" if chosen else ("tier" if reason.startswith("the vote") else "vote"),
+            reason="" if chosen else reason,
+        )
+        for name, conf in chosen:
+            out.confidence[name] = round(conf, 3)
+            out.tiers[name] = LabelTier(tier="possible", source="vote")
+        out.proposed[group] = [n for n, _ in chosen]
+    return out
+
+
+def _voted(
+    context: Context,
+    labels: LabelsConfig,
+    config: Config,
+    options: SimilarConfig,
+    group: str,
+    neighbors: list[Candidate],
+) -> tuple[list[tuple[str, float]], str]:
+    """The vote's labels for `group` (areas boosted by the likely files), or why none."""
+    every = vote(labels, group, neighbors, options.neighbors, 0.0)
+    if group == "area" and context.likely_files and config.code.area_boost > 0:
+        every = boost_areas(every, context, labels, config.code.area_boost)
+    chosen = [(n, c) for n, c in every if c >= options.min_confidence]
+    if chosen:
+        return chosen, ""
+    if not every:
+        known = labels.all_names()
+        triaged = sum(1 for c in neighbors if any(n in known for n in labels.known(c.issue.labels)))
+        if group != "type" and triaged >= 2:
+            article = "an" if group[0] in "aeiou" else "a"
+            return [], f"none of the similar earlier issues has {article} {group} label"
+        return [], "too few similar labelled earlier issues to vote"
+    best, share = every[0]
+    return [], (
+        f"similar earlier issues do not agree (`{best}` has {share:.0%} of the vote, "
+        f"needs {options.min_confidence:.0%})"
+    )
+
+
+# A reason in few words, by kind: the summary's when the full reasons would not fit.
+BRIEF = {
+    "below floor": "right less often than [labels] min_precision here",
+    "tier": "under the tier [labels] propose asks for",
+    "vote": "similar earlier issues do not agree",
+    "none": "no label measured",
+}
+
+
+def summary(
+    answer: LabelAnswer, labels: LabelsConfig, model: LabelModel | None, brief: bool = False
+) -> str:
+    """The label part of the summary: each configured group's proposal or why none (`brief`:
+    in few words), and once, when confidence could not be measured."""
+    configured = [g for g in GROUPS if labels.proposable(g)]  # type: ignore[arg-type]
+    if not configured:
+        return "labels.toml configures no label to propose, so no labels are proposed."
+    parts = []
+    for group in configured:
+        names = answer.proposed.get(group, [])
+        outcome = answer.groups[group]
+        if names:
+            shown = ", ".join(f"`{n}`" for n in names)
+            src = "" if outcome.mode == "learned" else " (from similar earlier issues)"
+            parts.append(f"{group} {shown}{src}")
+        else:
+            why = BRIEF.get(outcome.abstained, outcome.reason) if brief else outcome.reason
+            parts.append(f"{group}: none, {why}")
+    text = "Labels for " + _join(configured) + " (the groups labels.toml configures): "
+    text += "; ".join(parts) + "."
+    if answer.unmeasured:
+        learned = [g for g, m in answer.modes.items() if m == "learned"]
+        if set(answer.unmeasured) == set(learned) and model is not None:
+            text += f" Learned from {model.issues} labelled issues; confidence not yet measured."
+        else:
+            for group, n in answer.unmeasured.items():
+                text += (
+                    f" {group.capitalize()}: learned from {n} labelled issues; "
+                    "confidence not yet measured."
+                )
+    return text
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -1,0 +1,151 @@
+"""`init`'s labels.toml and config.toml, built as TOML documents and written by tomlkit.
+
+Every value (a label's name and description, the project description) goes through tomlkit,
+which escapes it; every comment that shows outside text (a repository name, a left-out label)
+is made one printable line first (`comment_text`), so nothing in a label can add a key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tomlkit
+from tomlkit.items import Table
+
+from issue_assistant.scaffold import GROUP_ORDER, Drafted, LabelDraft
+
+EXPLAIN = {
+    "type": "exactly one per issue",
+    "area": "where in the project (at most max_areas)",
+    "topic": "what it is about (at most max_topics)",
+    "priority": "at most one",
+}
+# What a bug report must contain; asked when it is missing (the bug type's starter list).
+BUG_ASK = [
+    {
+        "what": "the version",
+        "question": "Which version are you using?",
+        "detect": [r"version\s*[:=]?\s*v?\d+\.\d+", r"\bv?\d+\.\d+\.\d+\b"],
+    },
+    {
+        "what": "steps to reproduce",
+        "question": "What are the steps (or a minimal example) to reproduce it?",
+        "detect": ["```", "steps to reproduce", "to reproduce", "reproduc"],
+    },
+    {
+        "what": "what happened",
+        "question": "What happened instead: the error message, traceback or output?",
+        "detect": ["Traceback", "error", "exception", "instead", "expected"],
+    },
+]
+
+
+def comment_text(text: str) -> str:
+    """`text` as one line a TOML comment can hold: every character that is not printable (a
+    newline, a control or format character, a lone surrogate) shown as `\\uXXXX`."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
+def shown(value: str) -> str:
+    """A value as TOML writes it (for a commented-out line), kept on one line."""
+    return comment_text(tomlkit.string(value).as_string())
+
+
+def _comment(doc: Any, text: str) -> None:
+    doc.add(tomlkit.comment(comment_text(text)))
+
+
+def _label_table(group: str, lb: Drafted, bug: str | None) -> Table:
+    table = tomlkit.table()
+    table.comment(f"used on {lb.uses}")
+    table.add("name", lb.name)
+    description = tomlkit.item(lb.description)
+    if not lb.description:
+        description.comment("TODO: what it means, for a newcomer")
+    table.add("description", description)
+    if not lb.propose:
+        propose = tomlkit.item(False)
+        propose.comment(comment_text(lb.reason))
+        table.add("propose", propose)
+    if group == "type" and lb.name == bug:
+        asks = tomlkit.aot()
+        for ask in BUG_ASK:
+            asks.append(tomlkit.item(ask))
+        table.add("ask", asks)
+    return table
+
+
+def labels_toml(draft: LabelDraft, repository: str) -> str:
+    """The drafted labels.toml: usable labels as tables; the ones that are not, commented out
+    with the reason (odd names are drafted, never a reason to refuse the draft)."""
+    doc = tomlkit.document()
+    _comment(doc, f"labels.toml for {repository}, drafted by `issue-assistant init`.")
+    _comment(doc, "Check the groups, then write each description for a newcomer: the engine")
+    _comment(doc, f'reads it. "used on N" counts the {draft.issues_counted} issues read.')
+    _comment(doc, "Every key is described in issue-assistant's docs/configuration.md.")
+    doc.add(tomlkit.nl())
+    if draft.needs_info:
+        _comment(doc, "Added when a maintainer approves questions for the reporter.")
+        doc.add("needs_info", draft.needs_info)
+    else:
+        _comment(doc, "The label added when a maintainer approves questions for the reporter")
+        _comment(doc, '(none was recognised): needs_info = "needs info"')
+    for group in GROUP_ORDER:
+        items = draft.groups.get(group, [])
+        if not items:
+            continue
+        tables = tomlkit.aot()
+        for lb in items:
+            tables.append(_label_table(group, lb, draft.bug))
+        doc.add(tomlkit.nl())
+        _comment(doc, f"---- {group}: {EXPLAIN[group]} ----")
+        doc.add(group, tables)
+    if draft.ungrouped:
+        doc.add(tomlkit.nl())
+        _comment(doc, "---- Not grouped: no naming scheme says what these are. Uncomment the")
+        _comment(doc, "---- ones to propose, as [[area]] (where) or [[topic]] (what it is about).")
+        for lb in draft.ungrouped:
+            doc.add(tomlkit.nl())
+            _comment(doc, f"[[area]]  # used on {lb.uses}")
+            _comment(doc, f"name = {shown(lb.name)}")
+            _comment(doc, f"description = {shown(lb.description)}")
+    if draft.unusable:
+        doc.add(tomlkit.nl())
+        _comment(doc, "---- Not usable as they are named (rename them on GitHub to use them):")
+        for lb in draft.unusable:
+            _comment(doc, f"  {shown(lb.name)} (used on {lb.uses}): {lb.reason}")
+    if draft.left_out:
+        doc.add(tomlkit.nl())
+        _comment(doc, "Left out (workflow, resolution or the assistant's own labels):")
+        for lb in draft.left_out:
+            _comment(doc, f"  {shown(lb.name)} (used on {lb.uses}): {lb.reason}")
+    return tomlkit.dumps(doc)
+
+
+def config_toml(repository: str, description: str, origin: str) -> str:
+    """The drafted config.toml (every key optional)."""
+    doc = tomlkit.document()
+    _comment(doc, f"config.toml for {repository}, drafted by `issue-assistant init`.")
+    _comment(doc, "Every key is optional; all are described in issue-assistant's")
+    _comment(doc, "docs/configuration.md.")
+    doc.add(tomlkit.nl())
+    engine = tomlkit.table()
+    name = tomlkit.item("similar")
+    name.comment("similar (offline, free, learns from your labelled issues), anthropic, llama")
+    engine.add("name", name)
+    fallback = tomlkit.item("similar")
+    fallback.comment('used when the engine fails; "" for none')
+    engine.add("fallback", fallback)
+    doc.add("engine", engine)
+    project = tomlkit.table()
+    where = f"from {origin}; check it" if origin else "none found: write two or three sentences"
+    project.add(tomlkit.comment(comment_text(f"What the project is, for the engine: {where}.")))
+    project.add("description", description)
+    doc.add("project", project)
+    approval = tomlkit.table()
+    approval.add(tomlkit.comment('Start with "dry-run": the job summary shows what would be'))
+    approval.add(tomlkit.comment('written and nothing is posted. Remove this line (or set "live")'))
+    approval.add(tomlkit.comment("when the proposals look right."))
+    approval.add("writes", "dry-run")
+    doc.add("approval", approval)
+    return tomlkit.dumps(doc)

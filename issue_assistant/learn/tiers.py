@@ -1,0 +1,183 @@
+"""Confidence tiers: which learned labels the `similar` engine proposes, and how sure each is.
+
+For each group the model's best label(s) are proposed unless the history says proposals at that
+confidence are right less often than `[labels] min_precision` (the floor). The measured precision
+of a proposal is that of its bucket on the group's out-of-fold curve (`learn/calibration.py`):
+- high: at least `[labels] target_precision`;
+- likely: at least halfway between the floor and the target;
+- possible: at least the floor.
+A group with fewer than `MEASURE_MIN` out-of-fold predictions is not measured: its best label is
+proposed as "possible" (a multi-label group's labels whose probability reaches 0.5), and the
+summary says so once. `[labels] propose` keeps only proposals of that tier or higher.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from issue_assistant.config import LabelModelConfig
+from issue_assistant.decision import TIERS, Bounds, LabelTier, Tier
+from issue_assistant.learn.calibration import Curve, ThresholdTable
+
+# Fewer out-of-fold predictions than this measure nothing reliable: on held-out windows of
+# hf-datasets (never the benchmark's scored ones), curves from 76-93 predictions (100 labelled
+# issues) gave a high tier right 0.86-0.95 of the time and abstained on issues right 0.53-0.79 of
+# the time; from 159-261 predictions, high 0.91-0.99 and abstentions at 0.32-0.67.
+MEASURE_MIN = 150
+UNMEASURED_MULTI = 0.5
+
+
+@dataclass(frozen=True)
+class TierRule:
+    """The floor, the bounds between tiers and the lowest tier proposed."""
+
+    floor: float
+    target: float
+    propose: Tier = "possible"
+
+    @classmethod
+    def of(cls, config: LabelModelConfig) -> TierRule:
+        return cls(config.min_precision, config.target_precision, config.propose)
+
+    @property
+    def likely(self) -> float:
+        return (self.floor + self.target) / 2
+
+    def tier(self, precision: float) -> Tier | None:
+        if precision >= self.target - 1e-12:
+            return "high"
+        if precision >= self.likely - 1e-12:
+            return "likely"
+        if precision >= self.floor - 1e-12:
+            return "possible"
+        return None
+
+    def allows(self, tier: Tier) -> bool:
+        return TIERS.index(tier) <= TIERS.index(self.propose)
+
+    def bounds(self, curve: Curve) -> Bounds:
+        return Bounds(
+            possible=curve.bound(self.floor),
+            likely=curve.bound(self.likely),
+            high=curve.bound(self.target),
+        )
+
+
+def in_tenths(precision: float) -> int:
+    """N of "right N in 10 times", rounded down (0.96 is 9 in 10, not 10)."""
+    return int(precision * 10 + 1e-9)
+
+
+@dataclass
+class Choice:
+    """A group's proposals (name, confidence, tier), or why none; and the tier bounds."""
+
+    chosen: list[tuple[str, float, LabelTier]] = field(default_factory=list)
+    abstained: str = ""  # "below floor", "tier", "none"
+    reason: str = ""
+    measured: bool = True
+    bounds: dict[str, Bounds] = field(default_factory=dict)
+
+
+def measured(table: ThresholdTable | None) -> bool:
+    return table is not None and table.predictions >= MEASURE_MIN and bool(table.curves)
+
+
+def _tier_of(
+    curve: Curve, confidence: float, rule: TierRule
+) -> tuple[Tier | None, LabelTier | None]:
+    """The tier at `confidence` (None: under the floor) and what was measured there (None: a
+    confidence under every one measured)."""
+    b = curve.bucket_at(confidence)
+    if b is None:
+        # Under the lowest bucket: precision is at most that bucket's (it never falls as
+        # confidence rises), which says "under the floor" when that bucket is; else unknown.
+        first = curve.buckets[0]
+        if rule.tier(first.precision) is not None:
+            return None, None
+        b = first
+    low, high = b.interval
+    tier = rule.tier(b.precision)
+    info = LabelTier(
+        tier=tier or "possible",
+        precision=round(b.precision, 4),
+        lower=round(low, 4),
+        upper=round(high, 4),
+        correct=b.correct,
+        proposals=b.proposals,
+    )
+    return tier, info
+
+
+def _unmeasured(probs: dict[str, float], single: bool, limit: int, rule: TierRule) -> Choice:
+    ranked = sorted(probs.items(), key=lambda kv: (-kv[1], kv[0]))
+    names = ranked[:1] if single else [(n, p) for n, p in ranked if p >= UNMEASURED_MULTI]
+    possible = LabelTier(tier="possible")
+    if not rule.allows("possible"):
+        return Choice(abstained="tier", reason="not measured yet", measured=False)
+    if not names:
+        why = f"no label reaches probability {UNMEASURED_MULTI:.1f}"
+        return Choice(abstained="none", reason=why, measured=False)
+    return Choice([(n, p, possible) for n, p in names[: max(limit, 0)]], measured=False)
+
+
+def choose(
+    table: ThresholdTable | None,
+    probs: dict[str, float],
+    *,
+    single: bool,
+    limit: int,
+    rule: TierRule,
+) -> Choice:
+    """The labels of one learned group to propose for one issue (`probs`: each label's)."""
+    if not probs:
+        return Choice(abstained="none", reason="the model gave no probabilities")
+    if not measured(table):
+        return _unmeasured(probs, single, limit, rule)
+    assert table is not None
+    bounds = {key: rule.bounds(curve) for key, curve in table.curves.items()}
+    if single:
+        name, p = max(probs.items(), key=lambda kv: (kv[1], kv[0]))
+        tier, info = _tier_of(table.curves[""], p, rule)
+        if tier is not None and info is not None and rule.allows(tier):
+            return Choice([(name, p, info)], bounds=bounds)
+        return Choice(
+            abstained="below floor" if tier is None else "tier",
+            reason=_why_not(name, p, info, tier, rule),
+            bounds=bounds,
+        )
+    scored = []
+    for name, p in probs.items():
+        curve = table.curves.get(name)
+        if curve is None:
+            continue
+        tier, info = _tier_of(curve, p, rule)
+        scored.append((name, p, tier, info))
+    kept = [
+        (n, p, info)
+        for n, p, tier, info in scored
+        if tier is not None and info is not None and rule.allows(tier)
+    ]
+    kept.sort(key=lambda c: (-(c[2].precision or 0.0), -c[1], c[0]))
+    if kept:
+        return Choice(kept[: max(limit, 0)], bounds=bounds)
+    if not scored:
+        return Choice(abstained="none", reason="no label was measured", bounds=bounds)
+    name, p, tier, info = max(
+        scored, key=lambda c: ((c[3].precision or 0.0) if c[3] else -1.0, c[1], c[0])
+    )
+    return Choice(
+        abstained="below floor" if tier is None else "tier",
+        reason=_why_not(name, p, info, tier, rule),
+        bounds=bounds,
+    )
+
+
+def _why_not(name: str, p: float, info: LabelTier | None, tier: Tier | None, rule: TierRule) -> str:
+    if info is None:
+        return f"the best guess `{name}` has a confidence ({p:.2f}) under any measured here"
+    right = f"right {in_tenths(info.precision or 0.0)} in 10 times at its confidence"
+    if tier is None:
+        floor = in_tenths(rule.floor)
+        return f"the best guess `{name}` is {right}, under the floor of {floor} in 10"
+    return f"the best guess `{name}` is only {tier} ({right}); [labels] propose = {rule.propose}"

@@ -1,0 +1,534 @@
+"""Confidence tiers and calibration on small histories: the curve, class-complete folds, the
+small-history path, the tier words, the recorded thresholds, and no group off without a word."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from issue_assistant.comment import Plan, render_comment
+from issue_assistant.config import Config, LabelModelConfig, LabelsConfig
+from issue_assistant.decision import LabelTier
+from issue_assistant.engines import create
+from issue_assistant.learn import folds
+from issue_assistant.learn.calibration import (
+    MIN_BUCKET,
+    Bucket,
+    Curve,
+    ThresholdTable,
+    fit_curve,
+    isotonic,
+    wilson,
+)
+from issue_assistant.learn.model import fit, rows_from
+from issue_assistant.learn.tiers import MEASURE_MIN, TierRule, choose, in_tenths
+from issue_assistant.pipeline import open_index, replay
+from issue_assistant.tracker.asof import AsOfView
+from tests.test_learn import LABELS, T0, snap, synthetic
+
+RULE = TierRule.of(LabelModelConfig())
+
+
+# -- the curve ---------------------------------------------------------------------------------
+
+
+@given(
+    st.lists(
+        st.tuples(st.floats(0, 1), st.floats(0.1, 5)),
+        min_size=1,
+        max_size=60,
+    )
+)
+def test_isotonic_is_scikit_learns(points):
+    from sklearn.isotonic import IsotonicRegression
+
+    values = [v for v, _ in points]
+    weights = [w for _, w in points]
+    x = np.arange(len(values), dtype=float)
+    ref = IsotonicRegression().fit(x, values, sample_weight=weights).predict(x)
+    assert isotonic(values, weights) == pytest.approx(list(ref), abs=1e-9)
+
+
+@given(st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=0, max_size=300))
+def test_curve_rises_pools_and_counts_every_prediction(pairs):
+    curve = fit_curve(pairs)
+    if len(pairs) < MIN_BUCKET:
+        assert curve is None
+        return
+    assert curve is not None
+    assert curve.predictions == len(pairs)
+    assert sum(b.correct for b in curve.buckets) == sum(r for _, r in pairs)
+    precisions = [b.precision for b in curve.buckets]
+    assert precisions == sorted(precisions)
+    assert all(b.proposals >= MIN_BUCKET for b in curve.buckets) or len(curve.buckets) == 1
+    for b in curve.buckets:
+        lo, hi = b.interval
+        assert lo <= b.precision <= hi
+
+
+def test_curve_smooths_a_handful_of_lucky_proposals():
+    """Five right answers at the top do not make a tier of their own."""
+    rnd = random.Random(3)
+    pairs = [(0.5 + 0.4 * rnd.random(), rnd.random() < 0.7) for _ in range(100)]
+    pairs += [(0.99, True)] * 5
+    curve = fit_curve(pairs)
+    assert curve is not None
+    top = curve.bucket_at(0.99)
+    assert top is not None and top.proposals >= MIN_BUCKET
+    assert top.precision < 1.0
+
+
+def test_wilson_interval():
+    lo, hi = wilson(9, 10)
+    assert 0.6 < lo < 0.9 < hi <= 1.0
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_a_tampered_curve_does_not_validate():
+    with pytest.raises(ValidationError):
+        Bucket(low=0.5, proposals=3, correct=4)
+    with pytest.raises(ValidationError):
+        Curve(
+            buckets=[
+                Bucket(low=0.2, proposals=20, correct=18),
+                Bucket(low=0.6, proposals=20, correct=5),
+            ]
+        )
+    with pytest.raises(ValidationError):
+        Bucket(low=-1, proposals=3, correct=1)
+
+
+# -- tiers -------------------------------------------------------------------------------------
+
+
+def table(*buckets: tuple[float, int, int], key: str = "") -> ThresholdTable:
+    curve = Curve(buckets=[Bucket(low=lo, correct=c, proposals=n) for lo, c, n in buckets])
+    return ThresholdTable(
+        rows=[], method="stratified", folds=5, predictions=curve.predictions, curves={key: curve}
+    )
+
+
+CURVE = table((0.3, 30, 60), (0.6, 45, 60), (0.9, 57, 60))
+
+
+def test_each_tier_and_the_floor():
+    def pick(p: float, rule: TierRule = RULE):
+        probs = {"bug": p, "feature": (1 - p) / 2, "docs": (1 - p) / 2}
+        return choose(CURVE, probs, single=True, limit=1, rule=rule)
+
+    high, likely, low = pick(0.95), pick(0.7), pick(0.4)
+    assert [(n, t.tier) for n, _, t in high.chosen] == [("bug", "high")]
+    assert high.chosen[0][2].precision == pytest.approx(0.95)
+    assert [(n, t.tier) for n, _, t in likely.chosen] == [("bug", "likely")]
+    assert (likely.chosen[0][2].correct, likely.chosen[0][2].proposals) == (45, 60)
+    # Right 5 in 10 at that confidence: under the floor of 6 in 10, said in words.
+    assert low.chosen == [] and low.abstained == "below floor"
+    assert "`bug` is right 5 in 10 times" in low.reason and "floor of 6 in 10" in low.reason
+    # The recorded bounds: the lowest confidence of each tier.
+    b = high.bounds[""]
+    assert (b.possible, b.likely, b.high) == (0.6, 0.6, 0.9)
+    # Only high confidence when asked.
+    only_high = TierRule(0.6, 0.9, "high")
+    assert pick(0.95, only_high).chosen and not pick(0.7, only_high).chosen
+    assert pick(0.7, only_high).abstained == "tier"
+    assert "[labels] propose = high" in pick(0.7, only_high).reason
+
+
+def test_a_group_that_never_reaches_half_still_proposes_where_history_says_it_is_right():
+    """Per-label thresholds: an area whose probabilities stay under 0.5 but are right there."""
+    area = table((0.0, 2, 200), (0.2, 16, 20), key="io")
+    c = choose(area, {"io": 0.31}, single=False, limit=2, rule=RULE)
+    assert [(n, t.tier) for n, _, t in c.chosen] == [("io", "likely")]
+    assert c.bounds["io"].possible == 0.2
+    none = choose(area, {"io": 0.05}, single=False, limit=2, rule=RULE)
+    assert none.chosen == [] and none.abstained == "below floor"
+
+
+def test_too_small_a_history_proposes_as_possible():
+    small = table((0.3, 20, 40))  # 40 predictions: fewer than MEASURE_MIN
+    assert small.predictions < MEASURE_MIN
+    c = choose(small, {"bug": 0.4, "feature": 0.6}, single=True, limit=1, rule=RULE)
+    assert not c.measured and [(n, t.tier, t.precision) for n, _, t in c.chosen] == [
+        ("feature", "possible", None)
+    ]
+    assert (
+        choose(small, {"bug": 0.4}, single=True, limit=1, rule=TierRule(0.6, 0.9, "high")).abstained
+        == "tier"
+    )
+
+
+def test_in_tenths_rounds_down():
+    assert [in_tenths(x) for x in (0.96, 0.9, 0.6, 0.59, 1.0)] == [9, 9, 6, 5, 10]
+
+
+# -- class-complete folds ----------------------------------------------------------------------
+
+
+def late_feature(n: int) -> list:
+    """`synthetic` issues where no enhancement is labelled before the second half."""
+    out = []
+    for i in synthetic(n):
+        if i.number <= n // 2 and "enhancement" in i.labels:
+            i = i.model_copy(update={"labels": ["bug", *[x for x in i.labels if x == "cli"]]})
+        out.append(i)
+    return out
+
+
+def recording_fit(labels: LabelsConfig, seen: list):
+    def fit_fold(train, classes):
+        seen.append((list(train), {g: list(v) for g, v in classes.items()}))
+        model = fit(train, labels, T0 + timedelta(days=365), calibrate=False, classes=classes)
+        return model.predict_rows
+
+    return fit_fold
+
+
+def test_folds_never_score_a_label_the_fold_could_not_learn(monkeypatch):
+    monkeypatch.setattr(folds, "TIME_ORDERED_MIN", 60)
+    issues = late_feature(120)
+    rows = rows_from(snap(issues), LABELS, T0 + timedelta(days=60))
+    classes = {"type": ["bug", "enhancement"]}
+    # Time order would fit the first fold on issues without a single enhancement.
+    method, plan = folds.plan(rows, LABELS, classes)
+    assert method == "stratified" and len(plan) == folds.K_LARGE
+    seen: list = []
+    tables = folds.out_of_fold(rows, LABELS, classes, recording_fit(LABELS, seen))
+    assert len(seen) == folds.K_LARGE
+    for train, asked in seen:
+        assert asked == classes  # each fold learns exactly the final model's labels
+        kinds = [r.labels & {"bug", "enhancement"} for r in train]
+        assert sum(k == {"enhancement"} for k in kinds) >= folds.FOLD_MIN_EXAMPLES
+    t = tables["type"]
+    assert t.method == "stratified" and t.predictions == len(rows) and t.skipped_folds == 0
+
+
+def test_time_ordered_folds_where_the_history_allows(monkeypatch):
+    monkeypatch.setattr(folds, "TIME_ORDERED_MIN", 60)
+    rows = rows_from(snap(synthetic(120)), LABELS, T0 + timedelta(days=60))
+    method, plan = folds.plan(rows, LABELS, {"type": ["bug", "enhancement"]})
+    assert method == "time-ordered"
+    for train, test in plan:
+        assert max(train) < min(test)  # fit on the older, score the newer
+
+
+def test_a_late_area_label_is_scored_only_where_its_fold_holds_it(monkeypatch):
+    monkeypatch.setattr(folds, "TIME_ORDERED_MIN", 60)
+    late = 100  # no issue is labelled `docs` before #105
+    issues = [
+        i.model_copy(update={"labels": [*i.labels, "docs"]})
+        if i.number > late and i.number % 5 == 0
+        else i
+        for i in synthetic(225)
+    ]
+    rows = rows_from(snap(issues), LABELS, T0 + timedelta(days=60))
+    classes = {"type": ["bug", "enhancement"], "area": ["cli", "docs"]}
+    method, plan = folds.plan(rows, LABELS, classes)
+    assert method == "time-ordered"  # the late area label does not spoil the type's time order
+    assert len(plan[0][0]) < late < len(plan[1][0])
+    tables = folds.out_of_fold(rows, LABELS, classes, recording_fit(LABELS, []))
+    area = tables["area"]
+    assert area.skipped_folds == 0
+    # `docs` is scored in the folds whose training part holds it, `cli` in every fold.
+    assert area.curves["docs"].predictions == len(plan[1][1]) + len(plan[2][1])
+    assert area.curves["cli"].predictions == sum(len(test) for _, test in plan)
+
+
+def test_stratified_deal_spreads_a_rare_label():
+    rows = rows_from(snap(synthetic(100)), LABELS, T0 + timedelta(days=60))
+    fold = folds.stratified(rows, {"type": ["bug", "enhancement"], "area": ["cli"]})
+    for k in range(folds.K):
+        train = [r for r, f in zip(rows, fold, strict=True) if f != k]
+        assert folds.complete(train, LABELS, "area", folds._need(rows, LABELS, "area", ["cli"]))
+
+
+def test_an_issue_of_a_label_its_fold_never_saw_is_not_scored():
+    issues = synthetic(80)
+    # One issue of a third type: the final model learns it only when it has 5+ issues, so
+    # force it with `classes`; the fold that holds it for scoring cannot know it.
+    labels = LABELS.model_copy(
+        update={"type": [*LABELS.type, LABELS.type[0].model_copy(update={"name": "question"})]}
+    )
+    issues[10] = issues[10].model_copy(update={"labels": ["question"]})
+    rows = rows_from(snap(issues), labels, T0 + timedelta(days=60))
+    classes = {"type": ["bug", "enhancement", "question"]}
+    tables = folds.out_of_fold(rows, labels, classes, recording_fit(labels, []))
+    assert tables["type"].predictions == len(rows) - 1
+
+
+# -- the engine: no group off without a word --------------------------------------------------
+
+
+def noisy(n: int, seed: int = 5) -> list:
+    """Issues whose words say nothing of their type: no confidence is right 6 in 10 times."""
+    rnd = random.Random(seed)
+    out = []
+    for i in synthetic(n, seed):
+        kind = rnd.choice(["bug", "enhancement"])
+        out.append(i.model_copy(update={"labels": [kind]}))
+    return out
+
+
+def decide(issues: list, tmp_path, config: Config | None = None, labels=LABELS):
+    """The `similar` engine's decision on the last of `issues`, a minute after its opening."""
+    snapshot = snap(issues)
+    config = config or Config()
+    engine = create("similar", config, labels)
+    index = open_index(snapshot, tmp_path)
+    return replay(
+        snapshot, issues[-1].number, index=index, labels=labels, config=config, engine=engine
+    ).decision
+
+
+def test_a_group_below_the_floor_says_why_in_the_summary_and_the_decision(tmp_path):
+    d = decide(noisy(170), tmp_path)
+    outcome = d.label_groups["type"]
+    assert d.label_model["type"] == "learned" and outcome.method == "stratified"
+    assert d.type is None and d.tiers == {}
+    assert outcome.abstained == "below floor" and "under the floor of 6 in 10" in outcome.reason
+    assert "type: none, " + outcome.reason in d.summary
+    assert "area: none, none of the similar earlier issues has an area label" in d.summary
+    # Nothing is said of the groups labels.toml does not configure.
+    assert "topic" not in d.summary and "priority" not in d.summary
+    assert "type and area (the groups labels.toml configures)" in d.summary
+
+
+def test_the_floor_turns_a_group_off_only_with_a_reason(tmp_path):
+    config = Config.model_validate({"labels": {"min_precision": 1.0, "target_precision": 1.0}})
+    d = decide(noisy(170), tmp_path, config)
+    assert d.type is None
+    assert d.label_groups["type"].abstained == "below floor"
+    text = render_comment(
+        Plan.from_decision(d, repository="o/r", issue=170, reporter="u", created_at=T0)
+    )
+    assert "type: none, the best guess" in text and "under the floor of 10 in 10" in text
+
+
+def test_small_history_is_said_once_and_proposed_as_possible(tmp_path):
+    d = decide(synthetic(41), tmp_path)  # 40 labelled issues before #41
+    assert d.label_model["type"] == "learned" and d.type == "bug"
+    assert d.tiers["bug"].tier == "possible" and d.tiers["bug"].precision is None
+    assert d.label_groups["type"].method == "not measured"
+    assert d.summary.count("confidence not yet measured") == 1
+    assert "Learned from 40 labelled issues; confidence not yet measured." in d.summary
+    text = render_comment(
+        Plan.from_decision(d, repository="o/r", issue=41, reporter="u", created_at=T0)
+    )
+    assert "- `bug`: possible; confidence not yet measured" in text
+
+
+def test_the_decision_records_the_thresholds_and_tier_bounds(tmp_path):
+    issues = synthetic(171)
+    d = decide(issues, tmp_path)
+    rows = rows_from(snap(issues), LABELS, issues[-1].created_at)
+    model = fit(rows, LABELS, issues[-1].created_at)
+    expected = RULE.bounds(model.groups["type"].table.curves[""])
+    assert d.label_groups["type"].bounds[""] == expected
+    assert d.tiers["bug"].tier == "high" and d.tiers["bug"].proposals >= MIN_BUCKET
+    assert "out-of-fold precision (floor 0.60, high 0.90" in d.calibration
+
+
+def test_propose_high_keeps_only_high_confidence(tmp_path):
+    config = Config.model_validate({"labels": {"propose": "high"}})
+    d = decide(synthetic(41), tmp_path, config)  # not measured: possible at best
+    assert d.type is None and d.label_groups["type"].abstained == "tier"
+    assert "type: none, not measured yet" in d.summary
+
+
+def test_labels_config_keys():
+    assert Config().labels.min_precision == 0.6 and Config().labels.propose == "possible"
+    with pytest.raises(ValidationError, match="min_precision"):
+        Config.model_validate({"labels": {"min_precision": 0.95}})
+    with pytest.raises(ValidationError):
+        Config.model_validate({"labels": {"propose": "sure"}})
+    with pytest.raises(ValidationError):
+        Config.model_validate({"labels": {"floor": 0.5}})
+
+
+# -- the tier words ---------------------------------------------------------------------------
+
+
+def test_the_comment_says_each_tier_in_words():
+    plan = Plan(
+        repository="o/r",
+        issue=3,
+        reporter="u",
+        created_at=T0,
+        type="bug",
+        areas=["cli", "docs"],
+        confidence={"bug": 0.97, "cli": 0.6, "docs": 0.5},
+        tiers={
+            "bug": LabelTier(tier="high", precision=0.96, correct=48, proposals=50),
+            "cli": LabelTier(tier="likely", precision=0.8, correct=40, proposals=50),
+            "docs": LabelTier(tier="possible", source="vote"),
+        },
+    )
+    text = render_comment(plan)
+    assert (
+        "- `bug`: high confidence; right 9 in 10 times at this confidence on this "
+        "repository's history (48 of 50)\n"
+    ) in text
+    assert "- `cli`: likely; right 8 in 10 times at this confidence" in text
+    assert "- `docs`: possible; from the labels of similar earlier issues (not measured)" in text
+    # The tier is in the plan marker, so approval and re-rendering keep it.
+    from issue_assistant.comment import extract_plan
+
+    again = extract_plan(text)
+    assert again is not None and again.tiers == plan.tiers
+
+
+# -- calibration.json and the artifact: validated on load -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """calibration.json written by `calibrate --json` on a small snapshot, and what it printed."""
+    import contextlib
+    import io
+
+    from issue_assistant.cli import main
+    from issue_assistant.tracker.snapshot import write_snapshot
+
+    tmp_path = tmp_path_factory.mktemp("calibrated")
+    issues = synthetic(170)
+    path = tmp_path / "s.jsonl"
+    write_snapshot(path, snap(issues).repository, issues)
+    labels = tmp_path / "labels.toml"
+    labels.write_text(
+        '[[type]]\nname = "bug"\n[[type]]\nname = "enhancement"\n[[area]]\nname = "cli"\n'
+    )
+    cache = tmp_path / "cache"
+    args = [
+        "calibrate",
+        "--snapshot",
+        str(path),
+        "--labels",
+        str(labels),
+        "--cache-dir",
+        str(cache),
+    ]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*args, "--json"]) == 0
+    (file,) = cache.glob("index/*/calibration.json")
+    return file.read_text(), out.getvalue()
+
+
+def calibrated(tmp_path, written):
+    """A copy of the written calibration.json in `tmp_path`, and its data."""
+    import json
+
+    file = tmp_path / "calibration.json"
+    file.write_text(written[0])
+    return file, json.loads(written[0])
+
+
+def test_calibrate_records_the_thresholds_and_tier_bounds(tmp_path, written):
+    _, data = calibrated(tmp_path, written)
+    assert '"bounds"' in written[1]
+    t = data["labels"]["type"]
+    assert t["measured"] and t["method"] == "stratified"
+    assert t["threshold"] == t["bounds"][""]["possible"] is not None
+    assert data["min_precision"] == 0.6 and data["propose"] == "possible"
+    assert t["table"]["curves"][""]["buckets"]
+
+
+TAMPERED = [
+    ("threshold -1", lambda d: d["labels"]["type"].update(threshold=-1)),
+    ("an unknown key", lambda d: d["labels"]["type"].update(surprise=1)),
+    ("a group that is not one", lambda d: d["labels"].update(colour=d["labels"]["type"])),
+    (
+        "more right than proposed",
+        lambda d: d["labels"]["type"]["table"]["curves"][""]["buckets"][0].update(correct=10**6),
+    ),
+    ("labels not an object", lambda d: d.update(labels=[1, 2])),
+]
+
+
+@pytest.mark.parametrize("what,tamper", TAMPERED, ids=[t[0] for t in TAMPERED])
+def test_a_tampered_labels_part_is_ignored_in_one_line(tmp_path, caplog, written, what, tamper):
+    import json
+
+    from issue_assistant.learn.calibrate import read_calibration
+
+    file, data = calibrated(tmp_path, written)
+    tamper(data)
+    file.write_text(json.dumps(data))
+    caplog.clear()
+    cal = read_calibration(file.parent)
+    assert cal is not None and cal.labels == {}
+    assert cal.duplicates is not None  # the other part still holds
+    (record,) = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert "labels part ignored" in record.getMessage() and "\n" not in record.getMessage()
+
+
+def test_a_labels_part_of_other_data_or_a_broken_file_is_not_trusted(tmp_path, caplog, written):
+    from issue_assistant.learn.calibrate import read_calibration
+
+    file, data = calibrated(tmp_path, written)
+    assert read_calibration(file.parent, data["fingerprint"]).labels
+    caplog.clear()
+    assert read_calibration(file.parent, "0" * 16).labels == {}
+    assert "fit on data" in caplog.text
+    for broken in ('{"labels": ', "[" * 100_000, "null", '{"repository": 1}'):
+        file.write_text(broken)
+        caplog.clear()
+        assert read_calibration(file.parent) is None
+        assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 1
+
+
+def test_a_tampered_curve_in_the_label_model_is_refit_not_trusted(tmp_path, caplog):
+    import json
+
+    from issue_assistant.learn import store
+
+    issues = synthetic(100)
+    snapshot = snap(issues)
+    index = open_index(snapshot, tmp_path)
+    moment = issues[80].created_at
+    store.refit(AsOfView(snapshot, moment), index, LABELS, moment)
+    path = store.model_path(index.path)
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(arrays["meta"].tobytes().decode())
+    (typ,) = [g for g in meta["groups"] if g["group"] == "type"]
+    typ["table"]["curves"][""]["buckets"][0]["correct"] = -5
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    with path.open("wb") as fh:
+        np.savez(fh, **arrays)
+    caplog.clear()
+    assert store.load_model(index.path, store.labels_key(LABELS)) is None
+    assert "refitting" in caplog.text and len(caplog.records) == 1
+
+
+def test_the_summary_names_every_group_and_stays_whole():
+    """Four groups abstaining with long reasons: the summary still fits and names each."""
+    from issue_assistant.decision import SUMMARY_MAX, GroupOutcome
+    from issue_assistant.engines.similar_labels import LabelAnswer
+
+    long = {
+        g: [{"name": f"{g}: a rather long label name number {i}"} for i in range(3)]
+        for g in ("type", "area", "topic", "priority")
+    }
+    labels = LabelsConfig.model_validate(long)
+    reason = (
+        "the best guess `"
+        + "x" * 80
+        + "` is right 3 in 10 times at its confidence, under the floor of 6 in 10"
+    )
+    answer = LabelAnswer(
+        modes={g: "learned" for g in long},
+        groups={
+            g: GroupOutcome(mode="learned", abstained="below floor", reason=reason) for g in long
+        },
+    )
+    engine = create("similar", Config(), labels)
+    text = engine._summary(answer, [], None)
+    assert len(text) <= SUMMARY_MAX and not text.endswith("…")
+    for group in long:
+        assert f"{group}: none, right less often than [labels] min_precision here" in text
