@@ -6,14 +6,15 @@ Every known duplicate pair in `../shared/data` whose original is in the same sna
 hf-datasets, 2 in poetry-sample) is replayed one minute after the duplicate was opened; the
 true original (or the original it is itself a duplicate of) counts when it is among the top k.
 Negatives for the decision are closed issues that are not known duplicates (some surely are, so
-the false-duplicate rate is pessimistic). Vectors are cached in `.cache/bench` (the first run
-embeds every issue: minutes).
+the false-duplicate rate is pessimistic). Then the decision as the engine makes it with the
+duplicate prior, fit without the scored snapshot (leave-one-repository-out) and as shipped
+(in-sample), with and without embeddings, also on the 200 issues `evaluate` scores on
+hf-datasets. Vectors are cached in `.cache/bench` (the first run embeds every issue: minutes).
 """
 
 from __future__ import annotations
 
 import platform
-import random
 import time
 from pathlib import Path
 
@@ -103,7 +104,119 @@ def _share(num: int, den: int) -> str:
     return f"{num / den:.2f} ({num}/{den})" if den else f"– (0/{den})"
 
 
+def _eval_set(snapshot) -> list:  # noqa: ANN001
+    """The issues `evaluate --issues 200` scores on the snapshot, with its labels file."""
+    from issue_assistant.config import load_labels
+    from issue_assistant.evaluate.selection import select
+
+    labels = load_labels(ROOT / "bench" / "hf-datasets.labels.toml")
+    return select(snapshot, labels, Config().approval.bot_login, 200).issues
+
+
+def _engine_rows(replayed, threshold: float, margin: float) -> dict[str, int]:  # noqa: ANN001
+    """What the engine's rule does at `threshold` over replayed issues: right proposals, known
+    duplicates, false proposals, other issues, proposals, and proposals whose reason quotes
+    shared evidence."""
+    from issue_assistant.comment import RELATED_SHARE
+
+    keys = ("right", "dups", "false", "others", "proposals", "quoted", "related")
+    out = dict.fromkeys(keys, 0)
+    for r in replayed:
+        scored = sorted(((n, f.score(), f) for n, f in r.pairs), key=lambda t: -t[1])
+        chosen = duplicates.choose([((n, f), s) for n, s, f in scored], threshold, margin)
+        out["dups" if r.duplicate else "others"] += 1
+        proposed = chosen[0][0] if chosen is not None else None
+        # the true original shown as "possibly related" (not proposed), as the comment does
+        out["related"] += any(
+            n in r.accept
+            and n != proposed
+            and (s >= RELATED_SHARE * threshold or f.evidence.errors or f.evidence.frames)
+            for n, s, f in scored[: comment_rows()]
+        )
+        if chosen is None:
+            continue
+        (number, features), _ = chosen
+        out["proposals"] += 1
+        out["quoted"] += bool(features.evidence)
+        if r.duplicate and number in r.accept:
+            out["right"] += 1
+        elif not r.duplicate:
+            out["false"] += 1
+    return out
+
+
+def comment_rows() -> int:
+    from issue_assistant.comment import TABLE_ROWS
+
+    return TABLE_ROWS
+
+
+def _decision_lines(quick: bool) -> list[str]:
+    """The duplicate decision as the engine makes it with the prior, per snapshot and mode:
+    the prior fit without the scored repository (leave-one-repository-out) and the shipped one
+    (fit on both, so in-sample for each), on the bench's sample and on evaluate's 200."""
+    from bench.fit_duplicate_prior import fit, replays
+    from issue_assistant.config import load_labels
+    from issue_assistant.learn import duplicate_model as dm
+    from issue_assistant.learn.duplicate_prior import load_prior
+
+    config = Config()
+    margin = config.duplicates.margin
+    sample = 100 if quick else 400
+    shipped = load_prior()
+    lines = [
+        "",
+        "The decision as the engine makes it with the prior (`learn/duplicate_prior.json`, "
+        "used where a repository has too few known duplicates to calibrate: both snapshots "
+        "here). **Leave-one-repository-out**: the threshold fit on the other snapshot only; "
+        "**fit on both**: as the shipped one is, so in-sample (the row says so if the shipped "
+        "file differs: refit it with `python bench/fit_duplicate_prior.py`). Quoted: proposals "
+        "whose reason quotes shared evidence (an error, frames, names or title words). "
+        "Original possibly related: known duplicates whose original the comment lists as "
+        "possibly related (not proposed as the duplicate). "
+        "Evaluate's 200: the issues `evaluate --issues 200` scores on hf-datasets (its known "
+        "duplicates and the other issues).",
+        "",
+        "| data | embeddings | prior | threshold | right / known duplicates | false / others "
+        "| quoted / proposals | original possibly related |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    hf = read_snapshot(DATA / SNAPSHOTS[0])
+    labels = load_labels(ROOT / "bench" / "hf-datasets.labels.toml")
+    scored_eval = _eval_set(hf)
+    for dense in (False, True):
+        replayed = {name: replays(name, dense, sample) for name in SNAPSHOTS}
+        index = open_index(hf, CACHE, embeddings=dense)
+        eval_replays = [
+            dm.replay_issue(hf, i, index=index, labels=labels, config=config) for i in scored_eval
+        ]
+        for name in SNAPSHOTS:
+            loro = fit(replayed, tuple(n for n in SNAPSHOTS if n != name))
+            sets = [(name.split(".")[0], replayed[name])]
+            if name == SNAPSHOTS[0]:
+                sets.append(("hf-datasets, evaluate's 200", eval_replays))
+            for label, data in sets:
+                both = fit(replayed, SNAPSHOTS)
+                in_sample = "fit on both (in-sample)"
+                if abs(both.threshold - shipped.row(dense).threshold) > 1e-9:
+                    in_sample += f"; the shipped file says {shipped.row(dense).threshold:.3f}"
+                for prior_name, row in (
+                    ("leave-one-repository-out", loro),
+                    (in_sample, both),
+                ):
+                    o = _engine_rows(data, row.threshold, margin)
+                    lines.append(
+                        f"| {label} | {'on' if dense else 'off'} | {prior_name} | "
+                        f"{row.threshold:.3f} ({row.rule}) | {o['right']} / {o['dups']} | "
+                        f"{o['false']} / {o['others']} | {o['quoted']} / {o['proposals']} | "
+                        f"{o['related']} / {o['dups']} |"
+                    )
+    return lines
+
+
 def run(quick: bool = False) -> str:
+    from bench.fit_duplicate_prior import selection
+
     start = time.perf_counter()
     config = Config()
     sample = 100 if quick else 400
@@ -114,21 +227,11 @@ def run(quick: bool = False) -> str:
     for name in SNAPSHOTS:
         snapshot, index = _load(name)
         vectors += len(index.vectors or [])
-        issues = [i for i in snapshot.all_issues() if not i.is_pull_request]
-        pairs = [i for i in issues if i.duplicate_of and i.duplicate_of in snapshot]
+        pairs, others = selection(snapshot, sample)
         pair_numbers += [p.number for p in pairs]
         for mode, ranks in _recall(snapshot, index, pairs).items():
             all_ranks.setdefault(mode, []).extend(ranks)
-        others = [
-            i
-            for i in issues
-            if i.state == "closed"
-            and not i.duplicate_of
-            and i.state_reason != "duplicate"
-            and "duplicate" not in i.labels
-        ]
-        random.Random(7).shuffle(others)
-        rows += _scores(snapshot, index, pairs + others[:sample], config)
+        rows += _scores(snapshot, index, pairs + others, config)
     n = len(all_ranks["hybrid"])
     lines = [
         f"Data: every known duplicate pair with its original in the same snapshot ({n}: "
@@ -162,13 +265,17 @@ def run(quick: bool = False) -> str:
         "| threshold | precision | recall | false-duplicate rate |",
         "| --- | --- | --- | --- |",
     ]
-    for t in sorted({*THRESHOLDS, config.duplicates.threshold}):
+    from issue_assistant.learn.duplicate_prior import load_prior
+
+    prior = load_prior().row(dense=True).threshold
+    for t in sorted({*THRESHOLDS, prior}):
         right, proposals, positives, false, negatives = _decide(rows, t, config.duplicates.margin)
-        mark = f"**{t}** (default)" if abs(t - config.duplicates.threshold) < 1e-9 else f"{t}"
+        mark = f"**{t}** (the shipped prior, with embeddings)" if abs(t - prior) < 1e-9 else f"{t}"
         lines.append(
             f"| {mark} | {_share(right, proposals)} | {_share(right, positives)} | "
             f"{_share(false, negatives)} |"
         )
+    lines += _decision_lines(quick)
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -22,10 +22,15 @@ from issue_assistant.preset import describe_preset
 from issue_assistant.render import render, safe_text
 from issue_assistant.sanitize import code_span
 
+if TYPE_CHECKING:
+    from issue_assistant.context import Context
+
 MARKER = "<!-- issue-assistant -->"
 # GitHub refuses a comment longer than this; we stay a margin under it.
 GITHUB_LIMIT = 65_536
 COMMENT_MAX = GITHUB_LIMIT - 1_024
+SHARED_MAX = 300  # what a similar issue shares with this one, in the table
+TABLE_ROWS = 5
 # The most characters each part of the comment shows (sanitized, so escapes included).
 LIMITS = {
     "summary": 2 * SUMMARY_MAX,
@@ -35,19 +40,31 @@ LIMITS = {
     "see_also": 100,
     "labels": 200,
     "changes": 1_000,
+    "shared": 2 * SHARED_MAX,
     "model": 100,
 }
+# A candidate scoring this share of the duplicate threshold, or sharing an error or stack
+# frames, is "possibly related" (never in the duplicate line).
+RELATED_SHARE = 0.5
 _PLAN = re.compile(r"<!-- issue-assistant:plan (\{.*?\}) -->", re.DOTALL)
 
 
 class Evidence(BaseModel):
+    """A similar earlier issue in the comment's table, in the order of the search (its rank)."""
+
     model_config = ConfigDict(extra="forbid")
 
     number: int
     title: bounded(256)
     state: bounded(20)
     labels: list[bounded(100)] = Field(default_factory=list, max_length=30)
+    # the search's fusion value: kept for plans written before, never shown (it means nothing
+    # to a reader)
     score: float = 0.0
+    # what the two share, each piece quoted, or how alike they are in words
+    shared: bounded(SHARED_MAX) = ""
+    # "duplicate": the proposed one; "related": possibly related, short of a duplicate
+    relation: Literal["duplicate", "related", ""] = ""
 
 
 class FileLink(BaseModel):
@@ -148,6 +165,60 @@ class Plan(Proposal):
             preset=preset or {},
         )
         return fit(plan)
+
+
+def alike_words(features: object | None) -> str:
+    """How alike two issues are, in words, where they share nothing to quote."""
+    dense = getattr(features, "dense", None)
+    if dense is not None and dense >= 0.75:
+        return "close in meaning"
+    if getattr(features, "title", 0.0) >= 0.5:
+        return "similar titles"
+    return "some words in common"
+
+
+def similar_evidence(
+    context: Context,
+    duplicate: int | None,
+    *,
+    threshold: float,
+    candidates: int,
+    weights: dict | None = None,
+) -> list[Evidence]:
+    """The table's rows: the context's first candidates (the search as of the issue's creation
+    that the summary names too), with what each shares with the issue and whether it is the
+    proposed duplicate or possibly related."""
+    from issue_assistant.index import duplicates
+    from issue_assistant.index.evidence import describe
+
+    # the candidates the duplicate decision scored (the features are computed once)
+    scored = duplicates.assess(context, candidates, weights)
+    assessed = {a.candidate.issue.number: a for a in scored}
+    rows = []
+    for c in context.candidates[:TABLE_ROWS]:
+        a = assessed.get(c.issue.number)
+        shared = describe(a.features.evidence, SHARED_MAX) if a is not None else ""
+        relation = ""
+        if c.issue.number == duplicate:
+            relation = "duplicate"
+        elif a is not None and (
+            a.score >= RELATED_SHARE * threshold
+            or a.features.evidence.errors
+            or a.features.evidence.frames
+        ):
+            relation = "related"
+        rows.append(
+            Evidence(
+                number=c.issue.number,
+                title=c.issue.title,
+                state=c.issue.state,
+                labels=c.issue.labels[:30],
+                score=c.score,
+                shared=shared or alike_words(a.features if a is not None else None),
+                relation=relation,
+            )
+        )
+    return rows
 
 
 def encode_plan(plan: Plan) -> str:

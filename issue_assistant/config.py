@@ -237,7 +237,8 @@ class SimilarConfig(_Strict):
 
 class DuplicatesConfig(_Strict):
     candidates: int = Field(default=8, ge=1, le=50)
-    threshold: float = Field(default=0.9, ge=0, le=1)
+    # None: calibrated on the repository's known duplicates, else the shared data's prior
+    threshold: float | None = Field(default=None, gt=0, le=1)
     margin: float = Field(default=0.05, ge=0, le=1)
     close: bool = False
     target_precision: float = Field(default=0.8, gt=0, le=1)

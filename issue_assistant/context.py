@@ -83,25 +83,33 @@ class Context:
     _visible: dict = field(default_factory=dict, repr=False)
     # The repository's files as of the moment, for the file tools (None: no file tools).
     checkout: Path | None = None
+    # The candidates' duplicate features, computed once (`index.duplicates.pair_features`).
+    pair_cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def earlier(self) -> datetime:
+        """What "earlier" means: created before the issue was (and before the moment), so an
+        issue opened in the minute after this one is never an earlier issue."""
+        return min(self.as_of, self.issue.created_at)
 
     def _candidates(self, hits: list) -> list[Candidate]:
         """Search hits as they were at the moment, from the index's stored records."""
         out: list[Candidate] = []
         for hit in hits:
             stored = self.index.stored(hit.number)
-            if stored is None or stored.created_at > self.as_of:
+            if stored is None or stored.created_at >= self.earlier:
                 continue
             out.append(Candidate(rewind(stored, self.as_of), hit.score))
         return out
 
     def search(self, text: str, limit: int = 10) -> list[Candidate]:
         """Read-only tool: earlier issues matching `text`, as they were at the moment."""
-        hits = self.index.search(text, as_of=self.as_of, limit=limit, exclude=[self.issue.number])
+        hits = self.index.search(text, as_of=self.earlier, limit=limit, exclude=[self.issue.number])
         return self._candidates(hits)
 
     def search_like(self, limit: int = 30) -> list[Candidate]:
         """Earlier issues most like the new one by BM25 (label neighbours), as at the moment."""
-        hits = self.index.similar_to(self.issue, as_of=self.as_of, limit=limit)
+        hits = self.index.similar_to(self.issue, as_of=self.earlier, limit=limit)
         return self._candidates(hits)
 
     def get_issue(self, number: int) -> Issue | None:

@@ -172,6 +172,11 @@ class Decision(Proposal):
     probabilities: dict[str, dict[str, float]] = Field(default_factory=dict)
     label_model: dict[str, str] = Field(default_factory=dict)
     calibration: str = ""
+    # The `similar` engine: the duplicate threshold it applied and where it came from: `config`
+    # ([duplicates] threshold), `calibrated` (on this repository's known duplicates) or `prior`
+    # (the shared data's, for a repository with too few); `calibration` says it in words.
+    duplicate_threshold: float | None = None
+    duplicate_threshold_source: Literal["config", "calibrated", "prior"] | None = None
     # Per label group labels.toml configures: thresholds, tier bounds and why it abstained.
     label_groups: dict[str, GroupOutcome] = Field(default_factory=dict)
 

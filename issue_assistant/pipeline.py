@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from issue_assistant.comment import Evidence, Plan, render_comment
+from issue_assistant.comment import Plan, render_comment, similar_evidence
 from issue_assistant.config import Config, LabelsConfig, Strategy
 from issue_assistant.context import Context
 from issue_assistant.decision import Decision, Usage, validate
@@ -222,16 +222,14 @@ def analyze(
     context = build_context(view, issue, index=index, labels=labels, config=config, as_of=moment)
     raw, error = decide(engine, context, fallback)
     decision = validate(raw, labels, view, issue)
-    evidence = [
-        Evidence(
-            number=c.issue.number,
-            title=c.issue.title,
-            state=c.issue.state,
-            labels=c.issue.labels,
-            score=c.score,
-        )
-        for c in context.candidates[:5]
-    ]
+    settings = duplicate_settings(context, engine, fallback)
+    evidence = similar_evidence(
+        context,
+        decision.duplicate.number if decision.duplicate else None,
+        threshold=settings.threshold,
+        candidates=config.duplicates.candidates,
+        weights=settings.weights,
+    )
     plan = Plan.from_decision(
         decision,
         repository=view.repository.full_name,
@@ -244,6 +242,17 @@ def analyze(
     ).model_copy(update=context.plan_notes())
     comment = render_comment(plan, fallback_from=decision.fallback_from)
     return Analysis(issue, context, decision, plan, comment, error)
+
+
+def duplicate_settings(context: Context, *engines: Engine | None):  # noqa: ANN201
+    """The duplicate weights and threshold of the first engine that has them (`similar`, or
+    it as the fallback), else the shared data's prior: what the table's "related" is read by."""
+    from issue_assistant.engines.similar import prior_settings
+
+    for e in engines:
+        if e is not None and hasattr(e, "duplicate_settings"):
+            return e.duplicate_settings(context)
+    return prior_settings(context, None, "no engine with a duplicate score")
 
 
 def replay(

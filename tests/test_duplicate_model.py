@@ -162,11 +162,13 @@ def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
 
 
 def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
-    """calibration.json's threshold is named as its source with or without fitted weights."""
+    """calibration.json's threshold is named as calibrated, with or without fitted weights,
+    only with enough known pairs; else the prior's threshold is used and named."""
     from types import SimpleNamespace
 
     from issue_assistant.config import Config
     from issue_assistant.engines import create
+    from issue_assistant.index.duplicates import SCORE_VERSION
     from issue_assistant.learn.calibrate import (
         Calibration,
         DuplicateCalibration,
@@ -174,11 +176,18 @@ def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
     )
 
     engine = create("similar", Config(), LABELS)
-    context = SimpleNamespace(index=SimpleNamespace(path=tmp_path), issue=None)
-    assert engine.duplicate_settings(context).where == "[duplicates] threshold"
-    for weights in (None, {"bias": -3.0, "title": 4.0}):
+    context = SimpleNamespace(index=SimpleNamespace(path=tmp_path, vectors=None), issue=None)
+    assert engine.duplicate_settings(context).source == "prior"
+    for weights, found in ((None, 25), ({"bias": -3.0, "title": 4.0}, 25), (None, 4)):
         dup = DuplicateCalibration(
-            target_precision=0.8, threshold=0.7, duplicates=30, negatives=200, weights=weights
+            target_precision=0.8,
+            threshold=0.7 if found >= dm.MIN_CALIBRATION_PAIRS else None,
+            duplicates=30,
+            negatives=200,
+            weights=weights,
+            model="learned" if weights else "hand-weighted",
+            positives_found=found,
+            score_version=SCORE_VERSION,
         )
         cal = Calibration(
             repository="o/r",
@@ -191,5 +200,9 @@ def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
         )
         write_calibration(cal, tmp_path)
         got = engine.duplicate_settings(context)
-        assert (got.weights, got.threshold, got.where) == (weights, 0.7, "from calibration.json")
-        assert "threshold 0.70 (from calibration.json)" in got.describe()
+        assert got.weights == weights
+        if found >= dm.MIN_CALIBRATION_PAIRS:
+            assert (got.threshold, got.source) == (0.7, "calibrated")
+            assert "threshold 0.70 (calibrated on this repository's 30 known" in got.describe()
+        else:
+            assert got.source == "prior" and "4 known duplicates with their original" in got.where

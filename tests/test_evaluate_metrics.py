@@ -99,6 +99,35 @@ def test_duplicates_recall_precision_false_rate_and_ceiling():
     assert issue_line(rows[0]).duplicate == "✓ #10"
 
 
+def test_a_duplicate_of_an_unknown_original_counts_neither_right_nor_wrong():
+    """Closed as a duplicate, original never named: out of recall, the false rate and precision."""
+    rows = [
+        result(1, Decision(duplicate=Duplicate(number=10)), duplicate_of=10, accept=[10]),
+        result(2, Decision(duplicate=Duplicate(number=3)), duplicate_unknown=True),
+        result(3, Decision(duplicate=Duplicate(number=4), candidates=[4])),
+        result(4, Decision()),
+    ]
+    d = duplicate_measures(rows)
+    assert d["precision"] == Ratio(1, 2)  # #1 right, #3 wrong; #2 not counted
+    assert d["false_rate"] == Ratio(1, 2)
+    assert d["recall"] == Ratio(1, 1)
+
+
+def test_closed_with_a_duplicate_label_is_closed_as_a_duplicate():
+    from issue_assistant.evaluate.gold import closed_as_duplicate
+    from issue_assistant.tracker.models import Issue, User
+
+    def closed(labels: list[str], state: str = "closed") -> Issue:
+        return Issue(
+            number=1, title="t", user=User(login="u"), created_at=T, state=state, labels=labels
+        )
+
+    assert closed_as_duplicate(closed(["duplicate"]))
+    assert closed_as_duplicate(closed(["status: Duplicate"]))
+    assert not closed_as_duplicate(closed(["deduplicate-rows", "bug"]))
+    assert not closed_as_duplicate(closed(["duplicate"], state="open"))
+
+
 def test_sure_duplicates_are_measured_separately():
     dup = Duplicate(number=10)
     rows = [

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         label_calibration,
         write_calibration,
     )
-    from issue_assistant.learn.duplicate_model import MIN_POSITIVES
+    from issue_assistant.learn.duplicate_model import MIN_CALIBRATION_PAIRS, MIN_POSITIVES
     from issue_assistant.learn.store import refit
     from issue_assistant.learn.tiers import MEASURE_MIN, TierRule
     from issue_assistant.pipeline import open_index
@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
             rule=TierRule.of(config.labels),
             measure_min=MEASURE_MIN,
             min_positives=MIN_POSITIVES,
+            min_pairs=MIN_CALIBRATION_PAIRS,
             source=source,
             path=path,
             seconds=seconds,

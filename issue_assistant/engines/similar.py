@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from issue_assistant.config import LabelModelConfig, SimilarConfig
-from issue_assistant.decision import SUMMARY_MAX, Decision, Duplicate
+from issue_assistant.decision import REASON_MAX, SUMMARY_MAX, Decision, Duplicate
 from issue_assistant.engines import similar_labels
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.engines.similar_labels import boost_areas  # noqa: F401 - its old home
@@ -58,17 +58,33 @@ def version_questions(context: Context, asks: list) -> list[str]:
 
 @dataclass(frozen=True)
 class DuplicateSettings:
-    """The duplicate score's weights (None: the hand weights), its threshold, and their source."""
+    """The duplicate score's weights (None: the hand weights), its threshold, and where the
+    threshold comes from: `config` (set in config.toml), `calibrated` (on this repository's
+    known duplicates) or `prior` (the shared data's, for a repository with too few)."""
 
     weights: dict[str, float] | None
     threshold: float
+    source: Literal["config", "calibrated", "prior"]
     where: str
 
     def describe(self) -> str:
-        """Which duplicate weights and threshold answered (the report names them)."""
+        """Which duplicate weights and threshold answered (the decision and report name them)."""
         fitted = "weights fit on this repository's known duplicates"
         score = fitted if self.weights else "hand weights"
         return f"duplicates: {score}, threshold {self.threshold:.2f} ({self.where})"
+
+
+def prior_settings(
+    context: Context, weights: dict[str, float] | None, why: str
+) -> DuplicateSettings:
+    """The shared data's prior threshold, for the score with or without a dense cosine."""
+    from issue_assistant.learn.duplicate_prior import load_prior
+
+    prior = load_prior()
+    vectors = getattr(context.index, "vectors", None)
+    dense = vectors is not None and len(vectors) > 0
+    where = f"{prior.describe(dense)}: {why}"
+    return DuplicateSettings(weights, prior.row(dense).threshold, "prior", where)
 
 
 @register
@@ -122,7 +138,8 @@ class SimilarEngine(Engine):
             if self.labels.group_of(lab) == "type"
         ]
         questions = self._questions(context, present[0] if present else decision.get("type"))
-        summary = self._summary(answer, neighbors, model)
+        # the summary names the issues the comment's table shows: one search, as of creation
+        summary = self._summary(answer, context.candidates, model)
         return Decision(
             **decision,
             duplicate=duplicate,
@@ -138,6 +155,8 @@ class SimilarEngine(Engine):
             calibration=(
                 f"{_calibration_text(model, self.config.labels)}; {dup_settings.describe()}"
             ),
+            duplicate_threshold=round(dup_settings.threshold, 3),
+            duplicate_threshold_source=dup_settings.source,
         )
 
     def duplicate_candidate(self, context: Context) -> tuple[float, Candidate] | None:
@@ -148,21 +167,46 @@ class SimilarEngine(Engine):
 
     def duplicate_settings(self, context: Context) -> DuplicateSettings:
         """The score's weights (None: the hand weights) and the threshold for `context`, and
-        where they come from: evaluate's time bucket, `calibrate`'s file, or `[duplicates]`."""
-        default = self.config.duplicates.threshold
+        where they come from: `[duplicates] threshold` when config.toml sets it, else the
+        threshold calibrated on this repository's known duplicates (evaluate's time bucket, or
+        `calibrate`'s file), else the prior fit on the shared data."""
+        from issue_assistant.index.duplicates import SCORE_VERSION
+        from issue_assistant.learn.duplicate_model import MIN_CALIBRATION_PAIRS
+
+        configured = self.config.duplicates.threshold
+        weights: dict[str, float] | None = None
+        found: float | None = None
+        where = ""
+        why = "no calibration.json (run `issue-assistant calibrate`)"
         if self.duplicate_source is not None:
             weights, found, known = self.duplicate_source.for_moment(context.issue.created_at)  # type: ignore[attr-defined]
-            where = f"fit on the {known} known duplicates closed before this bucket's cutoff"
-            return DuplicateSettings(weights, found if found is not None else default, where)
-        if self.use_calibration_file:
+            where = f"calibrated on the {known} known duplicates closed before this bucket's cutoff"
+            why = (
+                f"{known} known duplicates closed before this bucket's cutoff, too few to "
+                f"calibrate on ({MIN_CALIBRATION_PAIRS} with their original found are needed)"
+            )
+        elif self.use_calibration_file:
             from issue_assistant.learn.calibrate import duplicate_calibration_of
 
             cal = duplicate_calibration_of(context.index.path)
-            if cal is not None and cal.threshold is not None:
-                return DuplicateSettings(cal.weights, cal.threshold, "from calibration.json")
             if cal is not None:
-                return DuplicateSettings(cal.weights, default, "[duplicates] threshold")
-        return DuplicateSettings(None, default, "[duplicates] threshold")
+                weights = cal.weights
+                stale = cal.weights is None and cal.score_version != SCORE_VERSION
+                found = None if stale else cal.threshold
+                where = f"calibrated on this repository's {cal.duplicates} known duplicates"
+                why = (
+                    "calibration.json was made for an older duplicate score (run "
+                    "`issue-assistant calibrate` again)"
+                    if stale
+                    else f"this repository has {cal.positives_found} known duplicates with "
+                    f"their original found, too few to calibrate on ({MIN_CALIBRATION_PAIRS} "
+                    "are needed)"
+                )
+        if configured is not None:
+            return DuplicateSettings(weights, configured, "config", "[duplicates] threshold")
+        if found is not None:
+            return DuplicateSettings(weights, found, "calibrated", where)
+        return prior_settings(context, weights, why)
 
     def duplicate_weights(self, context: Context) -> dict[str, float] | None:
         """The score's weights `calibrate` fit on this repository's known duplicates, if any."""
@@ -172,13 +216,15 @@ class SimilarEngine(Engine):
         """The pairwise duplicate score, thresholded; no proposal when a template's many
         near-identical reports match about as well."""
         cfg = self.config.duplicates
-        scored = duplicates.score_candidates(context, cfg.candidates, settings.weights)
-        chosen = duplicates.choose(scored, settings.threshold, cfg.margin)
+        assessed = duplicates.assess(context, cfg.candidates, settings.weights)
+        chosen = duplicates.choose([(a, a.score) for a in assessed], settings.threshold, cfg.margin)
         if chosen is None:
             return None
-        cand, score = chosen
-        reason = duplicates.describe(cand, score)
-        return Duplicate(number=cand.issue.number, reason=reason, confidence=round(score, 3))
+        best = chosen[0]
+        reason = duplicates.reason(best.candidate, best.features, REASON_MAX)
+        return Duplicate(
+            number=best.candidate.issue.number, reason=reason, confidence=round(best.score, 3)
+        )
 
     def _questions(self, context: Context, type_name: str | None) -> list[str]:
         spec = self.labels.type_label(type_name)

@@ -187,12 +187,19 @@ def duplicate_gold(tracker: Tracker, issue: Issue) -> int | None:
         return n if n < issue.number else None  # numbers grow with time on GitHub
 
 
+_DUPLICATE_LABEL = re.compile(r"(?i)(?<![a-z])duplicate(?![a-z])")
+
+
 def closed_as_duplicate(issue: Issue) -> bool:
-    """Closed (or marked) as a duplicate, whether or not the original is known."""
+    """Closed (or marked) as a duplicate, whether or not the original is known: closed with
+    the reason `duplicate`, marked with GitHub's button, or carrying a label named so
+    (`duplicate`, `status: duplicate`, GitHub's default label)."""
     if issue.state != "closed":
         return False
-    return issue.state_reason == "duplicate" or any(
-        e.event == "marked_as_duplicate" for e in issue.events or []
+    return (
+        issue.state_reason == "duplicate"
+        or any(e.event == "marked_as_duplicate" for e in issue.events or [])
+        or any(_DUPLICATE_LABEL.search(label) for label in issue.labels)
     )
 
 

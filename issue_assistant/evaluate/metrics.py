@@ -131,7 +131,8 @@ def duplicate_measures(results: Sequence[IssueResult]) -> dict[str, Ratio]:
     dups = [r for r in results if r.gold.duplicate_of is not None]
     # closed as duplicates of an unknown original: neither false duplicates nor misses
     others = [r for r in results if r.gold.duplicate_of is None and not r.gold.duplicate_unknown]
-    proposals = [r for r in results if _proposed(r) is not None]
+    # and a proposal on one is neither right nor wrong: out of precision too
+    proposals = [r for r in results if _proposed(r) is not None and not r.gold.duplicate_unknown]
     sure = [r for r in dups if r.gold.sure]
     sure_proposals = [r for r in proposals if r.proposed_sure]
     seen = sum(1 for r in dups if set(r.gold.accept) & set(r.decision.candidates))

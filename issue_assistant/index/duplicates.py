@@ -2,11 +2,15 @@
 
 The signals of a (new issue, candidate) pair: dense cosine (when embeddings are on), the BM25
 rank, TF-IDF cosine of the cleaned titles and of the prose, the overlap of error lines,
-exception names, frames, paths and identifiers, and the candidate's state and age at the moment.
+exception names, frames, paths and identifiers, the same error message and the share of the
+stack frames nearest the error in common (each weighed by how rare it was in the earlier
+issues, `evidence.Rarity`; frames count again when the candidate is open: a crash matching an
+open issue's frames is the strongest case), and the candidate's state and age at the moment.
 They are combined by a hand-weighted logistic function (too few known duplicate pairs exist to
 fit one: 14 in the shared data), so the score lies in (0, 1). `calibrate` fits the threshold for
 a target precision by calling `score_candidates`; `choose` applies it, refusing a best candidate
-that others match nearly as well (a templated or tracking issue must not flood proposals).
+that others match nearly as well (a templated or tracking issue must not flood proposals);
+`reason` says why in words, quoting what the two share (`evidence`).
 
 The prose and signals are read without the repository's boilerplate lines (an unfilled Markdown
 template, `index/boilerplate.py`), and an issue without words of its own (a title like "Hi" over
@@ -18,11 +22,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
+from issue_assistant.index.evidence import Rarity, Shared, Traits, shared, traits
+from issue_assistant.index.evidence import describe as describe_shared
 from issue_assistant.index.query import (
     _URL,
     STOPWORDS,
@@ -42,29 +48,39 @@ if TYPE_CHECKING:
     from issue_assistant.index.boilerplate import Boilerplate
     from issue_assistant.index.store import IssueIndex
 
+# The version of the features and hand weights below: a threshold calibrated on another
+# version's hand-weighted score does not apply to this one (2: shared errors, frames, rarity).
+SCORE_VERSION = 2
 # Weights of the logistic score, with and without a dense cosine.
 WITH_DENSE = {
-    "bias": -7.0,
+    "bias": -8.0,
     "dense": 6.0,
     "title": 2.5,
     "prose": 1.5,
-    "signals": 2.0,
+    "signals": 0.5,
     "bm25_top": 0.6,
-    "open": 0.4,
+    "open": 1.5,
     "age": -0.25,
+    "error": 2.0,
+    "frames": 1.5,
+    "frames_open": 2.0,
 }
 LEXICAL = {
-    "bias": -5.0,
+    "bias": -6.0,
     "title": 4.0,
     "prose": 3.0,
-    "signals": 2.0,
+    "signals": 0.5,
     "bm25_top": 0.8,
-    "open": 0.4,
+    "open": 1.5,
     "age": -0.25,
+    "error": 2.0,
+    "frames": 1.5,
+    "frames_open": 2.0,
 }
 DEFAULT_MARGIN = 0.05
 T = TypeVar("T")  # what `choose` picks among: candidates, or their numbers
 MIN_OWN_WORDS = 3
+CLOSE_MEANING = 0.75  # a dense cosine this high reads as "close in meaning"
 
 
 @dataclass(frozen=True)
@@ -76,6 +92,14 @@ class PairFeatures:
     bm25_top: float
     open: float
     age: float
+    # the same error message (weighed by how rare it is); the share of the innermost stack
+    # frames in common (weighed by theirs); that again when the candidate is open (a crash
+    # whose frames match an open issue's: the strongest case)
+    error: float = 0.0
+    frames: float = 0.0
+    frames_open: float = 0.0
+    # what the two share, for the reason and the comment's table (not a feature)
+    evidence: Shared = field(default_factory=Shared, compare=False, repr=False)
 
     def score(self, weights: dict[str, float] | None = None) -> float:
         """The logistic score: `calibrate`'s fitted weights when given (and usable for this
@@ -125,6 +149,7 @@ class Side:
     title: dict[str, float]
     prose: dict[str, float]
     signals: Signals
+    traits: Traits
 
 
 def side(
@@ -136,6 +161,7 @@ def side(
         title=index.vector(clean_title(issue.title), "title"),
         prose=index.vector(strip_template(body)),
         signals=signals(issue.title, body),
+        traits=traits(issue.title, body),
     )
 
 
@@ -158,6 +184,7 @@ def features(
     boiler: Boilerplate | None = None,
     moment: datetime | None = None,
     mine: Side | None = None,
+    rarity: Rarity | None = None,
 ) -> PairFeatures:
     """The features of (`issue`, `cand`); `mine`: the issue's side, when already computed."""
     other = cand.issue
@@ -172,15 +199,46 @@ def features(
             # no vector for the candidate yet: the lexical weights apply
             dense = float(vec @ query_vec) if vec is not None else None
     age_days = max((issue.created_at - other.created_at).total_seconds(), 0) / 86400
+    both = shared(mine.traits, theirs.traits)
+    is_open = 1.0 if other.state == "open" else 0.0
+    rarity = rarity or Rarity(index, moment or issue.created_at)
+    error = max((rarity.message(k) for k in both.error_keys), default=0.0)
+    frames = (
+        both.frame_overlap * sum(map(rarity.frame, both.inner_frames)) / len(both.inner_frames)
+        if both.inner_frames
+        else 0.0
+    )
     return PairFeatures(
         dense=dense,
         title=cosine(mine.title, theirs.title),
         prose=cosine(mine.prose, theirs.prose),
         signals=signal_overlap(mine.signals, theirs.signals),
         bm25_top=cand.bm25 / bm25_best if bm25_best > 0 else 0.0,
-        open=1.0 if other.state == "open" else 0.0,
+        open=is_open,
         age=math.log1p(age_days / 30),
+        error=error,
+        frames=frames,
+        frames_open=frames * is_open,
+        evidence=both.specific(rarity),
     )
+
+
+@dataclass(frozen=True)
+class Assessed:
+    """A candidate with its pair features and duplicate score."""
+
+    candidate: Candidate
+    features: PairFeatures
+    score: float
+
+
+def assess(
+    context: Context, limit: int | None = None, weights: dict[str, float] | None = None
+) -> list[Assessed]:
+    """Every candidate of the context (or the first `limit`) with its features and duplicate
+    score, best first (the features are computed once per context and limit)."""
+    out = [Assessed(c, f, f.score(weights)) for c, f in pair_features(context, limit)]
+    return sorted(out, key=lambda a: -a.score)
 
 
 def score_candidates(
@@ -191,14 +249,25 @@ def score_candidates(
     `calibrate` fits the threshold (and, with enough known pairs, the weights) on these scores;
     `choose` applies it.
     """
-    scored = [(c, f.score(weights)) for c, f in pair_features(context, limit)]
-    return sorted(scored, key=lambda cs: -cs[1])
+    return [(a.candidate, a.score) for a in assess(context, limit, weights)]
 
 
 def pair_features(
     context: Context, limit: int | None = None
 ) -> list[tuple[Candidate, PairFeatures]]:
     """Each candidate with its pair features; none when the issue says nothing of its own."""
+    cache = getattr(context, "pair_cache", None)
+    if cache is not None and limit in cache:
+        return cache[limit]
+    found = _pair_features(context, limit)
+    if cache is not None:
+        cache[limit] = found
+    return found
+
+
+def _pair_features(
+    context: Context, limit: int | None = None
+) -> list[tuple[Candidate, PairFeatures]]:
     from issue_assistant.index.retrieval import Retriever
 
     cands = [c for c in context.candidates[:limit] if not c.issue.is_pull_request]
@@ -213,6 +282,7 @@ def pair_features(
     if index.vectors is not None and len(index.vectors):
         query_vec = Retriever(index).query_vector(context.issue)
     best = max((c.bm25 for c in cands), default=0.0)
+    rarity = Rarity(index, context.as_of)
     return [
         (
             c,
@@ -225,6 +295,7 @@ def pair_features(
                 boiler=boiler,
                 moment=context.as_of,
                 mine=mine,
+                rarity=rarity,
             ),
         )
         for c in cands
@@ -248,18 +319,19 @@ def choose(
     return scored[0]
 
 
-def describe(cand: Candidate, score: float) -> str:
-    """Why, in one sentence (the comment shows it)."""
-    parts = []
-    if cand.dense is not None:
-        parts.append(f"meaning {cand.dense:.2f}")
+def reason(cand: Candidate, features: PairFeatures, limit: int = 400) -> str:
+    """Why `cand` is proposed as the original, in words: the evidence the two share, each piece
+    quoted (`evidence.describe`), at most `limit` characters; no score (the comment shows the
+    confidence beside it)."""
     state = cand.issue.state
-    via = f" (reached through #{cand.via[0]}, a duplicate of it)" if cand.via else ""
-    detail = f" ({', '.join(parts)})" if parts else ""
-    return (
-        f"It describes the same problem as #{cand.issue.number} ({state}){via}: "
-        f"duplicate score {score:.2f}{detail}."
-    )
+    via = f", reached through #{cand.via[0]}, a duplicate of it" if cand.via else ""
+    head = f"Same problem as #{cand.issue.number} ({state}{via})"
+    meaning = " and close in meaning" if (features.dense or 0.0) >= CLOSE_MEANING else ""
+    room = max(limit - len(head) - 20, 0)
+    shared_text = describe_shared(features.evidence, room)
+    if shared_text:
+        return f"{head}: both have {shared_text}."
+    return f"{head}: worded alike{meaning}, with no error, frame or name in common."
 
 
 def embedding_text(issue: Issue) -> str:

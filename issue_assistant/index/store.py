@@ -132,6 +132,7 @@ class IssueIndex:
         if "hashes" in meta and meta["hashes"]:
             self._write_meta(hashes=True)  # once: the next warm open reads the small file only
         self._df: dict[tuple[str, str], int] = {}
+        self._counts: dict[tuple[str, datetime], int] = {}
         self._cached_searcher: tantivy.Searcher | None = None
         self._docs: dict[int, dict] = {}
         self._parsed: dict[int, Issue] = {}
@@ -296,6 +297,20 @@ class IssueIndex:
             out[term] = (1 + math.log(tf)) * math.log((n + 1) / (df + 1))
         return out
 
+    def issues_with(self, words: tuple[str, ...], before: datetime, *, phrase: bool) -> int:
+        """How many issues created before `before` hold every one of `words` (letters and
+        digits only) in their title or body, or the phrase they make (no words: every issue
+        created before `before`); each count is kept until the index changes."""
+        words = tuple(w for w in words if w.isascii() and w.isalnum())
+        text = " ".join(f"+{w}" for w in words)
+        if phrase and len(words) > 1:
+            text = '"' + " ".join(words) + '"'
+        key = (text, before)
+        if key not in self._counts:
+            q = self.query(key[0], as_of=before)
+            self._counts[key] = self._searcher().search(q, limit=1, count=True).count
+        return self._counts[key]
+
     def _searcher(self) -> tantivy.Searcher:
         if self._cached_searcher is None:
             self._cached_searcher = self.index.searcher()
@@ -327,6 +342,7 @@ class IssueIndex:
         self._write_meta(hashes=True)
         self.index.reload()
         self._df.clear()
+        self._counts.clear()
         self._docs.clear()
         self._parsed.clear()
         self._cached_searcher = None

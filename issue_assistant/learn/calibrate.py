@@ -15,14 +15,15 @@ import logging
 import random
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from issue_assistant.atomic import write_atomic
 from issue_assistant.config import GROUPS, Config, LabelsConfig
 from issue_assistant.decision import Bounds
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.duplicates import SCORE_VERSION
 from issue_assistant.learn.calibration import ThresholdTable
 from issue_assistant.learn.duplicate_model import NEGATIVES
 from issue_assistant.learn.model import SINGLE, LabelModel
@@ -32,6 +33,9 @@ from issue_assistant.tracker.base import Tracker
 log = logging.getLogger(__name__)
 
 CALIBRATION_FILE = "calibration.json"
+Probability = Annotated[float, Field(gt=0, le=1)]
+Count = Annotated[int, Field(ge=0)]
+Weight = Annotated[float, Field(allow_inf_nan=False, ge=-1e3, le=1e3)]
 
 
 class GroupCalibration(BaseModel):
@@ -53,28 +57,50 @@ class GroupCalibration(BaseModel):
 
 
 class DuplicateRow(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    threshold: float
-    proposals: int
-    correct: int
-    duplicates: int
-    negatives: int
-    false: int
+    threshold: Probability
+    proposals: Count
+    correct: Count
+    duplicates: Count
+    negatives: Count
+    false: Count
 
 
 class DuplicateCalibration(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """calibrate's duplicate score for this repository, validated whenever it is read: a
+    threshold outside (0, 1] (-1 would make every issue a duplicate), weights without `bias`
+    or with a key the score does not have, a count or type out of place are refused."""
 
-    target_precision: float
-    threshold: float | None
-    duplicates: int
-    negatives: int
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    target_precision: Probability
+    # None: too few known duplicates to calibrate on (the prior's threshold answers)
+    threshold: Probability | None
+    duplicates: Count
+    negatives: Count
     # "learned": weights fit on this repository's known pairs; "hand-weighted": too few of them
-    model: str = "hand-weighted"
-    weights: dict[str, float] | None = None
-    positives_found: int = 0
+    model: Literal["learned", "hand-weighted"] = "hand-weighted"
+    weights: dict[str, Weight] | None = None
+    positives_found: Count = 0
     rows: list[DuplicateRow] = Field(default_factory=list)
+    # the version of the score's features (`index/duplicates.py`): a hand-weighted threshold
+    # calibrated on another version's hand weights no longer applies
+    score_version: Count = 1
+
+    @model_validator(mode="after")
+    def _weights_fit_the_score(self) -> DuplicateCalibration:
+        from issue_assistant.learn.duplicate_model import DENSE_KEYS
+
+        if self.weights is not None:
+            if "bias" not in self.weights:
+                raise ValueError("weights without 'bias'")
+            unknown = sorted(set(self.weights) - {"bias", *DENSE_KEYS})
+            if unknown:
+                raise ValueError(f"weights for features the score does not have: {unknown}")
+        if (self.weights is not None) != (self.model == "learned"):
+            raise ValueError(f"model {self.model!r} with{'' if self.weights else 'out'} weights")
+        return self
 
 
 class Calibration(BaseModel):
@@ -132,6 +158,7 @@ def duplicate_calibration(
     replayed a minute after opening. With enough known pairs the score's weights are fit too
     (`learn/duplicate_model.py`).
     """
+    from issue_assistant.evaluate.gold import closed_as_duplicate
     from issue_assistant.learn import duplicate_model as dm
 
     issues = [
@@ -140,7 +167,7 @@ def duplicate_calibration(
         if not i.is_pull_request and i.state == "closed" and i.created_at < before
     ]
     dups = [i for i in issues if i.duplicate_of is not None]
-    others = [i for i in issues if i.duplicate_of is None and i.state_reason != "duplicate"]
+    others = [i for i in issues if i.duplicate_of is None and not closed_as_duplicate(i)]
     random.Random(7).shuffle(others)
     replayed = [
         dm.replay_issue(tracker, issue, index=index, labels=labels, config=config)
@@ -149,15 +176,19 @@ def duplicate_calibration(
     outcomes, weights = dm.cross_validated(replayed, learn=True)
     target = config.duplicates.target_precision
     table, chosen = dm.choose_threshold(outcomes, target, len(dups), config.duplicates.margin)
+    found = sum(1 for r in replayed if r.positives)
+    if found < dm.MIN_CALIBRATION_PAIRS:
+        chosen = None  # too few known pairs to trust a threshold: the prior answers
     n_neg = min(len(others), negatives)
     return DuplicateCalibration(
         target_precision=target,
         threshold=chosen,
+        score_version=SCORE_VERSION,
         duplicates=len(dups),
         negatives=n_neg,
         model="learned" if weights is not None else "hand-weighted",
         weights=weights,
-        positives_found=sum(1 for r in replayed if r.positives),
+        positives_found=found,
         rows=[
             DuplicateRow(
                 threshold=t,

@@ -7,7 +7,8 @@ known duplicates whose original is among the candidates, a logistic regression (
 `learn/logistic.py`) replaces the hand weights; otherwise the hand weights stay. The threshold
 is chosen the same way either way: on time-ordered folds (weights fit on the older issues, the
 newer ones scored by the engine's own rule, `duplicates.choose`), the lowest threshold whose
-precision reaches the target on enough proposals.
+precision reaches the target on enough proposals, and only with `MIN_CALIBRATION_PAIRS` known
+duplicates whose original was among the candidates (with fewer, the shared data's prior answers).
 """
 
 from __future__ import annotations
@@ -18,10 +19,26 @@ from datetime import datetime
 
 from issue_assistant.index import duplicates
 from issue_assistant.index.duplicates import PairFeatures
-from issue_assistant.learn.calibration import FOLDS, MIN_PROPOSALS, THRESHOLDS
+from issue_assistant.learn.calibration import FOLDS, MIN_PROPOSALS
 
 MIN_POSITIVES = 20
-DENSE_KEYS = ("dense", "title", "prose", "signals", "bm25_top", "open", "age")
+# A repository's own threshold needs this many known duplicates whose original was among the
+# candidates; with fewer, the prior fit on the shared data answers (`duplicate_prior`).
+MIN_CALIBRATION_PAIRS = 10
+# The thresholds tried, finer than the label groups' (the score's useful range is narrow).
+THRESHOLDS = tuple(round(0.3 + 0.025 * i, 3) for i in range(28))  # 0.300 .. 0.975
+DENSE_KEYS = (
+    "dense",
+    "title",
+    "prose",
+    "signals",
+    "bm25_top",
+    "open",
+    "age",
+    "error",
+    "frames",
+    "frames_open",
+)
 LEXICAL_KEYS = tuple(k for k in DENSE_KEYS if k != "dense")
 
 
@@ -158,6 +175,8 @@ class BucketDuplicates:
         import random
         import threading
 
+        from issue_assistant.evaluate.gold import closed_as_duplicate
+
         self.tracker, self.index, self.labels, self.config = tracker, index, labels, config
         self.cutoffs = sorted(set(cutoffs))
         self._lock = threading.Lock()
@@ -174,7 +193,7 @@ class BucketDuplicates:
             and i.closed_at < last
         ]
         self._dups = [i for i in closed if i.duplicate_of is not None]
-        others = [i for i in closed if i.duplicate_of is None and i.state_reason != "duplicate"]
+        others = [i for i in closed if i.duplicate_of is None and not closed_as_duplicate(i)]
         others.sort(key=lambda i: i.number)
         random.Random(7).shuffle(others)
         self._others = others[:NEGATIVES]
@@ -187,8 +206,8 @@ class BucketDuplicates:
         return self._replays[issue.number]
 
     def for_moment(self, moment: datetime) -> tuple[dict[str, float] | None, float | None, int]:
-        """(weights or None for the hand weights, threshold or None, known duplicates) of the
-        latest cutoff at or before `moment`."""
+        """(weights or None for the hand weights, threshold or None when too few known pairs
+        calibrate one, known duplicates) of the latest cutoff at or before `moment`."""
         before = [c for c in self.cutoffs if c <= moment]
         if not before:
             return None, None, 0
@@ -201,5 +220,7 @@ class BucketDuplicates:
                 outcomes, weights = cross_validated(replayed, learn=True)
                 cfg = self.config.duplicates
                 _, chosen = choose_threshold(outcomes, cfg.target_precision, len(dups), cfg.margin)
+                if sum(1 for r in replayed if r.positives) < MIN_CALIBRATION_PAIRS:
+                    chosen = None  # too few known pairs: the prior's threshold answers
                 self._fits[cutoff] = (weights, chosen, len(dups))
             return self._fits[cutoff]

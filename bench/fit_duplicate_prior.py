@@ -1,0 +1,123 @@
+"""Fit the duplicate prior on the shared data; write `issue_assistant/learn/duplicate_prior.json`.
+
+    python bench/fit_duplicate_prior.py [--check]
+
+Every known duplicate whose original is in the same snapshot (`../shared/data`: hf-datasets and
+poetry-sample) and 400 sampled closed issues per snapshot that are not known duplicates are
+replayed a minute after opening; the hand-weighted duplicate score (`index/duplicates.py`) is
+applied by the engine's own rule at each threshold, and `duplicate_prior.choose_prior` picks the
+threshold, once for the score without embeddings and once with them. `--check` only prints.
+`fit(names)` is also what the retrieval benchmark calls to fit a prior without a repository
+(leave-one-repository-out), so a repository's figure is not measured on its own pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import commit  # noqa: E402
+from issue_assistant.config import Config, LabelsConfig  # noqa: E402
+from issue_assistant.index.duplicates import SCORE_VERSION  # noqa: E402
+from issue_assistant.learn import duplicate_model as dm  # noqa: E402
+from issue_assistant.learn.duplicate_prior import (  # noqa: E402
+    MAX_FALSE_RATE,
+    PRIOR_FILE,
+    DuplicatePrior,
+    PriorRow,
+    choose_prior,
+)
+from issue_assistant.pipeline import open_index  # noqa: E402
+from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+CACHE = ROOT / ".cache" / "bench"
+SNAPSHOTS = ("hf-datasets.jsonl.gz", "poetry-sample.jsonl.gz")
+SAMPLE = 400
+METHOD = (
+    "hand weights (index/duplicates.py, not fit); threshold: the lowest whose precision over the "
+    "known pairs reaches the target on enough proposals, else the lowest whose false-duplicate "
+    f"rate on the sampled non-duplicates is at most {MAX_FALSE_RATE:.0%}, the engine's rule "
+    f"(duplicates.choose, margin {Config().duplicates.margin}) applied at each; "
+    f"{SAMPLE} sampled closed non-duplicates per snapshot"
+)
+
+
+def selection(snapshot, sample: int = SAMPLE):  # noqa: ANN001, ANN201
+    """(known duplicates with their original in the snapshot, sampled non-duplicates)."""
+    issues = [i for i in snapshot.all_issues() if not i.is_pull_request]
+    pairs = [i for i in issues if i.duplicate_of and i.duplicate_of in snapshot]
+    others = [
+        i
+        for i in issues
+        if i.state == "closed"
+        and not i.duplicate_of
+        and i.state_reason != "duplicate"
+        and "duplicate" not in i.labels
+    ]
+    random.Random(7).shuffle(others)
+    return pairs, others[:sample]
+
+
+def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replayed]:
+    """The snapshot's known duplicates and sampled non-duplicates, replayed."""
+    snapshot = read_snapshot(DATA / name)
+    index = open_index(snapshot, CACHE, embeddings=embeddings)
+    if embeddings and not len(index.vectors or []):
+        raise SystemExit("embeddings are not installed: pip install 'issue-assistant[embeddings]'")
+    pairs, others = selection(snapshot, sample)
+    config = Config()
+    return [
+        dm.replay_issue(snapshot, i, index=index, labels=LabelsConfig(), config=config)
+        for i in pairs + others
+    ]
+
+
+def fit(replayed: dict[str, list[dm.Replayed]], names: tuple[str, ...]) -> PriorRow:
+    """The prior's threshold fit on the replays of `names` only."""
+    config = Config().duplicates
+    chosen = [r for n in names for r in replayed[n]]
+    outcomes = [dm.outcome(r, None) for r in chosen]
+    known = sum(1 for r in chosen if r.duplicate)
+    rows, _ = dm.choose_threshold(outcomes, config.target_precision, known, config.margin)
+    return choose_prior(rows, known, len(chosen) - known, config.target_precision)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="print, do not write")
+    args = parser.parse_args()
+    rows = {}
+    for dense in (False, True):
+        replayed = {name: replays(name, dense) for name in SNAPSHOTS}
+        rows[dense] = fit(replayed, SNAPSHOTS)
+    pairs = sum(len(selection(read_snapshot(DATA / n))[0]) for n in SNAPSHOTS)
+    prior = DuplicatePrior(
+        score_version=SCORE_VERSION,
+        data=[f"../shared/data/{n}" for n in SNAPSHOTS],
+        pairs=pairs,
+        negatives=rows[False].negatives,
+        target_precision=Config().duplicates.target_precision,
+        max_false_rate=MAX_FALSE_RATE,
+        method=METHOD,
+        commit=commit(),
+        date=datetime.now(UTC).strftime("%Y-%m-%d"),
+        lexical=rows[False],
+        dense=rows[True],
+    )
+    text = json.dumps(prior.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    print(text)
+    if not args.check:
+        PRIOR_FILE.write_text(text, encoding="utf-8")
+        print(f"wrote {PRIOR_FILE}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

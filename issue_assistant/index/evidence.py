@@ -1,0 +1,281 @@
+"""What two issues share that a maintainer can check: the evidence behind a duplicate.
+
+Read from each issue once (`traits`): its error lines (compared by their message with numbers,
+quoted values and paths taken out, so `Requested slice [:10] incompatible with 20 examples` and
+the same error at other sizes match), exception names, stack frames in the order they appear
+(Python tracebacks, IPython's and Colab's, JavaScript and Java `at` lines), file paths,
+identifiers and the title's words. `shared` keeps what both have, in the new issue's own words;
+`describe` quotes it (each piece one code span) for the comment, which sanitizes it again.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
+
+from issue_assistant.index.query import _URL, STOPWORDS, clean_title, signals, strip_template
+from issue_assistant.index.store import _ANALYZER
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from issue_assistant.index.store import IssueIndex
+
+# Frames: `File "x.py", line 3, in f`; IPython `File ~/x.py:3, in f(...)`; Colab
+# `[/x.py](url) in f(...)`; JavaScript `at f (x.js:1:2)`; Java `at a.B.f(B.java:3)`.
+_FRAMES = (
+    re.compile(r'File "([^"\n]+)", line \d+, in ([\w<>.]+)'),
+    re.compile(r"File (\S+?\.py):\d+, in ([\w<>.]+)"),
+    re.compile(r"\[?(/[^\]\s()]+\.py)\]?(?:\([^)\s]*\))? in ([\w<>.]+)\("),
+    re.compile(r"\bat (?:async )?([\w$.<>]+) \(([^()\s]+?\.[cm]?[jt]sx?):\d+(?::\d+)?\)"),
+    re.compile(r"\bat ([\w$.]+)\.([\w$<>]+)\((\w+\.(?:java|kt|scala)):\d+\)"),
+)
+_QUOTE_MARK = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
+_EXCEPTION_HEAD = re.compile(r"^[\w.]*(?:Error|Exception|Warning|Invalid)\s*[:(]\s*")
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
+_PATHLIKE = re.compile(r"(?:[A-Za-z]:)?(?:[~.\w-]*[/\\])+[\w.-]*")
+_NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{1,39}")
+INNERMOST = 4  # the frames nearest the error, where two reports of one crash agree
+MIN_MESSAGE_WORDS = 3  # an error message shorter than this says too little to match on
+# A piece held by so many earlier issues that its rarity is below this is not named as evidence
+# (about a sixth of them, on a tracker of a few thousand issues).
+MIN_SPECIFIC = 0.25
+MIN_KNOWN = 20
+
+
+@dataclass(frozen=True)
+class Traits:
+    """One issue's evidence: keys to compare, each mapped to how the issue wrote it."""
+
+    errors: dict[str, str] = field(default_factory=dict)
+    exceptions: dict[str, str] = field(default_factory=dict)
+    stack: tuple[str, ...] = ()  # "file.py:function", in the order they appear
+    paths: dict[str, str] = field(default_factory=dict)
+    identifiers: dict[str, str] = field(default_factory=dict)
+    title_words: dict[str, str] = field(default_factory=dict)
+
+
+def message_key(line: str) -> str:
+    """An error line's message for comparison: the exception's name, quoted values, paths and
+    numbers taken out, lower-cased; "" when fewer than `MIN_MESSAGE_WORDS` words remain."""
+    text = _EXCEPTION_HEAD.sub("", _URL.sub(" ", line.strip()))
+    text = _QUOTED.sub(" ", text)
+    text = _PATHLIKE.sub(" ", text)
+    text = _NUMBER.sub(" ", text)
+    words = [w.lower() for w in _WORD.findall(text)]
+    return " ".join(words) if len(words) >= MIN_MESSAGE_WORDS else ""
+
+
+def _word_key(word: str) -> str:
+    """A title word's stem (`slicing` and `slice` match), as the index analyses words."""
+    stems = _ANALYZER.analyze(word)
+    return stems[0] if stems else word.lower()
+
+
+def _keyed(items: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        out.setdefault(item.lower(), item)
+    return out
+
+
+def frames(text: str) -> tuple[str, ...]:
+    """The stack frames in `text` as `file:function`, in the order they appear (repeats kept
+    once, at their first place)."""
+    found: list[tuple[int, str]] = []
+    for pattern in _FRAMES:
+        for m in pattern.finditer(text):
+            groups = m.groups()
+            if len(groups) == 3:  # Java: class, method, file
+                file, func = groups[2], groups[1]
+            elif pattern is _FRAMES[3]:  # JavaScript: function, file
+                func, file = groups
+            else:
+                file, func = groups
+            name = re.split(r"[/\\]", file)[-1]
+            found.append((m.start(), f"{name}:{func.rsplit('.', 1)[-1]}"))
+    seen: dict[str, None] = {}
+    for _, frame in sorted(found):
+        seen.setdefault(frame, None)
+    return tuple(seen)
+
+
+def traits(title: str, body: str) -> Traits:
+    """What `shared` compares, read from an issue's title and (boilerplate-free) body."""
+    unquoted = _QUOTE_MARK.sub("", body)
+    sig = signals(title, unquoted)
+    errors: dict[str, str] = {}
+    for line in sig.errors:
+        key = message_key(line)
+        if key:
+            errors.setdefault(key, line.strip())
+    words = {}
+    for w in _WORD.findall(clean_title(title)):
+        if w.lower() not in STOPWORDS:
+            words.setdefault(_word_key(w), w)
+    return Traits(
+        errors=errors,
+        exceptions=_keyed(sig.exceptions),
+        stack=frames(strip_template(unquoted)),
+        paths=_keyed(sig.paths),
+        identifiers=_keyed(sig.identifiers),
+        title_words=words,
+    )
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What both issues have, in the new issue's words, strongest kind first."""
+
+    errors: tuple[str, ...] = ()
+    frames: tuple[str, ...] = ()  # innermost first
+    exceptions: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()
+    title_words: tuple[str, ...] = ()
+    frame_overlap: float = 0.0  # share of the new issue's innermost frames the other has
+    inner_frames: tuple[str, ...] = ()  # those frames
+    error_keys: tuple[str, ...] = ()  # the shared errors' messages, as compared
+
+    def specific(self, rarity: Rarity, floor: float = MIN_SPECIFIC) -> Shared:
+        """Without the exceptions, files, names and title words most earlier issues have too
+        (`load_dataset`, `datasets` in a datasets tracker): they say nothing to a reader."""
+
+        def keep(items: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(i for i in items if rarity.piece(i) >= floor)
+
+        return replace(
+            self,
+            exceptions=keep(self.exceptions),
+            paths=keep(self.paths),
+            identifiers=keep(self.identifiers[:12]),
+            title_words=keep(self.title_words),
+        )
+
+    def __bool__(self) -> bool:
+        return any(
+            (
+                self.errors,
+                self.frames,
+                self.exceptions,
+                self.paths,
+                self.identifiers,
+                self.title_words,
+            )
+        )
+
+
+def frame_overlap(mine: tuple[str, ...], theirs: tuple[str, ...]) -> float:
+    """How much of `mine`'s innermost stack (its last `INNERMOST` frames) `theirs` holds, when
+    the two share at least two frames (one frame, `main` or `load`, says nothing)."""
+    other = set(theirs)
+    if len(set(mine) & other) < 2:
+        return 0.0
+    inner = mine[-INNERMOST:]
+    return sum(1 for f in inner if f in other) / len(inner)
+
+
+def shared(mine: Traits, theirs: Traits) -> Shared:
+    """What `mine` (the new issue) and `theirs` both have, as `mine` wrote it."""
+
+    def common(a: dict[str, str], b: dict[str, str]) -> tuple[str, ...]:
+        return tuple(v for k, v in a.items() if k in b)
+
+    error_keys = tuple(k for k in mine.errors if k in theirs.errors)
+
+    other = set(theirs.stack)
+    in_both = [f for f in mine.stack if f in other]
+    overlap = frame_overlap(mine.stack, theirs.stack)
+    # the frames of the shared stack nearest the error first; none when only one is shared
+    frames_shown = tuple(reversed(in_both)) if overlap > 0 else ()
+    errors = common(mine.errors, theirs.errors)
+    named = {e.lower() for e in errors}
+    return Shared(
+        errors=errors,
+        frames=frames_shown,
+        exceptions=tuple(
+            e
+            for e in common(mine.exceptions, theirs.exceptions)
+            if not any(e.lower() in n for n in named)
+        ),
+        paths=common(mine.paths, theirs.paths),
+        # an identifier that is a path or a frame already named is not named twice
+        identifiers=tuple(
+            i
+            for i in common(mine.identifiers, theirs.identifiers)
+            if i.lower() not in theirs.paths and not any(f.endswith(":" + i) for f in in_both)
+        ),
+        title_words=common(mine.title_words, theirs.title_words),
+        frame_overlap=overlap,
+        inner_frames=tuple(f for f in mine.stack[-INNERMOST:] if f in other) if overlap else (),
+        error_keys=error_keys,
+    )
+
+
+_PIECE = re.compile(r"[A-Za-z0-9]+")
+
+
+class Rarity:
+    """How specific a shared piece is at a moment: 1 for a piece no earlier issue holds, near 0
+    for one most issues hold (`load_dataset` in a datasets tracker), from the index's counts of
+    the issues created before the month of the moment (so nothing later is read); 1 for every
+    piece while fewer than `MIN_KNOWN` issues are that old."""
+
+    def __init__(self, index: IssueIndex, moment: datetime) -> None:
+        self.index = index
+        self.before = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        self.total = index.issues_with((), self.before, phrase=False)
+
+    def of(self, words: tuple[str, ...], *, phrase: bool = True) -> float:
+        if not words:
+            return 0.0
+        if self.total < MIN_KNOWN:
+            return 1.0  # too few earlier issues to tell what is common
+
+        n = self.index.issues_with(words, self.before, phrase=phrase)
+        return max(0.0, 1.0 - math.log1p(n) / math.log1p(self.total))
+
+    def frame(self, frame: str) -> float:
+        """A frame by its function's name (`verify_splits`: the phrase `verify splits`)."""
+        func = frame.rpartition(":")[2]
+        return self.of(tuple(_PIECE.findall(func.lower()))[:6]) if func.strip("<>_") else 0.0
+
+    def message(self, key: str) -> float:
+        """An error message key by its words, each required (numbers and values are gone)."""
+        return self.of(tuple(key.split())[:8], phrase=False)
+
+    def piece(self, text: str) -> float:
+        """An exception, path, name or title word by the phrase of its words."""
+        return self.of(tuple(_PIECE.findall(text.lower()))[:6])
+
+
+# How many of each kind `describe` quotes at most, strongest kind first.
+QUOTED = (
+    ("errors", 1),
+    ("frames", 3),
+    ("exceptions", 2),
+    ("paths", 2),
+    ("identifiers", 3),
+    ("title_words", 5),
+)
+
+
+def describe(found: Shared, limit: int) -> str:
+    """What two issues share, in words with each piece quoted as one code span (cut before it is
+    quoted), at most `limit` characters: the weakest pieces go first until it fits; "" when
+    nothing is shared. The comment sanitizes it again where it shows it."""
+    from issue_assistant.render import render
+
+    kept = {kind: list(getattr(found, kind))[:most] for kind, most in QUOTED}
+    while True:
+        text = render("shared.md.j2", s=SimpleNamespace(**kept)).strip()
+        if len(text) <= limit:
+            return text
+        kind = next((k for k, _ in reversed(QUOTED) if kept[k]), None)
+        if kind is None:
+            return ""
+        kept[kind].pop()

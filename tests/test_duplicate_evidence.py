@@ -1,0 +1,357 @@
+"""Duplicates a maintainer can check: the evidence quoted in the reason and the table, the
+threshold's named source, "earlier" as of the issue's creation, and a tampered calibration."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from issue_assistant.comment import render_comment
+from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.engines import create
+from issue_assistant.index.duplicates import SCORE_VERSION, PairFeatures
+from issue_assistant.index.evidence import (
+    Shared,
+    describe,
+    frame_overlap,
+    frames,
+    message_key,
+    shared,
+    traits,
+)
+from issue_assistant.learn.calibrate import (
+    Calibration,
+    DuplicateCalibration,
+    read_calibration,
+    write_calibration,
+)
+from issue_assistant.learn.duplicate_prior import load_prior
+from issue_assistant.pipeline import open_index, replay
+from issue_assistant.tracker.models import Issue, Repository, User
+from issue_assistant.tracker.snapshot import Snapshot
+from tests.markdown_check import problems
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+LABELS = LabelsConfig.model_validate({"type": [{"name": "bug"}, {"name": "enhancement"}]})
+
+TRACEBACK = """Loading my config fails:
+
+```
+Traceback (most recent call last):
+  File "app/main.py", line 3, in <module>
+    run()
+  File "issue_assistant/loader.py", line 88, in read_groups
+    groups = parse(text)
+  File "issue_assistant/groups.py", line 41, in merge_areas
+    return areas["{name}"]
+KeyError: 'areas' in group table @octocat http://evil.example/x <img src=x>
+```
+"""
+
+
+def issue(number: int, title: str, body: str, minutes: float, state: str = "open") -> Issue:
+    return Issue(
+        number=number,
+        title=title,
+        body=body,
+        user=User(login=f"user{number}"),
+        created_at=T0 + timedelta(minutes=minutes),
+        state=state,
+        closed_at=T0 + timedelta(days=9) if state == "closed" else None,
+        labels=[],
+    )
+
+
+FILLER = [
+    issue(10 + k, f"Docs page {k} about {topic}", f"The {topic} page could say more about it.", k)
+    for k, topic in enumerate(["themes", "plugins", "install", "colours", "fonts", "search"])
+]
+
+
+def tracker(*extra: Issue) -> Snapshot:
+    repo = Repository(full_name="o/r", fetched_at=T0 + timedelta(days=30))
+    original = issue(
+        1, "Crash reading labels: KeyError in merge_areas", TRACEBACK.replace("{name}", "x"), -600
+    )
+    return Snapshot(repo, [original, *FILLER, *extra])
+
+
+def analyzed(snap: Snapshot, number: int, tmp_path, config: Config | None = None):
+    config = config or Config()
+    index = open_index(snap, tmp_path)
+    engine = create("similar", config, LABELS)
+    return replay(snap, number, index=index, labels=LABELS, config=config, engine=engine)
+
+
+# ---- what is read and shared ------------------------------------------------------------
+
+
+def test_an_error_message_matches_at_other_sizes_and_values():
+    a = message_key("ValueError: Requested slice [:999999999] incompatible with 60000 examples.")
+    b = message_key("AssertionError: Requested slice [:10] incompatible with 20 examples.")
+    assert a == b == "requested slice incompatible with examples"
+    assert message_key("KeyError: 'x'") == ""  # too short to say which error it is
+    assert message_key("OSError: /a/b.txt not found here") != message_key("OSError: disk full")
+
+
+def test_frames_are_read_from_python_ipython_colab_javascript_and_java():
+    text = (
+        'File "/x/load.py", line 3, in load_dataset\n'
+        "File ~/site/builder.py:1031, in DatasetBuilder.download_and_prepare(self)\n"
+        "[/usr/lib/info_utils.py](https://x) in verify_splits(expected)\n"
+        "    at parseConfig (src/config.ts:12:5)\n"
+        "    at org.acme.Loader.read(Loader.java:77)\n"
+    )
+    assert frames(text) == (
+        "load.py:load_dataset",
+        "builder.py:download_and_prepare",
+        "info_utils.py:verify_splits",
+        "config.ts:parseConfig",
+        "Loader.java:read",
+    )
+
+
+def test_one_shared_frame_is_no_evidence_and_the_innermost_count():
+    assert frame_overlap(("main.py:<module>", "a.py:f"), ("main.py:<module>", "b.py:g")) == 0.0
+    mine = ("main.py:<module>", "a.py:f", "b.py:g", "c.py:h")
+    assert frame_overlap(mine, ("c.py:h", "b.py:g")) == 0.5
+    assert frame_overlap(mine, mine) == 1.0
+
+
+def test_shared_evidence_is_what_both_have_in_the_new_issues_words():
+    mine = traits("Crash reading labels: KeyError", TRACEBACK.replace("{name}", "y"))
+    theirs = traits("KeyError in merge_areas", TRACEBACK.replace("{name}", "x"))
+    found = shared(mine, theirs)
+    assert found.errors and found.errors[0].startswith("KeyError: 'areas' in group table")
+    assert found.frames[:2] == ("groups.py:merge_areas", "loader.py:read_groups")
+    assert found.frame_overlap == 1.0
+    assert "KeyError" in found.title_words
+    assert not shared(mine, traits("The logo is blurry", "It looks bad on the docs site."))
+
+
+def test_describe_quotes_each_piece_and_drops_the_weakest_to_fit():
+    found = Shared(
+        errors=("ValueError: `x` bad @octocat",),
+        frames=("a.py:f", "b.py:g"),
+        title_words=("slicing", "list"),
+    )
+    full = describe(found, 400)
+    assert full.startswith("the same error ``ValueError: `x` bad @octocat``")
+    assert "the same stack frames nearest the error `a.py:f`, `b.py:g`" in full
+    assert full.endswith("the title words `slicing`, `list`")
+    short = describe(found, 80)
+    assert len(short) <= 80 and "the same error" in short and "title words" not in short
+    assert describe(Shared(), 100) == ""
+
+
+def test_frames_shared_with_an_open_issue_count_most():
+    base = dict(dense=None, title=0.3, prose=0.3, signals=0.2, bm25_top=1.0, age=1.0)
+    closed = PairFeatures(**base, open=0.0, frames=1.0, frames_open=0.0)
+    opened = PairFeatures(**base, open=1.0, frames=1.0, frames_open=1.0)
+    without = PairFeatures(**base, open=1.0)
+    assert opened.score() > closed.score() and opened.score() > without.score()
+    # the frames add more to an open candidate than the candidate's being open alone
+    assert (
+        opened.score() - without.score() > without.score() - PairFeatures(**base, open=0.0).score()
+    )
+
+
+# ---- the reason, the table and "earlier" ------------------------------------------------
+
+
+def test_the_duplicate_reason_quotes_the_shared_evidence_sanitized(tmp_path):
+    new = issue(
+        30, "Crash reading labels: KeyError in merge_areas", TRACEBACK.replace("{name}", "y"), 60
+    )
+    config = Config.model_validate({"duplicates": {"threshold": 0.5}})
+    result = analyzed(tracker(new), 30, tmp_path, config)
+    dup = result.decision.duplicate
+    assert dup is not None and dup.number == 1
+    start = "Same problem as #1 (open): both have the same error `KeyError: 'areas' in group table"
+    assert dup.reason.startswith(start)
+    assert "`groups.py:merge_areas`" in dup.reason
+    assert "duplicate score" not in dup.reason and "meaning 0." not in dup.reason
+    body = result.comment
+    assert problems(body, "o/r") == []  # no mention, outside link or raw HTML survives
+    row = result.plan.evidence[0]
+    assert row.number == 1 and row.relation == "duplicate" and "the same error" in row.shared
+
+
+def test_the_table_shows_rank_and_what_they_share_never_the_fusion_value(tmp_path):
+    new = issue(30, "Docs page about themes and plugins", "The themes page could say more.", 60)
+    result = analyzed(tracker(new), 30, tmp_path)
+    body = render_comment(result.plan)
+    assert "| Rank | Issue | Title | State | Labels | What they share |" in body
+    assert "Score" not in body
+    rows = [line for line in body.splitlines() if line.startswith("| 1 | #")]
+    assert rows and "| the title words `Docs`, `page`" in rows[0]
+    for e in result.plan.evidence:
+        assert f"{e.score:.2f}" not in body.split("What they share")[1].split("</details>")[0]
+
+
+def test_a_candidate_short_of_a_duplicate_is_possibly_related_not_the_duplicate(tmp_path):
+    # the same crash, worded apart: shares the error and frames but stays under the threshold
+    new = issue(30, "Something fails at start", TRACEBACK.replace("{name}", "y"), 60)
+    config = Config.model_validate({"duplicates": {"threshold": 0.999}})
+    result = analyzed(tracker(new), 30, tmp_path, config)
+    assert result.decision.duplicate is None
+    assert [e.relation for e in result.plan.evidence if e.number == 1] == ["related"]
+    assert "**Possibly related, not duplicates:** #1 " in result.comment
+    assert "Possible duplicate of" not in result.comment
+
+
+def test_earlier_means_before_the_issue_was_opened(tmp_path):
+    """An issue opened 30 seconds after this one (inside the minute of the replay) is never a
+    candidate, a table row, a name in the summary, or a search tool's answer."""
+    body = TRACEBACK.replace("{name}", "y")
+    new = issue(30, "Crash reading labels: KeyError in merge_areas", body, 60)
+    twin = issue(31, "Crash reading labels: KeyError in merge_areas", body, 60.5)
+    result = analyzed(tracker(new, twin), 30, tmp_path)
+    context = result.context
+    assert context.as_of > twin.created_at > new.created_at  # the replay's moment is later
+    assert 31 not in [c.issue.number for c in context.candidates]
+    assert 31 not in [c.issue.number for c in context.search_like()]
+    assert 31 not in [c.issue.number for c in context.search("merge_areas KeyError")]
+    assert 31 not in [e.number for e in result.plan.evidence]
+    assert "#31" not in result.decision.summary
+    assert "#1" in result.decision.summary  # the summary names the table's first issue
+    assert result.decision.candidates[0] == result.plan.evidence[0].number
+
+
+# ---- where the threshold comes from ------------------------------------------------------
+
+
+def test_the_threshold_source_is_named_never_fit_when_it_is_not(tmp_path):
+    new = issue(30, "Docs page about themes", "The themes page could say more.", 60)
+    snap = tracker(new)
+    result = analyzed(snap, 30, tmp_path)
+    d = result.decision
+    prior = load_prior()
+    assert d.duplicate_threshold_source == "prior"
+    assert d.duplicate_threshold == round(prior.lexical.threshold, 3)
+    assert f"the prior fit on the {prior.pairs} known duplicates of the shared data" in (
+        d.calibration
+    )
+    assert "calibrated on" not in d.calibration
+    configured = analyzed(
+        snap, 30, tmp_path / "c", Config.model_validate({"duplicates": {"threshold": 0.7}})
+    )
+    assert configured.decision.duplicate_threshold_source == "config"
+    assert "threshold 0.70 ([duplicates] threshold)" in configured.decision.calibration
+
+
+def test_the_prior_is_valid_data_for_this_score():
+    prior = load_prior()
+    assert prior.score_version == SCORE_VERSION  # refit (bench/fit_duplicate_prior.py)
+    assert prior.data == [
+        "../shared/data/hf-datasets.jsonl.gz",
+        "../shared/data/poetry-sample.jsonl.gz",
+    ]
+    assert 0 < prior.lexical.threshold <= 1 and prior.method
+
+
+# ---- a tampered calibration.json ----------------------------------------------------------
+
+
+def calibration_with(tmp_path, duplicates: object) -> None:
+    good = Calibration(
+        repository="o/r",
+        cutoff=T0,
+        fingerprint="f" * 16,
+        labelled_issues=0,
+        target_precision=0.9,
+        labels={},
+        duplicates=DuplicateCalibration(
+            target_precision=0.8,
+            threshold=0.7,
+            duplicates=30,
+            negatives=200,
+            positives_found=25,
+            score_version=SCORE_VERSION,
+        ),
+    )
+    write_calibration(good, tmp_path)
+    path = tmp_path / "calibration.json"
+    data = json.loads(path.read_text())
+    data["duplicates"] = duplicates
+    path.write_text(json.dumps(data))
+
+
+GOOD = {
+    "target_precision": 0.8,
+    "threshold": 0.7,
+    "duplicates": 30,
+    "negatives": 200,
+    "positives_found": 25,
+    "score_version": SCORE_VERSION,
+}
+
+
+@pytest.mark.parametrize(
+    "tampered",
+    [
+        {**GOOD, "model": "learned", "weights": {"title": 4.0, "prose": 1.0}},  # no bias
+        {**GOOD, "threshold": -1},  # every issue a duplicate
+        {**GOOD, "threshold": 0},
+        {**GOOD, "threshold": "0.7"},  # wrong types
+        {**GOOD, "duplicates": "many"},
+        {**GOOD, "model": "learned", "weights": {"bias": "x", "title": 1.0}},
+        {**GOOD, "model": "learned", "weights": {"bias": 1.0, "shoe_size": 1.0}},
+        {**GOOD, "model": "learned", "weights": {"bias": 1e308 * 10, "title": 1.0}},
+        [1, 2, 3],
+        "duplicates",
+    ],
+)
+def test_a_tampered_duplicate_calibration_is_logged_once_and_ignored(tmp_path, caplog, tampered):
+    from types import SimpleNamespace
+
+    calibration_with(tmp_path, tampered)
+    engine = create("similar", Config(), LABELS)
+    context = SimpleNamespace(index=SimpleNamespace(path=tmp_path, vectors=None), issue=None)
+    with caplog.at_level(logging.WARNING):
+        settings = engine.duplicate_settings(context)
+        cal = read_calibration(tmp_path)
+    assert settings.source == "prior" and settings.weights is None
+    assert settings.threshold == load_prior().lexical.threshold
+    assert cal is not None and cal.duplicates is None  # the label part is still read
+    lines = [r.getMessage() for r in caplog.records if "duplicates part ignored" in r.getMessage()]
+    assert lines and all("\n" not in line for line in lines)
+
+
+def test_a_valid_calibration_with_enough_pairs_is_named_as_calibrated(tmp_path):
+    from types import SimpleNamespace
+
+    calibration_with(tmp_path, GOOD)
+    engine = create("similar", Config(), LABELS)
+    context = SimpleNamespace(index=SimpleNamespace(path=tmp_path, vectors=None), issue=None)
+    settings = engine.duplicate_settings(context)
+    assert (settings.source, settings.threshold) == ("calibrated", 0.7)
+    assert "calibrated on this repository's 30 known duplicates" in settings.describe()
+    # a hand-weighted threshold calibrated for an older score no longer applies
+    calibration_with(tmp_path, {**GOOD, "score_version": SCORE_VERSION - 1})
+    stale = engine.duplicate_settings(context)
+    assert stale.source == "prior" and "older duplicate score" in stale.where
+
+
+def test_pieces_most_earlier_issues_hold_are_not_named_as_evidence(tmp_path):
+    """Rarity is counted on the issues before the moment's month: a name in most of them
+    (`load_config` here) is dropped from what is quoted, a rare one (`merge_areas`) kept."""
+    from issue_assistant.index.evidence import MIN_SPECIFIC, Rarity
+
+    old = [
+        issue(100 + k, f"Report {k}", f"calling load_config fails on page {k}", -40 * 24 * 60 + k)
+        for k in range(30)
+    ]
+    old += [issue(200, "merge_areas breaks", "merge_areas raises", -40 * 24 * 60 + 50)]
+    later = issue(201, "merge_areas again", "merge_areas raises", 10)  # this month: not counted
+    repo = Repository(full_name="o/r", fetched_at=T0 + timedelta(days=30))
+    index = open_index(Snapshot(repo, [*old, later]), tmp_path)
+    rarity = Rarity(index, T0 + timedelta(days=3))
+    assert rarity.total == 31
+    assert rarity.piece("load_config") < MIN_SPECIFIC <= rarity.piece("merge_areas")
+    found = Shared(identifiers=("load_config", "merge_areas"), title_words=("Report",))
+    kept = found.specific(rarity)
+    assert kept.identifiers == ("merge_areas",) and kept.title_words == ()
