@@ -52,19 +52,37 @@ def test_the_newest_rows_read_newest_first_are_the_tail_of_all_rows():
     assert rows_from(view, LABELS, before, newest=500) == every
 
 
-def test_the_next_bucket_is_fit_ahead_and_only_once(tmp_path):
+def test_started_buckets_are_fit_ahead_in_the_order_asked_once_and_as_in_one_thread(monkeypatch):
     issues = synthetic(200)
     snapshot = snap(issues)
     cutoffs = store.bucket_cutoffs([i.created_at for i in issues[120:]], 40)
+    # evaluate's order: newest issues first, so the newest bucket is needed first
+    moments = [i.created_at for i in reversed(issues[120:])]
     source = store.BucketSource(snapshot, LABELS, cutoffs)
-    first = source.model_for(snapshot, None, LABELS, issues[121].created_at)  # type: ignore[arg-type]
-    assert first.cutoff == cutoffs[0]
+    fitted: list = []
+    real = store.fit
+
+    def recording(rows, labels, cutoff, **kw):  # noqa: ANN001, ANN003, ANN202
+        fitted.append(cutoff)
+        return real(rows, labels, cutoff, **kw)
+
+    monkeypatch.setattr(store, "fit", recording)
+    source.start(None, moments)  # type: ignore[arg-type]
+    newest = source.model_for(snapshot, None, LABELS, moments[0])  # type: ignore[arg-type]
+    assert newest.cutoff == cutoffs[-1]
     deadline = time.monotonic() + 120
-    while len(source.models) < 2 and time.monotonic() < deadline:
+    while len(source.models) < len(cutoffs) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert [m.cutoff for m in source.models] == cutoffs[:2]  # the next one, no further
-    second = source.model_for(snapshot, None, LABELS, issues[165].created_at)  # type: ignore[arg-type]
-    assert second is source.models[1]  # fit ahead, not again
-    rows = rows_from(AsOfView(snapshot, cutoffs[1]), LABELS, cutoffs[1])
-    assert second.issues == len(rows) and second.cutoff == cutoffs[1]
-    assert max(r.created_at for r in rows) < cutoffs[1]
+    oldest = source.model_for(snapshot, None, LABELS, moments[-1])  # type: ignore[arg-type]
+    monkeypatch.undo()
+    assert fitted == cutoffs[::-1]  # each bucket once, newest first, none by the caller
+    assert oldest is source.models[0] and oldest.cutoff == cutoffs[0]
+    # the same models as one thread fitting the buckets in that order on one Fitting
+    shared = Fitting()
+    docs = [(i.title, i.body or "") for i in issues[120:]]
+    for model in reversed(source.models):
+        cutoff = model.cutoff
+        rows = rows_from(AsOfView(snapshot, cutoff), LABELS, cutoff)
+        again = fit(rows, LABELS, cutoff, fitting=shared)
+        assert again.issues == model.issues and max(r.created_at for r in rows) < cutoff
+        assert np.array_equal(_probs(again, docs), _probs(model, docs))

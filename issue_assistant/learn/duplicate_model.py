@@ -13,6 +13,8 @@ duplicates whose original was among the candidates (with fewer, the shared data'
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +22,8 @@ from datetime import datetime
 from issue_assistant.index import duplicates
 from issue_assistant.index.duplicates import PairFeatures
 from issue_assistant.learn.calibration import FOLDS, MIN_PROPOSALS
+
+log = logging.getLogger(__name__)
 
 MIN_POSITIVES = 20
 # A repository's own threshold needs this many known duplicates whose original was among the
@@ -173,7 +177,6 @@ class BucketDuplicates:
 
     def __init__(self, tracker, index, labels, config, cutoffs: list[datetime]) -> None:  # noqa: ANN001
         import random
-        import threading
 
         from issue_assistant.evaluate.gold import closed_as_duplicate
 
@@ -211,7 +214,32 @@ class BucketDuplicates:
         before = [c for c in self.cutoffs if c <= moment]
         if not before:
             return None, None, 0
-        cutoff = before[-1]
+        done = self._fits.get(before[-1])  # fit already (ahead, say): no wait on the lock
+        return done if done is not None else self._fit(before[-1])
+
+    def fit_ahead(self, moments: Sequence[datetime]) -> None:
+        """Fit the cutoffs of `moments` (the issues' creations, in the order they are analysed)
+        in a thread of its own, in the order of first need, beside the analysis (the replays'
+        searches and the fits take a core of their own). Each cutoff's fit is the same whoever
+        makes it."""
+        order: list[datetime] = []
+        for moment in moments:
+            before = [c for c in self.cutoffs if c <= moment]
+            if before and before[-1] not in order:
+                order.append(before[-1])
+
+        def work() -> None:
+            for cutoff in order:
+                try:
+                    self._fit(cutoff)
+                except Exception as exc:  # noqa: BLE001 - the bucket's first issue fits it again
+                    log.warning("duplicate weights for %s, fit ahead: %r", cutoff, exc)
+                    return
+
+        if order:
+            threading.Thread(target=work, name="duplicates-ahead", daemon=True).start()
+
+    def _fit(self, cutoff: datetime) -> tuple[dict[str, float] | None, float | None, int]:
         with self._lock:
             if cutoff not in self._fits:
                 dups = [i for i in self._dups if i.closed_at < cutoff]  # type: ignore[operator]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -181,9 +182,14 @@ class BucketSource:
     The model for a moment is the one of the latest cutoff at or before it, fit on the issues
     created before that cutoff as the tracker showed them then (`AsOfView`). The buckets' fits
     share one `Fitting` (`learn/fitting.py`): each issue's text is cut into terms once, and each
-    bucket's logistic regressions start from the previous bucket's solutions, so a bucket costs
-    a fraction of a cold fit and comes out the same (the same convex objective, to the solver's
+    bucket's logistic regressions start from the previous fit's solutions, so a bucket costs a
+    fraction of a cold fit and comes out the same (the same convex objective, to the solver's
     tolerance).
+
+    `start` fits every bucket in one thread, one after the other in the order the issues will
+    ask for them (evaluate goes newest first), while the issues of the buckets already fit are
+    analysed; an issue waits only for its own bucket. The fits are always made in one order by
+    one thread at a time, so a run's models do not depend on timing.
     """
 
     def __init__(
@@ -200,11 +206,8 @@ class BucketSource:
         self._models: dict[datetime, LabelModel] = {}
         self._locks: dict[datetime, threading.Lock] = {c: threading.Lock() for c in self.cutoffs}
         self._fitting = Fitting()
-        # While the issues of one bucket are analysed, the next bucket's model is fit in a
-        # thread of its own (numpy's products run outside the GIL): `ahead`.
         self.ahead = ahead
-        self._started: set[datetime] = set()
-        self._start_lock = threading.Lock()
+        self._chain: dict[datetime, threading.Event] = {}
 
     def cutoff_for(self, moment: datetime) -> datetime | None:
         before = [c for c in self.cutoffs if c <= moment]
@@ -217,11 +220,33 @@ class BucketSource:
         cutoff = self.cutoff_for(moment)
         if cutoff is None:
             return fit([], labels, moment)
-        model = self._model_at(cutoff, index)
-        later = [c for c in self.cutoffs if c > cutoff]
-        if self.ahead and later:
-            self._fit_ahead(later[0], index)
-        return model
+        fitting = self._chain.get(cutoff)
+        if fitting is not None:
+            fitting.wait()  # set once the chain has fit it (or given up: then it is fit here)
+        return self._model_at(cutoff, index)
+
+    def start(self, index: IssueIndex, moments: Sequence[datetime]) -> None:
+        """Fit the buckets of `moments` (the issues' creations, in the order they are analysed)
+        in a thread of its own, each bucket once, in the order of the first issue that needs it."""
+        if not self.ahead or self._chain:
+            return
+        order = list(dict.fromkeys(c for m in moments if (c := self.cutoff_for(m)) is not None))
+        if not order:
+            return
+        self._chain = {c: threading.Event() for c in order}
+
+        def work() -> None:
+            try:
+                for cutoff in order:
+                    self._model_at(cutoff, index)
+                    self._chain[cutoff].set()
+            except Exception as exc:  # noqa: BLE001 - each bucket's first issue fits it again
+                log.warning("label models fit ahead: %r", exc)
+            finally:
+                for event in self._chain.values():
+                    event.set()
+
+        threading.Thread(target=work, name="label-models-ahead", daemon=True).start()
 
     def _model_at(self, cutoff: datetime, index: IssueIndex) -> LabelModel:
         with self._locks[cutoff]:
@@ -232,20 +257,6 @@ class BucketSource:
                     rows, self.labels, cutoff, vectors=index_vectors(index), fitting=self._fitting
                 )
             return self._models[cutoff]
-
-    def _fit_ahead(self, cutoff: datetime, index: IssueIndex) -> None:
-        with self._start_lock:
-            if cutoff in self._started or cutoff in self._models:
-                return
-            self._started.add(cutoff)
-
-        def work() -> None:
-            try:
-                self._model_at(cutoff, index)
-            except Exception as exc:  # noqa: BLE001 - the bucket's first issue fits it again
-                log.warning("label model for %s, fit ahead: %r", cutoff, exc)
-
-        threading.Thread(target=work, name="label-model-ahead", daemon=True).start()
 
     @property
     def models(self) -> list[LabelModel]:
