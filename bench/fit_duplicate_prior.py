@@ -34,7 +34,7 @@ from issue_assistant.learn.duplicate_prior import (  # noqa: E402
     PriorRow,
     choose_prior,
 )
-from issue_assistant.pipeline import open_index  # noqa: E402
+from issue_assistant.pipeline import open_index, replay_pairs  # noqa: E402
 from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -75,7 +75,7 @@ def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replay
     pairs, others = selection(snapshot, sample)
     config = Config()
     return [
-        dm.replay_issue(snapshot, i, index=index, labels=LabelsConfig(), config=config)
+        replay_pairs(snapshot, i, index=index, labels=LabelsConfig(), config=config)
         for i in pairs + others
     ]
 

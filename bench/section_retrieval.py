@@ -24,7 +24,7 @@ from issue_assistant.context import Context
 from issue_assistant.evaluate.gold import accepted_originals
 from issue_assistant.index import duplicates
 from issue_assistant.index.retrieval import Retriever
-from issue_assistant.pipeline import open_index
+from issue_assistant.pipeline import open_index, replay_pairs
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.snapshot import read_snapshot
 
@@ -157,7 +157,6 @@ def _decision_lines(quick: bool) -> list[str]:
     (fit on both, so in-sample for each), on the bench's sample and on evaluate's 200."""
     from bench.fit_duplicate_prior import fit, replays
     from issue_assistant.config import load_labels
-    from issue_assistant.learn import duplicate_model as dm
     from issue_assistant.learn.duplicate_prior import load_prior
 
     config = Config()
@@ -188,7 +187,7 @@ def _decision_lines(quick: bool) -> list[str]:
         replayed = {name: replays(name, dense, sample) for name in SNAPSHOTS}
         index = open_index(hf, CACHE, embeddings=dense)
         eval_replays = [
-            dm.replay_issue(hf, i, index=index, labels=labels, config=config) for i in scored_eval
+            replay_pairs(hf, i, index=index, labels=labels, config=config) for i in scored_eval
         ]
         for name in SNAPSHOTS:
             loro = fit(replayed, tuple(n for n in SNAPSHOTS if n != name))

@@ -14,7 +14,9 @@ from issue_assistant.decision import (
     REASON_MAX,
     SUMMARY_MAX,
     Decision,
+    FileLink,
     Proposal,
+    SeeAlso,
     bounded,
 )
 from issue_assistant.errors import EngineError
@@ -23,7 +25,7 @@ from issue_assistant.render import render, safe_text
 from issue_assistant.sanitize import code_span
 
 if TYPE_CHECKING:
-    from issue_assistant.context import Context
+    from issue_assistant.index.candidates import Searched
 
 MARKER = "<!-- issue-assistant -->"
 # GitHub refuses a comment longer than this; we stay a margin under it.
@@ -65,27 +67,6 @@ class Evidence(BaseModel):
     shared: bounded(SHARED_MAX) = ""
     # "duplicate": the proposed one; "related": possibly related, short of a duplicate
     relation: Literal["duplicate", "related", ""] = ""
-
-
-class FileLink(BaseModel):
-    """A likely file: its path in the checkout, a line, and a link at the checked-out commit."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: str
-    line: int | None = None
-    url: str | None = None
-    reason: str = ""
-
-
-class SeeAlso(BaseModel):
-    """An answered discussion that clearly matches the issue (never a duplicate)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    number: int
-    title: str
-    similarity: float = 0.0
 
 
 # The outcomes a plan keeps (the last ones): a comment edited by hand to hold thousands must
@@ -178,7 +159,7 @@ def alike_words(features: object | None) -> str:
 
 
 def similar_evidence(
-    context: Context,
+    context: Searched,
     duplicate: int | None,
     *,
     threshold: float,

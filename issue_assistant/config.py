@@ -69,7 +69,7 @@ def _login(login: str) -> str:
 
 def _engine_name(name: str | None) -> str | None:
     """An engine name that `engines.create` knows (built-in, registered or an entry point)."""
-    from issue_assistant.engines.base import available, is_known
+    from issue_assistant.engines.registry import available, is_known
 
     if name and not is_known(name):
         raise ValueError(f"unknown engine {name!r} (available: {', '.join(available())})")
@@ -80,7 +80,7 @@ LabelName = Annotated[str, AfterValidator(_label_name)]
 Login = Annotated[str, AfterValidator(_login)]
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
     # Strict: TOML has types, so a string where a number or boolean belongs is a mistake.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
@@ -109,7 +109,7 @@ def glob_match(glob: str, path: str) -> bool:
     return _spec((glob,)).match_file(path)
 
 
-class Ask(_Strict):
+class Ask(Strict):
     """A piece of information a report of this type must contain.
 
     `requires = "version"` marks the version the reporter runs: the `similar` engine then adds
@@ -137,7 +137,7 @@ class Ask(_Strict):
         return any(re.search(p, text, re.IGNORECASE | re.MULTILINE) for p in self.detect)
 
 
-class Label(_Strict):
+class Label(Strict):
     name: LabelName
     description: str = ""
     propose: bool = True
@@ -160,7 +160,7 @@ class TypeLabel(Label):
     ask: list[Ask] = Field(default_factory=list)
 
 
-class LabelsConfig(_Strict):
+class LabelsConfig(Strict):
     needs_info: LabelName | None = None
     max_areas: int = Field(default=3, ge=0)
     max_topics: int = Field(default=3, ge=0)
@@ -211,7 +211,7 @@ class LabelsConfig(_Strict):
         return {"type": 1, "priority": 1, "area": self.max_areas, "topic": self.max_topics}[group]
 
 
-class EngineConfig(_Strict):
+class EngineConfig(Strict):
     name: Annotated[str, AfterValidator(_engine_name)] = "similar"
     model: str = ""
     max_turns: int = Field(default=8, ge=1)
@@ -223,19 +223,12 @@ class EngineConfig(_Strict):
     strategy: Strategy | None = None
 
 
-class ProjectConfig(_Strict):
+class ProjectConfig(Strict):
     description: str = ""
     context_dir: str = ".issue-assistant"
 
 
-class SimilarConfig(_Strict):
-    """`[engines.similar]` (formerly `[similar]`): the `similar` engine's options."""
-
-    neighbors: int = Field(default=15, ge=1)
-    min_confidence: float = Field(default=0.4, ge=0, le=1)
-
-
-class DuplicatesConfig(_Strict):
+class DuplicatesConfig(Strict):
     candidates: int = Field(default=8, ge=1, le=50)
     # None: calibrated on the repository's known duplicates, else the shared data's prior
     threshold: float | None = Field(default=None, gt=0, le=1)
@@ -244,7 +237,7 @@ class DuplicatesConfig(_Strict):
     target_precision: float = Field(default=0.8, gt=0, le=1)
 
 
-class LabelModelConfig(_Strict):
+class LabelModelConfig(Strict):
     """`[labels]`: how the `similar` engine proposes labels (tiers: `learn/tiers.py`)."""
 
     model: Literal["learned", "vote"] = "learned"
@@ -265,7 +258,7 @@ class LabelModelConfig(_Strict):
         return self
 
 
-class ApprovalConfig(_Strict):
+class ApprovalConfig(Strict):
     pending_label: LabelName = "assistant: pending"
     opt_out_label: LabelName = "assistant: skip"
     bot_login: Login = "github-actions[bot]"
@@ -273,7 +266,7 @@ class ApprovalConfig(_Strict):
     roles: list[Role] = Field(default_factory=lambda: list(ROLES))
 
 
-class BacklogConfig(_Strict):
+class BacklogConfig(Strict):
     """`[backlog]`: triaging the open issues nobody labelled (`issue-assistant backlog`)."""
 
     # An open issue lacking a label of any of these groups is selected (those lacking the
@@ -290,7 +283,7 @@ class BacklogConfig(_Strict):
     original: Literal["oldest", "most-discussed"] = "oldest"
 
 
-class IndexConfig(_Strict):
+class IndexConfig(Strict):
     # "": the default place (`Settings.cache_root`: $RUNNER_TEMP in Actions, else the user's
     # cache folder); a relative path is taken from the current folder.
     cache_dir: str = ""
@@ -315,7 +308,7 @@ def _migrate(data: Any) -> tuple[Any, list[str]]:
     return data, moved
 
 
-class ContextConfig(_Strict):
+class ContextConfig(Strict):
     """What the context shows beside similar issues: releases and discussions."""
 
     releases: int = Field(default=5, ge=0, le=50)
@@ -323,7 +316,7 @@ class ContextConfig(_Strict):
     see_also_threshold: float = Field(default=0.45, ge=0, le=1)
 
 
-class CodeConfig(_Strict):
+class CodeConfig(Strict):
     """The code index over the checkout, and the likely files in the comment."""
 
     # "auto": the Action's workspace (or the current directory) when it is a clone of the
@@ -335,7 +328,7 @@ class CodeConfig(_Strict):
     area_boost: float = Field(default=0.3, ge=0, le=1)
 
 
-class Config(_Strict):
+class Config(Strict):
     engine: EngineConfig = EngineConfig()
     project: ProjectConfig = ProjectConfig()
     duplicates: DuplicatesConfig = DuplicatesConfig()
@@ -353,13 +346,14 @@ class Config(_Strict):
 
     def options(self, name: str) -> BaseModel:
         """The typed options of engine `name` (its `[engines.NAME]` table, or the defaults)."""
-        from issue_assistant.engines.base import options_class
+        from issue_assistant.engines.registry import options_class
 
         return options_class(name).model_validate(self.engines.get(name, {}))
 
     @property
-    def similar(self) -> SimilarConfig:
-        return self.options("similar")  # type: ignore[return-value]
+    def similar(self) -> Any:
+        """`[engines.similar]`: a `SimilarConfig` (`engines/similar_options.py`)."""
+        return self.options("similar")
 
     def with_engine(self, **changes: Any) -> Config:
         """A copy with `[engine]` keys changed (None values are left as they are)."""
@@ -495,7 +489,7 @@ def load_config(path: str | Path | None) -> Config:
 
 def _check_engine_tables(p: Path, text: str, config: Config, moved: list[str]) -> None:
     """Each `[engines.NAME]` validated by its engine's options, errors naming file:line and key."""
-    from issue_assistant.engines.base import available, options_class
+    from issue_assistant.engines.registry import available, options_class
 
     for name, table in config.engines.items():
         where = (name,) if name in moved else ("engines", name)

@@ -13,6 +13,7 @@ from pathlib import Path
 from issue_assistant.config import ContextConfig, LabelsConfig
 from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.candidates import Candidate, similar_candidates  # noqa: F401 - old home
 from issue_assistant.index.code import CodeIndex, LikelyFile
 from issue_assistant.index.discussions import (
     DiscussionHit,
@@ -20,7 +21,6 @@ from issue_assistant.index.discussions import (
     answering,
     search_seen,
 )
-from issue_assistant.index.retrieval import Retriever
 from issue_assistant.render import render
 from issue_assistant.tracker.asof import rewind
 from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
@@ -36,31 +36,6 @@ CONTEXT_FILES = (
     "files.md",
     "instructions.md",
 )
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """An earlier issue shown to the engine, as it was at the moment, with its search score.
-
-    From hybrid retrieval (`index.retrieval`): `bm25` and `dense` are what each retriever said
-    (dense is None without embeddings), `via` the duplicates that led to this original.
-    """
-
-    issue: Issue
-    score: float
-    bm25: float = 0.0
-    dense: float | None = None
-    via: tuple[int, ...] = ()
-
-
-def similar_candidates(
-    index: IssueIndex, issue: Issue, as_of: datetime, limit: int
-) -> list[Candidate]:
-    """The candidate originals of `issue` at `as_of`, best first."""
-    matches = Retriever(index).candidates(issue, as_of, limit)
-    return [
-        Candidate(m.issue, m.score, bm25=m.bm25, dense=m.dense, via=tuple(m.via)) for m in matches
-    ]
 
 
 @dataclass
@@ -165,7 +140,7 @@ class Context:
         """The comment's "see also" discussions and likely files, as `Plan` fields."""
         from urllib.parse import quote
 
-        from issue_assistant.comment import FileLink, SeeAlso
+        from issue_assistant.decision import FileLink, SeeAlso
 
         sha = self.code.sha if self.code is not None else None
         files = []

@@ -181,6 +181,27 @@ class Decision(Proposal):
     label_groups: dict[str, GroupOutcome] = Field(default_factory=dict)
 
 
+class FileLink(BaseModel):
+    """A likely file: its path in the checkout, a line, and a link at the checked-out commit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    line: int | None = None
+    url: str | None = None
+    reason: str = ""
+
+
+class SeeAlso(BaseModel):
+    """An answered discussion that clearly matches the issue (never a duplicate)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    title: str
+    similarity: float = 0.0
+
+
 def _canonical(tracker: Tracker, number: int, limit: int = 10) -> int:
     """Follow duplicate_of links to the original (bounded, cycle-safe)."""
     seen = {number}

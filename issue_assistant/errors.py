@@ -80,6 +80,11 @@ class GitHubError(AssistantError):
 
 #: the one wording for a repository or issue GitHub answers 404 about (it does so for a private
 #: repository the token cannot see, too)
+class ToolFailure(Exception):
+    """A read-only tool's answer is an error the model should read (a bad path, no such issue,
+    ...): the tool loop shows it to the engine; it never reaches the user."""
+
+
 NOT_FOUND_HINT = "no access, or private? Check the name, and that the token can read it"
 
 

@@ -287,3 +287,25 @@ def replay(
         fallback=fallback,
         as_of=view.moment,
     )
+
+
+def replay_pairs(
+    tracker: Tracker, issue: Issue, *, index: IssueIndex, labels: LabelsConfig, config: Config
+):  # noqa: ANN201
+    """`issue` replayed a minute after its opening: its candidates' pair features, and which of
+    them are its original (none for an issue that is not a known duplicate): a
+    `learn.duplicate_model.Replayed`, what the duplicate weights and threshold are fit on."""
+    from issue_assistant.index import duplicates
+    from issue_assistant.learn.duplicate_model import Replayed
+    from issue_assistant.tracker.asof import AsOfView
+    from issue_assistant.tracker.duplicates import accepted_originals
+
+    view = AsOfView.for_issue(tracker, issue.number)
+    context = build_context(
+        view, view.target(), index=index, labels=labels, config=config, as_of=view.moment
+    )
+    dup = issue.duplicate_of
+    accept = frozenset(accepted_originals(tracker, dup)) if dup is not None else frozenset()
+    limit = config.duplicates.candidates
+    pairs = tuple((c.issue.number, f) for c, f in duplicates.pair_features(context, limit))
+    return Replayed(context.issue.created_at, dup is not None, pairs, accept)

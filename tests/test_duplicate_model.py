@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from issue_assistant.cli import main
 from issue_assistant.index.duplicates import PairFeatures
 from issue_assistant.learn import duplicate_model as dm
+from issue_assistant.pipeline import replay_pairs
 from issue_assistant.tracker.snapshot import write_snapshot
 from tests.test_learn import LABELS, snap, synthetic
 
@@ -148,7 +149,9 @@ def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
     snapshot = snap(issues)
     index = open_index(snapshot, tmp_path)
     early, late = issues[80].created_at, issues[150].created_at
-    buckets = dm.BucketDuplicates(snapshot, index, LABELS, Config(), [early, late])
+    buckets = dm.BucketDuplicates(
+        snapshot, index, LABELS, Config(), [early, late], replay=replay_pairs
+    )
     _, _, known_early = buckets.for_moment(issues[100].created_at)
     _, _, known_late = buckets.for_moment(issues[155].created_at)
     closed_before = sum(1 for i in issues if i.duplicate_of and i.closed_at < early)
@@ -178,7 +181,7 @@ def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_pa
     snapshot = snap(issues)
     index = open_index(snapshot, tmp_path)
     cutoffs = [issues[k].created_at for k in (80, 120, 150)]
-    ahead = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs)
+    ahead = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay=replay_pairs)
     fitted: list[datetime] = []
     real = ahead._fit
 
@@ -194,7 +197,7 @@ def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_pa
     while len(ahead._fits) < len(cutoffs) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert fitted == cutoffs[::-1]  # each once, in the order of first need: newest first
-    on_demand = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs)
+    on_demand = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay=replay_pairs)
     for moment in (issues[100].created_at, issues[130].created_at, issues[155].created_at):
         assert ahead.for_moment(moment) == on_demand.for_moment(moment)
     assert fitted == cutoffs[::-1]  # answered from the fits ahead, none again

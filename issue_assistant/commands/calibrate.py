@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.learn.duplicate_model import MIN_CALIBRATION_PAIRS, MIN_POSITIVES
     from issue_assistant.learn.store import refit
     from issue_assistant.learn.tiers import MEASURE_MIN, TierRule
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.pipeline import open_index, replay_pairs
     from issue_assistant.render import render
     from issue_assistant.settings import current
     from issue_assistant.tracker.asof import AsOfView
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     view = AsOfView(tracker, moment)
     model, _ = refit(view, index, labels, moment, force=True)
     target = config.labels.target_precision
-    dup = duplicate_calibration(tracker, index, labels, config, moment)
+    dup = duplicate_calibration(tracker, index, labels, config, moment, replay=replay_pairs)
     calibration = Calibration(
         repository=tracker.repository.full_name,
         cutoff=model.cutoff,

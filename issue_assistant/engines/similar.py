@@ -16,15 +16,16 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Literal
 
-from issue_assistant.config import LabelModelConfig, SimilarConfig
+from issue_assistant.config import LabelModelConfig
 from issue_assistant.decision import REASON_MAX, SUMMARY_MAX, Decision, Duplicate
 from issue_assistant.engines import similar_labels
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.engines.similar_labels import boost_areas  # noqa: F401 - its old home
+from issue_assistant.engines.similar_options import SimilarConfig
 from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.store import cosine
 from issue_assistant.tracker.models import Issue
-from issue_assistant.versions import version_note
+from issue_assistant.tracker.versions import version_note
 
 if TYPE_CHECKING:
     from issue_assistant.context import Candidate, Context

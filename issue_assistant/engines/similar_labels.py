@@ -12,8 +12,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from issue_assistant.config import GROUPS, Config, LabelsConfig, SimilarConfig
+from issue_assistant.config import GROUPS, Config, LabelsConfig
 from issue_assistant.decision import GroupOutcome, LabelTier
+from issue_assistant.engines.similar_options import SimilarConfig
 from issue_assistant.learn import tiers
 
 if TYPE_CHECKING:

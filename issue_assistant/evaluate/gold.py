@@ -16,6 +16,10 @@ from issue_assistant.comment import is_assistant_comment
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.tracker.asof import labels_at, state_at
 from issue_assistant.tracker.base import Tracker
+from issue_assistant.tracker.duplicates import (  # noqa: F401 - their old home
+    accepted_originals,
+    closed_as_duplicate,
+)
 from issue_assistant.tracker.models import Event, Issue, Repository, User
 
 _FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
@@ -162,20 +166,6 @@ def is_sure_original(tracker: Tracker, number: int, moment: datetime, bot_login:
     return maintainer_triaged(original, tracker.repository, moment, bot_login)
 
 
-def accepted_originals(tracker: Tracker, number: int, limit: int = 10) -> list[int]:
-    """`number` and the originals its duplicate_of chain leads to (any counts as right)."""
-    out = [number]
-    for _ in range(limit):
-        try:
-            nxt = tracker.get_issue(out[-1]).duplicate_of
-        except KeyError:
-            break
-        if nxt is None or nxt in out:
-            break
-        out.append(nxt)
-    return out
-
-
 def duplicate_gold(tracker: Tracker, issue: Issue) -> int | None:
     """The original when the issue was closed as a duplicate of an older issue."""
     n = issue.duplicate_of
@@ -185,22 +175,6 @@ def duplicate_gold(tracker: Tracker, issue: Issue) -> int | None:
         return n if tracker.get_issue(n).created_at < issue.created_at else None
     except KeyError:
         return n if n < issue.number else None  # numbers grow with time on GitHub
-
-
-_DUPLICATE_LABEL = re.compile(r"(?i)(?<![a-z])duplicate(?![a-z])")
-
-
-def closed_as_duplicate(issue: Issue) -> bool:
-    """Closed (or marked) as a duplicate, whether or not the original is known: closed with
-    the reason `duplicate`, marked with GitHub's button, or carrying a label named so
-    (`duplicate`, `status: duplicate`, GitHub's default label)."""
-    if issue.state != "closed":
-        return False
-    return (
-        issue.state_reason == "duplicate"
-        or any(e.event == "marked_as_duplicate" for e in issue.events or [])
-        or any(_DUPLICATE_LABEL.search(label) for label in issue.labels)
-    )
 
 
 def reference_type(

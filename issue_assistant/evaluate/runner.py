@@ -22,7 +22,7 @@ from issue_assistant.evaluate.results import IssueResult
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn.duplicate_model import BucketDuplicates
 from issue_assistant.learn.store import BucketSource
-from issue_assistant.pipeline import analyze, engines_for
+from issue_assistant.pipeline import analyze, engines_for, replay_pairs
 from issue_assistant.tracker.asof import ONE_MINUTE, AsOfView
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
@@ -49,7 +49,9 @@ class Evaluator:
         # it (never the artifact beside the index, which has seen later issues).
         self.label_source = BucketSource(tracker, labels, cutoffs or [])
         # and its duplicate weights and threshold, fit per cutoff on what was known then
-        self.duplicate_source = BucketDuplicates(tracker, index, labels, config, cutoffs or [])
+        self.duplicate_source = BucketDuplicates(
+            tracker, index, labels, config, cutoffs or [], replay=replay_pairs
+        )
         self.index = index
         self.labels = labels
         self.config = config

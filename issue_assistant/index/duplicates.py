@@ -44,8 +44,8 @@ from issue_assistant.tracker.models import Issue
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from issue_assistant.context import Candidate, Context
     from issue_assistant.index.boilerplate import Boilerplate
+    from issue_assistant.index.candidates import Candidate, Searched
     from issue_assistant.index.store import IssueIndex
 
 # The version of the features and hand weights below: a threshold calibrated on another
@@ -233,7 +233,7 @@ class Assessed:
 
 
 def assess(
-    context: Context, limit: int | None = None, weights: dict[str, float] | None = None
+    context: Searched, limit: int | None = None, weights: dict[str, float] | None = None
 ) -> list[Assessed]:
     """Every candidate of the context (or the first `limit`) with its features and duplicate
     score, best first (the features are computed once per context and limit)."""
@@ -242,7 +242,7 @@ def assess(
 
 
 def score_candidates(
-    context: Context, limit: int | None = None, weights: dict[str, float] | None = None
+    context: Searched, limit: int | None = None, weights: dict[str, float] | None = None
 ) -> list[tuple[Candidate, float]]:
     """Every candidate of the context (or the first `limit`) with its duplicate score, best first.
 
@@ -253,7 +253,7 @@ def score_candidates(
 
 
 def pair_features(
-    context: Context, limit: int | None = None
+    context: Searched, limit: int | None = None
 ) -> list[tuple[Candidate, PairFeatures]]:
     """Each candidate with its pair features; none when the issue says nothing of its own."""
     cache = getattr(context, "pair_cache", None)
@@ -266,7 +266,7 @@ def pair_features(
 
 
 def _pair_features(
-    context: Context, limit: int | None = None
+    context: Searched, limit: int | None = None
 ) -> list[tuple[Candidate, PairFeatures]]:
     from issue_assistant.index.retrieval import Retriever
 

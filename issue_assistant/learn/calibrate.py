@@ -25,7 +25,7 @@ from issue_assistant.decision import Bounds
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.duplicates import SCORE_VERSION
 from issue_assistant.learn.calibration import ThresholdTable
-from issue_assistant.learn.duplicate_model import NEGATIVES
+from issue_assistant.learn.duplicate_model import NEGATIVES, Replay
 from issue_assistant.learn.model import SINGLE, LabelModel
 from issue_assistant.learn.tiers import TierRule, measured
 from issue_assistant.tracker.base import Tracker
@@ -149,6 +149,8 @@ def duplicate_calibration(
     config: Config,
     before: datetime,
     negatives: int = NEGATIVES,
+    *,
+    replay: Replay,
 ) -> DuplicateCalibration:
     """The `similar` engine's duplicate score replayed on closed history with known originals.
 
@@ -158,8 +160,8 @@ def duplicate_calibration(
     replayed a minute after opening. With enough known pairs the score's weights are fit too
     (`learn/duplicate_model.py`).
     """
-    from issue_assistant.evaluate.gold import closed_as_duplicate
     from issue_assistant.learn import duplicate_model as dm
+    from issue_assistant.tracker.duplicates import closed_as_duplicate
 
     issues = [
         i
@@ -170,7 +172,7 @@ def duplicate_calibration(
     others = [i for i in issues if i.duplicate_of is None and not closed_as_duplicate(i)]
     random.Random(7).shuffle(others)
     replayed = [
-        dm.replay_issue(tracker, issue, index=index, labels=labels, config=config)
+        replay(tracker, issue, index=index, labels=labels, config=config)
         for issue in dups + others[:negatives]
     ]
     outcomes, weights = dm.cross_validated(replayed, learn=True)

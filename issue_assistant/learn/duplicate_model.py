@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -149,22 +149,9 @@ def choose_threshold(  # noqa: ANN201
 NEGATIVES = 200  # closed issues that are not known duplicates, sampled as negatives
 
 
-def replay_issue(tracker, issue, *, index, labels, config) -> Replayed:  # noqa: ANN001
-    """`issue` replayed a minute after its opening: its candidates' pair features, and which of
-    them are its original (none for an issue that is not a known duplicate)."""
-    from issue_assistant.evaluate.gold import accepted_originals
-    from issue_assistant.pipeline import build_context
-    from issue_assistant.tracker.asof import AsOfView
-
-    view = AsOfView.for_issue(tracker, issue.number)
-    context = build_context(
-        view, view.target(), index=index, labels=labels, config=config, as_of=view.moment
-    )
-    dup = issue.duplicate_of
-    accept = frozenset(accepted_originals(tracker, dup)) if dup is not None else frozenset()
-    limit = config.duplicates.candidates
-    pairs = tuple((c.issue.number, f) for c, f in duplicates.pair_features(context, limit))
-    return Replayed(context.issue.created_at, dup is not None, pairs, accept)
+#: how an issue is replayed for its pair features (`pipeline.replay_pairs`): passed in, since
+#: replaying builds the issue's context, floors above what is learned here
+Replay = Callable[..., Replayed]
 
 
 class BucketDuplicates:
@@ -175,12 +162,15 @@ class BucketDuplicates:
     own moment once (the replay cannot see later issues) and reused by every later cutoff.
     """
 
-    def __init__(self, tracker, index, labels, config, cutoffs: list[datetime]) -> None:  # noqa: ANN001
+    def __init__(  # noqa: ANN001
+        self, tracker, index, labels, config, cutoffs: list[datetime], replay: Replay
+    ) -> None:
         import random
 
-        from issue_assistant.evaluate.gold import closed_as_duplicate
+        from issue_assistant.tracker.duplicates import closed_as_duplicate
 
         self.tracker, self.index, self.labels, self.config = tracker, index, labels, config
+        self.replay = replay
         self.cutoffs = sorted(set(cutoffs))
         self._lock = threading.Lock()
         self._fits: dict[datetime, tuple[dict[str, float] | None, float | None, int]] = {}
@@ -203,7 +193,7 @@ class BucketDuplicates:
 
     def _replay(self, issue) -> Replayed:  # noqa: ANN001
         if issue.number not in self._replays:
-            self._replays[issue.number] = replay_issue(
+            self._replays[issue.number] = self.replay(
                 self.tracker, issue, index=self.index, labels=self.labels, config=self.config
             )
         return self._replays[issue.number]

@@ -6,6 +6,6 @@ Importing this package registers every tool (`tools.issues`, `tools.files`); add
 
 from issue_assistant.tools import context, files, issues  # noqa: F401  (registers the tools)
 from issue_assistant.tools.base import TOOLS, Tool, Toolbox, ToolFailure, ToolInput, ToolResult
-from issue_assistant.tools.files import Checkout
+from issue_assistant.tools.checkout import Checkout
 
 __all__ = ["TOOLS", "Checkout", "Tool", "ToolFailure", "ToolInput", "ToolResult", "Toolbox"]

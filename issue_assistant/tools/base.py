@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from issue_assistant.config import LabelsConfig
+from issue_assistant.errors import ToolFailure
 from issue_assistant.render import excerpt, render
+from issue_assistant.tools.checkout import Checkout
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
 if TYPE_CHECKING:
-    from issue_assistant.context import Candidate
-    from issue_assistant.tools.files import Checkout
+    from issue_assistant.index.candidates import Candidate
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +47,6 @@ class ToolInput(BaseModel):
     """Base of every tool's arguments: strict types, no unknown keys."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class ToolFailure(Exception):
-    """A tool's answer is an error the model should read (a bad path, no such issue, ...)."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +126,6 @@ class Toolbox:
 
     @classmethod
     def for_source(cls, source: Source, root: str | Path | None = None) -> Toolbox:
-        from issue_assistant.tools.files import Checkout
 
         return cls(source, Checkout(root) if root is not None else None)
 

@@ -24,7 +24,7 @@ from issue_assistant.tracker.github_context import discussion_updates
 from issue_assistant.tracker.models import Discussion
 
 if TYPE_CHECKING:
-    from issue_assistant.tracker.github import GitHubTracker
+    from issue_assistant.tracker.client import GitHubClient
 
 log = logging.getLogger(__name__)
 
@@ -90,13 +90,13 @@ class DiscussionStore:
             return []
         return sorted((d for _, d in self.known.values()), key=lambda d: (d.created_at, d.number))
 
-    def _page(self, tracker: GitHubTracker, first: int, after: str | None) -> Any:
+    def _page(self, tracker: GitHubClient, first: int, after: str | None) -> Any:
         self.requests += 1
         page = discussion_updates(tracker, first, after)
         self.enabled = page.enabled
         return page
 
-    def sync(self, tracker: GitHubTracker) -> int:
+    def sync(self, tracker: GitHubClient) -> int:
         """Fetch what changed since the last sync; the number of discussions read.
 
         Raises `GitHubError` (no access, GraphQL refused) and leaves the store as it was."""

@@ -19,7 +19,7 @@ from issue_assistant.errors import GitHubError
 from issue_assistant.tracker.models import Discussion, Issue, Release, User, excerpt
 
 if TYPE_CHECKING:
-    from issue_assistant.tracker.github import GitHubTracker
+    from issue_assistant.tracker.client import GitHubClient
 
 BODY_LIMIT = 4000
 ANSWER_LIMIT = 1000
@@ -74,15 +74,15 @@ def _time(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
-def list_releases(tracker: GitHubTracker, first_page: int | None = None) -> list[Release]:
+def list_releases(tracker: GitHubClient, first_page: int | None = None) -> list[Release]:
     """Published releases (drafts have no `published_at` and are left out), newest first.
 
     With `first_page`, only GitHub's first page of that many (the newest): one request."""
-    path = f"{tracker._path}/releases"
+    path = f"{tracker.path}/releases"
     if first_page is None:
-        items: Iterable[dict[str, Any]] = tracker._list(path)
+        items: Iterable[dict[str, Any]] = tracker.paginate(path)
     else:
-        items = tracker._request("GET", path, params={"per_page": first_page}) or []
+        items = tracker.request("GET", path, params={"per_page": first_page}) or []
     out: list[Release] = []
     for data in items:
         published = _time(data.get("published_at"))
@@ -100,21 +100,19 @@ def list_releases(tracker: GitHubTracker, first_page: int | None = None) -> list
     return sorted(out, key=lambda r: r.published_at, reverse=True)
 
 
-def graphql(tracker: GitHubTracker, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+def graphql(tracker: GitHubClient, query: str, variables: dict[str, Any]) -> dict[str, Any]:
     """`data` of one GraphQL query; GitHub's errors become a `GitHubError`."""
-    with tracker._api("POST", "/graphql"):
-        _, answer = tracker._requester.graphql_query(query, variables)
+    with tracker.api("POST", "/graphql"):
+        _, answer = tracker.requester.graphql_query(query, variables)
     return answer.get("data") or {}
 
 
-def graphql_partial(
-    tracker: GitHubTracker, query: str, variables: dict[str, Any]
-) -> dict[str, Any]:
+def graphql_partial(tracker: GitHubClient, query: str, variables: dict[str, Any]) -> dict[str, Any]:
     """`data` of one GraphQL query where some parts may be missing: NOT_FOUND errors (an issue
     deleted or transferred since it was listed) leave those parts null; any other error, or no
     data at all, is a `GitHubError`."""
-    requester = tracker._requester
-    with tracker._api("POST", "/graphql"):
+    requester = tracker.requester
+    with tracker.api("POST", "/graphql"):
         _, answer = requester.requestJsonAndCheck(
             "POST", requester.graphql_url, input={"query": query, "variables": variables}
         )
@@ -153,7 +151,7 @@ class DiscussionPage:
     last: bool
 
 
-def discussion_pages(tracker: GitHubTracker, after: str | None = None) -> Iterator[DiscussionPage]:
+def discussion_pages(tracker: GitHubClient, after: str | None = None) -> Iterator[DiscussionPage]:
     """Discussions, oldest first, one page at a time from cursor `after` (resumable)."""
     owner, _, name = tracker.full_name.partition("/")
     while True:
@@ -183,7 +181,7 @@ class UpdatedPage:
     last: bool
 
 
-def discussion_updates(tracker: GitHubTracker, first: int, after: str | None) -> UpdatedPage:
+def discussion_updates(tracker: GitHubClient, first: int, after: str | None) -> UpdatedPage:
     """One page of `LIVE_DISCUSSIONS_QUERY` (an empty last page where discussions are off)."""
     owner, _, name = tracker.full_name.partition("/")
     variables = {"owner": owner, "name": name, "first": first, "after": after}
@@ -210,7 +208,7 @@ def closed_by_query(numbers: list[int]) -> str:
 
 
 def closed_by(
-    tracker: GitHubTracker, numbers: list[int], batch: int = CLOSED_BY_BATCH
+    tracker: GitHubClient, numbers: list[int], batch: int = CLOSED_BY_BATCH
 ) -> dict[int, list[int]]:
     """Issue number to the merged pull requests GitHub links as closing it (the sidebar's
     "Development"), `batch` issues per GraphQL query."""
@@ -231,7 +229,7 @@ def closed_by(
     return links
 
 
-def _here(tracker: GitHubTracker, node: dict[str, Any]) -> bool:
+def _here(tracker: GitHubClient, node: dict[str, Any]) -> bool:
     """Whether a pull request node is in the tracker's repository (not a fork's or another's)."""
     name = (node.get("repository") or {}).get("nameWithOwner") or ""
     return name.lower() == tracker.full_name.lower()
@@ -263,10 +261,10 @@ def closing_links(issues: Iterable[Issue]) -> dict[int, list[int]]:
     return links
 
 
-def pull_files(tracker: GitHubTracker, number: int, limit: int = 300) -> list[str]:
+def pull_files(tracker: GitHubClient, number: int, limit: int = 300) -> list[str]:
     """The paths a pull request changed (GitHub lists at most 3,000; we keep `limit`)."""
     out: list[str] = []
-    for data in tracker._list(f"{tracker._path}/pulls/{number}/files"):
+    for data in tracker.paginate(f"{tracker.path}/pulls/{number}/files"):
         out.append(data["filename"])
         if len(out) >= limit:
             break

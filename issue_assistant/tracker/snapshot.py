@@ -8,7 +8,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, BinaryIO
+from typing import IO, BinaryIO, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -16,8 +16,15 @@ from issue_assistant.atomic import write_atomic, write_atomic_with
 from issue_assistant.errors import UserError
 from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 
-if TYPE_CHECKING:
-    from issue_assistant.index.store import IssueIndex
+
+class StoredIssues(Protocol):
+    """What `IndexedSnapshot` reads from (the issue index, `index/store.py`, is one)."""
+
+    def stored(self, number: int) -> Issue | None: ...
+
+    def all_stored(self) -> Iterable[Issue]: ...
+
+    def __len__(self) -> int: ...
 
 
 def _open_text(path: Path, mode: str) -> IO[str]:
@@ -147,7 +154,7 @@ class IndexedSnapshot:
     """
 
     def __init__(
-        self, repository: Repository, index: IssueIndex, path: Path, extras: Extras | None = None
+        self, repository: Repository, index: StoredIssues, path: Path, extras: Extras | None = None
     ) -> None:
         self._repository = repository
         self._index = index

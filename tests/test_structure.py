@@ -1,0 +1,148 @@
+"""The package's import structure: no import circles, and no module importing a floor above its
+own. Every `import` counts, inside functions and under `TYPE_CHECKING` too: a type-only import
+up a floor still ties the lower module to the higher one. The floors, bottom first, are the
+README's tour."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "issue_assistant"
+
+#: bottom first; a module's floor is that of its most specific entry (`engines.registry` before
+#: `engines`). Modules of one floor may import each other, never in a circle.
+FLOORS: list[tuple[str, ...]] = [
+    # small helpers, and the engine registry (names and option models, pydantic only)
+    ("", "errors", "atomic", "tomllines", "labelnames", "urls", "render", "sanitize",
+     "engines.registry"),
+    ("config", "settings", "engines.similar_options"),
+    ("tracker",),
+    ("index", "decision"),
+    ("learn", "comment", "preset"),
+    ("context", "approve", "votes"),
+    ("tools",),
+    ("engines",),
+    ("pipeline",),
+    ("evaluate", "live", "backlog", "prepare", "onboard", "scaffold", "initfiles", "published",
+     "webhook"),
+    ("commands", "cli", "action", "__main__"),
+]  # fmt: skip
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules `name` imports (relative imports resolved)."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package[: len(package) - (node.level - 1)]
+                base = ".".join([*up, base] if base else up)
+            targets = [f"{base}.{a.name}" for a in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            if target != "issue_assistant" and not target.startswith("issue_assistant."):
+                continue
+            inner = target.removeprefix("issue_assistant").removeprefix(".")
+            while inner and inner not in known:
+                inner = inner.rpartition(".")[0]
+            if inner in known and inner != name:
+                out.add(inner)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def floor(name: str) -> int | None:
+    matches = [
+        (len(entry), level)
+        for level, entries in enumerate(FLOORS)
+        for entry in entries
+        if name == entry or (entry and name.startswith(entry + "."))
+    ]
+    return max(matches)[1] if matches else None
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                part = []
+                while True:
+                    top = stack.pop()
+                    on.discard(top)
+                    part.append(top)
+                    if top == node:
+                        break
+                if len(part) > 1:
+                    found.append(sorted(part))
+    return found
+
+
+def test_every_module_has_a_floor():
+    assert [m for m in sorted(modules()) if floor(m) is None] == []
+
+
+def test_no_import_circle():
+    assert circles(graph()) == []
+
+
+def test_no_module_imports_a_floor_above_its_own():
+    upward = [
+        f"{name} (floor {floor(name)}) imports {dep} (floor {floor(dep)})"
+        for name, deps in sorted(graph().items())
+        for dep in sorted(deps)
+        if (floor(dep) or 0) > (floor(name) or 0)
+    ]
+    assert upward == []
+
+
+def test_the_checks_see_a_circle_and_an_upward_import():
+    # the checks themselves: a made-up graph with one circle, and real floors
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert floor("config") < floor("engines.base") and floor("engines.registry") == 0
+    assert floor("tracker.client") == floor("tracker") and floor("evaluate.gold") == 9
