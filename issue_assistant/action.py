@@ -1,9 +1,10 @@
 """The GitHub Action's entrypoint (`python -m issue_assistant.action`): inputs in, outputs out.
 
 `INPUT_COMMAND` is `analyze` (on `issues` events), `apply` (on `issue_comment`, `schedule` and
-`workflow_dispatch`) or `backlog` (on `workflow_dispatch` or a schedule). The logic lives in
-`live`, `approve` and `backlog`; this module only reads the environment and the event, and
-writes the job summary and the step outputs.
+`workflow_dispatch`), `backlog` (on `workflow_dispatch` or a schedule) or `index` (on a
+schedule: the index and label model kept up to date ahead of the events). The logic lives in
+`live`, `approve`, `backlog` and `prepare`; this module only reads the environment and the
+event, and writes the job summary and the step outputs.
 """
 
 from __future__ import annotations
@@ -280,6 +281,31 @@ def run_backlog_step(
     return Outcome(result, summary_text(text, None), 1 if failed else 0)
 
 
+def run_index_step(
+    env: Settings,
+    event: dict[str, Any],
+    tracker: WritableTracker | None,
+    labels: LabelsConfig,
+    config: Config,
+    writes: str,
+    now: datetime | None,
+) -> Outcome:
+    """`index` (on a schedule or by hand): the index and the label model brought up to date
+    ahead of the runs that post comments; nothing is written to GitHub."""
+    from issue_assistant.prepare import prepare
+
+    tracker = tracker or _connect(env, config)
+    done = prepare(tracker, labels, config, now=now)
+    result = {
+        "decision": json.dumps(done.outputs(), indent=2, sort_keys=True),
+        "labels": "",
+        "duplicate": "",
+        "comment-url": "",
+        "skipped": "false",
+    }
+    return Outcome(result, render("prepare.md.j2", done=done))
+
+
 def _connect(env: Settings, config: Config) -> WritableTracker:
     return connect(
         env.require_repository(),
@@ -308,6 +334,14 @@ def write_summary(path: str | None, text: str) -> None:
             fh.write(text)
 
 
+STEPS = {
+    "analyze": run_analyze,
+    "apply": run_apply,
+    "backlog": run_backlog_step,
+    "index": run_index_step,
+}
+
+
 def run(
     env: Mapping[str, str], *, tracker: WritableTracker | None = None, now: datetime | None = None
 ) -> int:
@@ -320,8 +354,8 @@ def run(
 
 def _run(env: Settings, tracker: WritableTracker | None, now: datetime | None) -> int:
     command = (env.command or "analyze").lower()
-    if command not in ("analyze", "apply", "backlog"):
-        raise UserError(f"command must be analyze, apply or backlog, not {command!r}")
+    if command not in STEPS:
+        raise UserError(f"command must be analyze, apply, backlog or index, not {command!r}")
     root = Path(env.workspace or Path.cwd())
     labels, config = load_both(env.labels, env.config, root=root)
     if model := env.model:
@@ -331,7 +365,7 @@ def _run(env: Settings, tracker: WritableTracker | None, now: datetime | None) -
     if not env.repository:
         raise UserError("GITHUB_REPOSITORY is not set")
     event = load_event(env)
-    step = {"analyze": run_analyze, "apply": run_apply, "backlog": run_backlog_step}[command]
+    step = STEPS[command]
     outcome = step(env, event, tracker, labels, config, writes, now)
     write_outputs(env.output, outcome.outputs)
     write_summary(env.step_summary, outcome.summary)

@@ -69,6 +69,15 @@ class Evidence(BaseModel):
     relation: Literal["duplicate", "related", ""] = ""
 
 
+class IndexProgress(BaseModel):
+    """While a live first build is under way: how much of the tracker the search covered."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    searched: int = Field(ge=0)
+    of_about: int = Field(ge=0)
+
+
 # The outcomes a plan keeps (the last ones): a comment edited by hand to hold thousands must
 # still render under GitHub's limit when the next outcome is recorded.
 HISTORY_MAX = 5
@@ -113,6 +122,7 @@ class Plan(Proposal):
     labels_before: list[str] = Field(default_factory=list)
     likely_files: list[FileLink] = Field(default_factory=list)
     see_also: list[SeeAlso] = Field(default_factory=list)
+    index_progress: IndexProgress | None = None
     set_aside: list[SetAside] = Field(default_factory=list, max_length=10)
     # Labels of labels.toml the issue already had in a group given nothing more, and where each
     # came from (`preset.preset_labels`): the comment then says so instead of "not confident".
@@ -204,7 +214,8 @@ def similar_evidence(
 
 def encode_plan(plan: Plan) -> str:
     fields = plan.model_dump(mode="json")
-    for key in ("likely_files", "see_also", "set_aside", "preset", "tiers"):  # absent when empty
+    optional = ("likely_files", "see_also", "set_aside", "preset", "tiers", "index_progress")
+    for key in optional:  # absent when empty
         if not fields.get(key):
             fields.pop(key, None)
     data = json.dumps(fields, ensure_ascii=True, sort_keys=True)

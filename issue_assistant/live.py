@@ -11,11 +11,12 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
-from issue_assistant.comment import Plan, SetAside, render_comment
+from issue_assistant.atomic import write_atomic
+from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import Engine
 from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
@@ -37,6 +38,9 @@ CURSOR_FILE = "listing-cursor"
 LIST_CHUNK = 1000
 # Issues one run lists at most: 300 requests of 100, under a third of GITHUB_TOKEN's hourly 1,000.
 LIST_BUDGET = 30_000
+# Requests a run leaves unspent this hour (`X-RateLimit-Remaining`): enough for its comment and
+# for the other runs of the hour (a warm run makes about 8).
+RATE_MARGIN = 100
 EMBED_BUDGET_S = 120.0
 
 
@@ -107,10 +111,34 @@ def skip_reason(issue: Issue, config: Config) -> str | None:
     return None
 
 
+def _rate_left(tracker: WritableTracker) -> int | None:
+    """Requests left this hour as the last answer said (`X-RateLimit-Remaining`), or None."""
+    left = getattr(tracker, "rate_remaining", None)
+    return left() if callable(left) else None
+
+
+def _may_stop(exc: GitHubError) -> bool:
+    """A listing error after which the run goes on with what is indexed (a rate limit, no
+    answer, a server error); anything else (a refused token, say) stops the run."""
+    return exc.status is None or exc.status in (403, 429) or exc.status >= 500
+
+
 def refresh_index(
-    tracker: WritableTracker, cache_dir: str, now: datetime, embeddings: bool = False
+    tracker: WritableTracker,
+    cache_dir: str | Path,
+    now: datetime,
+    embeddings: bool = False,
+    *,
+    margin: int | None = None,
 ) -> IssueIndex:
     """The on-disk index brought up to date; only issues updated since the last run if possible.
+
+    The listing goes least recently updated first, in chunks of `LIST_CHUNK`, each committed
+    with the point to resume from (`CURSOR_FILE`), so a large repository's first build spans
+    runs: a run stops after `LIST_BUDGET` issues, when fewer than `margin` (default
+    `RATE_MARGIN`) requests are left this hour, or on a rate limit or server error, and the next
+    run goes on from the last chunk committed. While no listing has completed yet the index is
+    marked as building.
 
     With embeddings, vectors missing from the index are computed for at most
     `EMBED_BUDGET_S` seconds per run (newest first), so a large repository's first build is
@@ -127,39 +155,83 @@ def refresh_index(
     stamp = path / SYNC_FILE
     cursor = path / CURSOR_FILE
     since: datetime | None = None
-    resuming = cursor.is_file()
     try:
-        if resuming:
+        if cursor.is_file():
             since = datetime.fromisoformat(cursor.read_text().strip())
         elif len(index) and stamp.is_file():
             since = datetime.fromisoformat(stamp.read_text().strip())
     except ValueError:
         since = None
-    # Least recently updated first, in chunks: a listing cut short by the budget resumes from
-    # the last update time it committed (a large repository's first build spans runs).
-    listing = iter(tracker.all_issues(since=since, sort="updated"))
     written = listed = 0
     last: datetime | None = None
-    complete = True
-    while chunk := list(islice(listing, LIST_CHUNK)):
+    complete = False
+    chunk: list[Issue] = []
+
+    def commit() -> None:
+        nonlocal written, last, chunk
+        if not chunk:
+            return
         written += index.update(chunk)
-        listed += len(chunk)
         newest = max(i.updated_at or i.created_at for i in chunk)
         last = newest if last is None else max(last, newest)
-        if listed >= LIST_BUDGET:
-            complete = next(listing, None) is None
-            break
+        write_atomic(cursor, last.isoformat())  # the resume point, after every chunk
+        chunk = []
+
+    margin = RATE_MARGIN if margin is None else margin
+    left = _rate_left(tracker)
+    try:
+        if left is not None and left < margin:
+            log.warning(
+                "index: %d requests left this hour (margin %d): not listing this run",
+                left,
+                margin,
+            )
+        else:
+            listing = iter(tracker.all_issues(since=since, sort="updated"))
+            for issue in listing:
+                chunk.append(issue)
+                listed += 1
+                if len(chunk) >= LIST_CHUNK:
+                    commit()
+                if listed >= LIST_BUDGET:
+                    complete = next(listing, None) is None
+                    break
+                left = _rate_left(tracker)
+                if left is not None and left < margin:
+                    log.warning(
+                        "index: listing stopped with %d requests left this hour (margin %d)",
+                        left,
+                        margin,
+                    )
+                    break
+            else:
+                complete = True
+    except GitHubError as exc:
+        if not _may_stop(exc):
+            raise
+        log.warning("index: listing stopped (%s); going on with what is indexed", exc)
+    commit()
     if complete:
         stamp.write_text((now - SYNC_MARGIN).isoformat())
         cursor.unlink(missing_ok=True)
-    elif last is not None:
-        cursor.write_text(last.isoformat())
+    elif listed or cursor.is_file():
         log.info("index: listing stopped after %d issues; the next run goes on from there", listed)
+    index.mark_building(not stamp.is_file())
     log.info("index: %d issues added or changed (%d in all)", written, len(index))
-    if embeddings and index.vectors is not None and len(index.vectors) < len(index):
+    if embeddings and index.vectors is not None and len(index.vectors) < index.issue_count():
         embedded = index.embed(index.all_stored(), budget_s=EMBED_BUDGET_S)
         log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
     return index
+
+
+def index_progress(index: IssueIndex, number: int) -> IndexProgress | None:
+    """How much of the tracker a building index holds (the highest number known, the issue's
+    or an indexed one, estimates the issues and pull requests there are), or None once the
+    index is complete."""
+    if not index.building:
+        return None
+    about = max(number, index.highest_number(), len(index))
+    return IndexProgress(searched=len(index), of_about=about)
 
 
 class CachedReads:
@@ -323,6 +395,7 @@ def analyze_live(
     skip: Callable[[Issue, list[Comment]], str | None] | None = None,
     evidence: Callable[[Issue, list[Comment]], Issue] | None = None,
     engines: tuple[Engine, Engine | None] | None = None,
+    cache_dir: str | Path | None = None,
 ) -> LiveResult:
     """Analyze issue `number` now and post (or edit) the assistant's one comment.
 
@@ -333,7 +406,8 @@ def analyze_live(
     reasons to leave the issue alone, on its fresh record and comments; `evidence`, the issue
     as the engine reads it (with its discussion so far); `engines`, the engine and fallback to
     use (made once per run; a duplicate group's proposal is one). The posting path is the
-    same."""
+    same. The index is kept under `cache_dir` (`--cache-dir`), else where
+    `Settings.cache_root` says."""
     mode: Mode = writes  # type: ignore[assignment]
     tracker = tracker or connect(full_name, bot_login=config.approval.bot_login, writes=mode)
     writing(tracker, mode)
@@ -362,7 +436,8 @@ def analyze_live(
         return result
 
     if index is None:
-        cache = str(current().cache_root(config.index.cache_dir))
+        flag = str(cache_dir) if cache_dir is not None else None
+        cache = str(current().cache_root(config.index.cache_dir, flag))
         index = refresh_index(tracker, cache, now, config.index.embeddings)
     if evidence is not None:
         issue = evidence(issue, comments)
@@ -383,6 +458,10 @@ def analyze_live(
     if analysis.error:
         log.warning("engine failed (%s); the fallback answered", analysis.error)
     plan = analysis.plan
+    progress = index_progress(index, number)
+    if progress is not None:
+        plan = analysis.plan = plan.model_copy(update={"index_progress": progress})
+        analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)
     result.analysis, result.plan, result.comment = analysis, plan, analysis.comment
     if found is None and plan.is_empty:
         # Nothing the issue lacks: no comment at all (the summary and the log say why).

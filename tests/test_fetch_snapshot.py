@@ -182,7 +182,9 @@ def test_resume_after_a_failure_gives_the_same_file(tmp_path: Path) -> None:
         assert not resumed.exists()
         partial = partial_path(resumed)
         kinds = Counter(json.loads(line)["kind"] for line in partial.read_text().splitlines())
-        assert kinds == {"partial": 1, "issue": 39, "permission": 4}
+        listed = kinds.pop("listed")
+        assert kinds == {"partial": 1, "listing": 1, "issue": 39, "permission": 4}
+        assert listed == len(read_snapshot(whole))  # every issue, listed once
         assert not server.failures
         with partial.open("a") as fh:
             fh.write('{"kind": "issue", "number": 4')  # a line cut short by the crash
@@ -192,6 +194,7 @@ def test_resume_after_a_failure_gives_the_same_file(tmp_path: Path) -> None:
 
         timelines = [p for p in server.paths() if p.endswith("/timeline")]
         assert timelines == [f"/repos/octo/repo/issues/{n}/timeline" for n in range(40, 60)]
+        assert "/repos/octo/repo/issues" not in server.paths()  # the listing was kept
         assert not [p for p in server.paths() if p.endswith("/permission")]
     assert resumed.read_bytes() == whole.read_bytes()
     assert not partial.exists()
@@ -309,3 +312,34 @@ def test_recorded_fetch_replays_offline(
         # releases and discussions
         headers = [{k.lower() for k in r.headers} for r in vcr.requests]
         assert headers and all("authorization" not in h for h in headers)
+
+
+def test_a_listing_cut_short_goes_on_from_where_it_stopped(tmp_path: Path) -> None:
+    """A failure on the listing's third page: the next run lists from the last update time it
+    kept (inclusive), not from the start, and the snapshot is the same as in one go."""
+    whole, resumed = tmp_path / "whole.jsonl", tmp_path / "resumed.jsonl"
+    with FakeGitHub(token=TOKEN) as server:
+        small_repo(server)
+        for n in range(7, 60):
+            server.add_issue(f"issue {n}", f"body {n}", "alice", created_at=at(60 + n))
+        tracker = make_tracker(server, per_page=10)
+        fetch_snapshot(tracker, whole, console=quiet(), fetched_at=FETCHED_AT)
+        server.clear_requests()
+        calls = {"n": 0}
+
+        def count() -> None:
+            calls["n"] += 1
+            if calls["n"] == 3:
+                server.fail_next("GET", r"/repos/octo/repo/issues$", 500, times=4)
+            else:
+                server.before("GET", r"/repos/octo/repo/issues$", count)
+
+        server.before("GET", r"/repos/octo/repo/issues$", count)
+        with pytest.raises(GitHubError):
+            fetch_snapshot(make_tracker(server, per_page=10), resumed, console=quiet(),
+                           fetched_at=FETCHED_AT)  # fmt: skip
+        server.clear_requests()
+        fetch_snapshot(make_tracker(server, per_page=10), resumed, console=quiet())
+        pages = [r.query for r in server.requests if r.path == "/repos/octo/repo/issues"]
+        assert pages[0].get("since") and len(pages) == 4  # the 40 issues from the 20th on
+    assert resumed.read_bytes() == whole.read_bytes()

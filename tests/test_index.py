@@ -189,3 +189,41 @@ def test_a_warm_open_reads_no_per_issue_hashes_and_old_indexes_still_work(tmp_pa
     assert len(legacy) == 5 and legacy.update(issues) == 0
     assert "hashes" not in json.loads((tmp_path / "idx" / META).read_text())  # migrated
     assert legacy.update([make(6, "A new one", "text")]) == 1 and len(legacy) == 6
+
+
+def test_the_flat_word_query_ranks_as_the_query_parser(hf_index, hf_snapshot):
+    """BM25 of plain words (with `^boost`) built as term queries: the parser's ranking, scores
+    within float rounding, on the real issues' problem queries."""
+    from issue_assistant.index.query import problem_query
+
+    searcher = hf_index._searcher()
+    compared = 0
+    for issue in list(hf_snapshot.all_issues())[::97]:
+        text = problem_query(issue.title, issue.body)
+        if not text:
+            continue
+        parsed = hf_index.index.parse_query(text, ["title", "body"], field_boosts={"title": 2.0})
+        ours = hf_index._words_query(text, ("title", "body"))
+        a = searcher.search(parsed, limit=20).hits
+        b = searcher.search(ours, limit=20).hits
+        assert [s for s, _ in b] == pytest.approx([s for s, _ in a], rel=1e-5)
+        docs = [searcher.doc(d)["number"][0] for _, d in b]
+        assert docs == [searcher.doc(d)["number"][0] for _, d in a]
+        compared += 1
+    assert compared > 50
+
+
+def test_the_as_of_filter_adds_nothing_to_the_bm25_score(tmp_path):
+    """Two segments, the moment inside the second: an issue's score is its BM25 alone,
+    whichever segment holds it and whatever the moment (a required range scored 1.0 in a
+    segment it covered only in part)."""
+    index = IssueIndex(tmp_path)
+    index.update([make(n, f"loader crash {n}", "the loader crashes", day=n) for n in (1, 2, 3)])
+    index.update([make(n, f"loader crash {n}", "the loader crashes", day=n) for n in (4, 5, 6)])
+    assert index._searcher().num_segments == 2
+    late = dict(index.ranked("loader crashes", before=datetime(2024, 2, 1, tzinfo=UTC)))
+    then = dict(index.ranked("loader crashes", before=datetime(2024, 1, 5, tzinfo=UTC)))
+    assert sorted(then) == [1, 2, 3, 4]
+    assert then == pytest.approx({n: late[n] for n in then}, rel=1e-6)
+    hits = index.search("loader crashes", as_of=datetime(2024, 1, 5, tzinfo=UTC))
+    assert {h.number: h.score for h in hits} == pytest.approx(then, rel=1e-6)

@@ -203,3 +203,70 @@ def test_a_template_many_issues_match_equally_is_not_proposed(tmp_path):
     # one clearly best candidate above the threshold is proposed, and so is one of a pair
     assert duplicates.choose([scored[0], (scored[1][0], 0.0)], low) is not None
     assert duplicates.choose(scored[:2], low) is not None
+
+
+def _same(a: list, b: list) -> None:
+    fields = ("number", "score", "bm25", "bm25_rank", "dense", "dense_rank", "via")
+    assert [[getattr(m, f) for f in fields] for m in a] == [
+        [getattr(m, f) for f in fields] for m in b
+    ]
+    assert [m.issue for m in a] == [m.issue for m in b]
+
+
+def _with_dense(r: Retriever, lists: dict[int, list[tuple[int, float]]]) -> Retriever:
+    r.dense = lambda issue, before, limit: lists.get(issue.number, [])  # type: ignore[method-assign]
+    return r
+
+
+def test_unread_bm25_hits_leave_the_ranking_as_reading_every_hit(hf_index, hf_snapshot):
+    """Candidates stop reading BM25 hits that cannot reach the top: the same matches, scores,
+    ranks and `via` as reading all of them, with and without a dense list that reaches deep
+    into the BM25 list (here made up from earlier issues)."""
+    import random
+
+    rng = random.Random(7)
+    issues = [i for i in hf_snapshot.all_issues() if not i.is_pull_request][-400::5]
+    earlier = [i.number for i in hf_snapshot.all_issues() if not i.is_pull_request]
+    lists: dict[int, list[tuple[int, float]]] = {}
+    for i in issues:
+        deep = [n for n, _ in Retriever(hf_index).bm25(i, i.created_at, 50)][10:]
+        picks = rng.sample(deep, min(5, len(deep))) + rng.sample(earlier, 20)
+        lists[i.number] = [(n, 0.9 - k / 100) for k, n in enumerate(dict.fromkeys(picks))]
+    read = 0
+    for limit in (3, 8):
+        for i in issues:
+            moment = i.created_at + timedelta(minutes=1)
+            for dense in ({}, lists):
+                pruned = _with_dense(Retriever(hf_index), dense).candidates(i, moment, limit)
+                every = _with_dense(Retriever(hf_index, prune=False), dense)
+                _same(pruned, every.candidates(i, moment, limit))
+                read += len(pruned)
+    assert read > 300
+
+
+def test_unread_hits_with_many_duplicates_and_open_issues(tmp_path):
+    """A BM25 list full of near-ties, duplicates (of earlier issues, some of them deep in the
+    list) and open issues whose bonus reorders them: the same ranking as reading every hit."""
+    import random
+
+    rng = random.Random(3)
+    words = ["parquet", "arrow", "footer", "magic", "bytes", "schema", "cast", "streaming"]
+    corpus: list[Issue] = []
+    for n in range(1, 160):
+        text = " ".join(rng.choices(words, k=rng.randint(2, 6)))
+        if n > 5 and rng.random() < 0.3:
+            corpus.append(closed_dup(n, text, text, of=rng.randint(1, n - 1)))
+        elif rng.random() < 0.5:
+            at = T0 + timedelta(hours=n, minutes=10)
+            corpus.append(issue(n, text, text, state="closed", closed_at=at))
+        else:
+            corpus.append(issue(n, text, text))
+    index = index_of(tmp_path, corpus)
+    compared = 0
+    for q in corpus[100:]:
+        for limit in (1, 4, 8):
+            for moment in (q.created_at + timedelta(minutes=1), T0 + timedelta(days=30)):
+                pruned = Retriever(index).candidates(q, moment, limit)
+                _same(pruned, Retriever(index, prune=False).candidates(q, moment, limit))
+                compared += bool(pruned)
+    assert compared > 100

@@ -3,6 +3,7 @@ a live run after the first one reads candidates from the index (requests counted
 
 from __future__ import annotations
 
+import gzip
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -129,6 +130,49 @@ def test_a_large_first_listing_spans_runs_within_a_budget(tmp_path, monkeypatch)
     live.refresh_index(t, cache, t.now)
     assert len(IssueIndex(path)) == 21
     assert t.reads[-1][0] == "all_issues" and t.reads[-1][1] is not None  # only recent updates
+
+
+def test_a_snapshot_update_parses_only_the_lines_that_changed(tmp_path, capsys, monkeypatch):
+    from issue_assistant.index import IssueIndex
+    from issue_assistant.pipeline import index_path
+    from issue_assistant.tracker import snapshot as snapshot_mod
+
+    path, cache = tmp_path / "s.jsonl.gz", tmp_path / "cache"
+    repo = Repository(full_name="o/r", fetched_at=T0 + timedelta(days=30))
+    before = issues(40)
+    write_snapshot(path, repo, before)
+    analyze(path, cache, 33, capsys)
+    full = tmp_path / "full"  # updated by parsing the whole snapshot, as before
+    analyze(path, full, 33, capsys)
+    (index_path(full, "o/r") / "issue-assistant-lines.bin").unlink()
+    after = issues(50)  # ten new issues, and #7 retitled
+    after[6] = after[6].model_copy(update={"title": "Problem 7 with parquet writing"})
+    write_snapshot(path, repo, after)
+
+    parsed: list[int] = []
+    real = snapshot_mod.Issue
+
+    class Counting:
+        @staticmethod
+        def model_validate(record: dict) -> Issue:
+            parsed.append(record["number"])
+            return real.model_validate(record)
+
+    monkeypatch.setattr(snapshot_mod, "Issue", Counting)
+    updated = analyze(path, cache, 48, capsys)
+    assert sorted(parsed) == [7, *range(41, 51)]
+    index = IssueIndex(index_path(cache, "o/r"))
+    assert len(index) == 50 and index.stored(7).title == "Problem 7 with parquet writing"
+    monkeypatch.undo()
+    assert updated == analyze(path, full, 48, capsys)  # the same answer as a whole parse
+
+    # a bad new line is still found, with its line number
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    lines.append('{"kind": "issue", "number": 51, "title": 5}')
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    args = ["analyze", "--snapshot", str(path), "--issue", "48", "--cache-dir", str(cache)]
+    assert main([*args, "--labels", str(ROOT / "labels.toml")]) == 2
+    assert f"{path}:{len(lines)}: field title" in capsys.readouterr().err
 
 
 def test_a_warm_run_sees_the_releases_and_discussions_a_cold_run_sees(

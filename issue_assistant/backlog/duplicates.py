@@ -110,7 +110,8 @@ def duplicates_live(
 
     now = now or datetime.now(UTC)
     cache = current().cache_root(config.index.cache_dir, str(cache_dir) if cache_dir else None)
-    index = refresh_index(tracker, cache, now, config.index.embeddings)
+    margin = config.backlog.rate_margin  # the run's own margin, not the Action's
+    index = refresh_index(tracker, cache, now, config.index.embeddings, margin=margin)
     view = CachedReads(tracker, index)
     opened = [i for i in index.all_stored() if i.state == "open" and not i.is_pull_request]
     groups = find_groups(view, index, labels, config, opened, now)

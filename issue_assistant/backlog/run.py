@@ -246,7 +246,8 @@ def run_backlog(
     now = now or datetime.now(UTC)
     groups = checked_groups(labels, config)
     cache = current().cache_root(config.index.cache_dir, str(cache_dir) if cache_dir else None)
-    index = refresh_index(tracker, cache, now, config.index.embeddings)
+    margin = config.backlog.rate_margin  # the run's own margin, not the Action's
+    index = refresh_index(tracker, cache, now, config.index.embeddings, margin=margin)
     state_path = index.path / STATE_FILE
     state = BacklogState.load(state_path, now.date())
     selection = select(index.all_stored(), labels, config, state, now, order)

@@ -114,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     config = config.with_engine(strategy=args.strategy)  # the model: load_configs (--model)
     live = _live_target(args)
     if live is not None:
+        from issue_assistant.commands.common import cache_dir
         from issue_assistant.live import analyze_live
 
         result = analyze_live(
@@ -122,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
             config=config,
             engine_name=engine_name(args),
             writes=cli_writes(args.apply, config),  # type: ignore[arg-type]
+            cache_dir=cache_dir(args, config),
         )
         if args.json and result.analysis is not None:
             print(result.decision_json)

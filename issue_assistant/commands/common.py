@@ -77,7 +77,10 @@ def snapshot_and_index(
     args: argparse.Namespace, config: Config
 ) -> tuple[Snapshot | IndexedSnapshot, IssueIndex]:
     """The snapshot and its index, brought up to date; when the index was last updated from
-    this very file (same size and mtime) the snapshot is not parsed at all (a warm run)."""
+    this very file (same size and mtime) the snapshot is not parsed at all (a warm run), and
+    after a change only the issue lines that changed are parsed (`read_changed`)."""
+    import logging
+
     from issue_assistant.index import IssueIndex
     from issue_assistant.index.embeddings import load_embedder
     from issue_assistant.index.local import index_path, open_index
@@ -85,8 +88,8 @@ def snapshot_and_index(
         Extras,
         IndexedSnapshot,
         file_stamp,
+        read_changed,
         read_repository,
-        read_snapshot,
     )
 
     cache = cache_dir(args, config)
@@ -99,12 +102,28 @@ def snapshot_and_index(
         if config.index.embeddings:
             index.enable_embeddings(lambda: load_embedder(True))
         return IndexedSnapshot(index.repository, index, path, extras), index
-    snapshot = read_snapshot(path)
-    index = open_index(snapshot, cache, embeddings=config.index.embeddings)
-    extras = Extras(stamp=stamp, releases=snapshot.releases(), discussions=snapshot.discussions())
-    extras.save(index.path)  # before the source: a warm run never finds one without the other
-    index.mark_source(stamp, snapshot.repository)
-    return snapshot, index
+    known = index.source_lines() if len(index) else set()
+    scan = read_changed(path, known)
+    read = scan.snapshot(path)  # whole when nothing was known, else the changed issues only
+    extras = Extras(stamp=stamp, releases=read.releases(), discussions=read.discussions())
+    if not known:
+        index = open_index(read, cache, embeddings=config.index.embeddings)
+        extras.save(index.path)  # before the source: a warm run never finds one without the other
+        index.mark_source(stamp, read.repository, scan.lines)
+        return read, index
+    if config.index.embeddings:
+        index.enable_embeddings(lambda: load_embedder(True))
+    written = index.update(scan.issues)
+    index.embed(scan.issues)
+    extras.save(index.path)
+    index.mark_source(stamp, scan.repository, scan.lines)
+    logging.getLogger("issue_assistant.pipeline").info(
+        "index: %d issues added or changed (%d in all; %d snapshot lines unchanged, not parsed)",
+        written,
+        len(index),
+        scan.unchanged,
+    )
+    return IndexedSnapshot(scan.repository, index, path, extras), index
 
 
 def cli_writes(apply: bool, config: Config) -> str:

@@ -113,8 +113,9 @@ class SimilarEngine(Engine):
         )
 
     def warm(self, context: Context) -> None:
-        """Load the label model, or fit it when there is none yet (15-50 s on a large history),
-        before the engine is timed, and before a primary engine can fail over to this one."""
+        """Load the label model, or fit it when there is none yet or it is due (minutes on a
+        large history: docs/benchmarks.md, "Speed at scale"), before the engine is timed, and
+        before a primary engine can fail over to this one."""
         self.label_model(context)
 
     def decide(self, context: Context) -> Decision:
@@ -275,7 +276,9 @@ def _calibration_text(model: LabelModel | None, cfg: LabelModelConfig) -> str:
         return "none: [labels] model = vote"
     methods = sorted({g.table.method for g in model.groups.values() if g.table and g.table.method})
     how = " and ".join(methods) or "no"
-    return (
+    text = (
         f"tiers from {how} out-of-fold precision (floor {cfg.min_precision:.2f}, high "
         f"{cfg.target_precision:.2f}, proposing {cfg.propose} and above), {model.describe()}"
     )
+    origin = getattr(model, "origin", None)  # which model answered (learn/store.py)
+    return f"{text}; {origin}" if origin else text

@@ -58,8 +58,10 @@ class Retriever:
         depth: int = DEPTH,
         k: int = RRF_K,
         open_bonus: float = OPEN_BONUS,
+        prune: bool = True,
     ) -> None:
         self.index = index
+        self.prune = prune  # False: read every BM25 hit (the reference the pruning must match)
         self.depth = depth
         self.k = k
         self.open_bonus = open_bonus
@@ -126,24 +128,61 @@ class Retriever:
         # Each list credits an original once, at its best rank (its own or a duplicate's): an
         # original with many duplicates must not outrank a better match by their number.
         credited: set[int] = set()
-        for rank, (number, score) in enumerate(lexical, start=1):
-            m = self._resolve(number, issue, as_of, before, fused, loaded)
-            if m is not None and m.number not in credited:
+        # BM25 hits left unread once `limit` matches are sure to end above any later rank: each
+        # can only credit itself (no original recorded), so it is read only if a later hit or
+        # the dense list reaches it; the ranking is the one of reading every hit.
+        waiting: dict[int, tuple[int, float]] = {}
+        marked = self.index.marked_duplicates(n for n, _ in lexical) if self.prune else set()
+
+        def credit_bm25(m: Match, rank: int, score: float) -> None:
+            if m.number not in credited:
                 credited.add(m.number)
                 m.score += 1.0 / (self.k + rank)
                 m.bm25, m.bm25_rank = score, rank
-        credited = set()
+
+        def reached(m: Match) -> None:
+            if m.number in waiting:
+                credit_bm25(m, *waiting.pop(m.number))
+
+        settled = False
+        for rank, (number, score) in enumerate(lexical, start=1):
+            settled = settled or (self.prune and self._settled(fused, limit, rank))
+            if settled and number not in marked:
+                waiting[number] = (rank, score)
+                continue
+            m = self._resolve(number, issue, as_of, before, fused, loaded)
+            if m is not None:
+                reached(m)
+                credit_bm25(m, rank, score)
+        dense_credited: set[int] = set()
         for rank, (number, cos) in enumerate(semantic, start=1):
             m = self._resolve(number, issue, as_of, before, fused, loaded)
-            if m is not None and m.number not in credited:
-                credited.add(m.number)
-                m.score += self.dense_weight / (self.k + rank)
-                m.dense, m.dense_rank = cos, rank
+            if m is not None:
+                reached(m)
+                if m.number not in dense_credited:
+                    dense_credited.add(m.number)
+                    m.score += self.dense_weight / (self.k + rank)
+                    m.dense, m.dense_rank = cos, rank
         for m in fused.values():
             if m.issue.state == "open":
                 m.score *= 1.0 + self.open_bonus
         ranked = sorted(fused.values(), key=lambda m: (-m.score, m.issue.number))
         return ranked[:limit]
+
+    def _settled(self, fused: dict[int, Match], limit: int, rank: int) -> bool:
+        """Whether `limit` matches already score above what a BM25 hit at `rank` or later could
+        end with, when nothing else reaches it (their scores only grow from here)."""
+        if len(fused) < limit:
+            return False
+        bound = max(1.0, 1.0 + self.open_bonus) / (self.k + rank) * (1 + 1e-9)  # float slack
+        sure = 0
+        for m in fused.values():
+            factor = 1.0 + self.open_bonus if m.issue.state == "open" else 1.0
+            if m.score * factor > bound:
+                sure += 1
+                if sure >= limit:
+                    return True
+        return False
 
     def _load(self, number: int, as_of: datetime, loaded: dict[int, Issue | None]) -> Issue | None:
         if number not in loaded:

@@ -1,9 +1,14 @@
-"""Issue vectors kept beside the tantivy index: computed once per issue text, updated in place.
+"""Issue vectors kept beside the tantivy index: computed once per issue text, only ever appended.
 
-Two numpy files: `vectors.npy` (n x 384 float32, unit rows) and `vector-rows.npy` (per row the
-issue number, its creation time in seconds and the fingerprint of the embedded text). Both are
-memory-mapped on open, so a warm search reads no more than the rows it scores. A row whose text
-fingerprint has not changed is never embedded again; identical texts share one computation.
+Two raw files grow at the end: `vectors.f32` (384 float32 per row, unit rows) and
+`vector-rows.bin` (per row the issue number, its creation time in seconds and the fingerprint of
+the embedded text), and `vectors.json` names how many rows are committed (rows past it are an
+interrupted append, cut off by the next one). A changed text appends a new row for the issue:
+the last row of a number is its vector, the older ones are skipped, and the files are rewritten
+only when those make up more than `COMPACT_SHARE` of them. Both files are memory-mapped on open,
+so a warm search reads no more than it scores, and a checkpoint writes only its new rows (the
+first format rewrote every vector at every checkpoint: quadratic I/O over a large first build).
+A store of that first format (`vectors.npy`) is converted once.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -18,16 +24,19 @@ from pathlib import Path
 
 import numpy as np
 
-from issue_assistant.atomic import write_atomic_with
+from issue_assistant.atomic import write_atomic, write_atomic_with
 from issue_assistant.index.query import problem_text
 from issue_assistant.tracker.models import Issue
 
 log = logging.getLogger(__name__)
 
-VECTORS = "vectors.npy"
-ROWS = "vector-rows.npy"
+VECTORS = "vectors.f32"
+ROWS = "vector-rows.bin"
 INFO = "vectors.json"
+FORMAT = 2
+OLD_VECTORS, OLD_ROWS = "vectors.npy", "vector-rows.npy"  # the first format
 ROW_TYPE = np.dtype([("number", "<i8"), ("created", "<i8"), ("fp", "<u8")])
+COMPACT_SHARE = 0.25
 
 
 def text_fingerprint(text: str) -> int:
@@ -45,17 +54,10 @@ class VectorStore:
         self.path = path
         self.model_id = model_id
         self.dim = dim
+        self._convert_first_format()
         self._load()
 
-    def _load(self) -> None:
-        info = self._read_info()
-        if info.get("model") == self.model_id and (self.path / VECTORS).is_file():
-            self.vectors = np.load(self.path / VECTORS, mmap_mode="r")
-            self.rows = np.load(self.path / ROWS, mmap_mode="r")
-        else:
-            self.vectors = np.zeros((0, self.dim), dtype=np.float32)
-            self.rows = np.zeros(0, dtype=ROW_TYPE)
-        self._row_of: dict[int, int] | None = None
+    # ---- reading ---------------------------------------------------------------------------
 
     def _read_info(self) -> dict:
         try:
@@ -63,14 +65,50 @@ class VectorStore:
         except (OSError, ValueError):
             return {}
 
+    def _committed(self) -> int:
+        info = self._read_info()
+        if info.get("model") != self.model_id or info.get("format") != FORMAT:
+            return 0
+        try:
+            size = min(
+                (self.path / VECTORS).stat().st_size // (4 * self.dim),
+                (self.path / ROWS).stat().st_size // ROW_TYPE.itemsize,
+            )
+        except OSError:
+            return 0
+        return min(int(info.get("rows", 0)), size)
+
+    def _load(self) -> None:
+        n = self._committed()
+        if n:
+            self.vectors = np.memmap(self.path / VECTORS, np.float32, "r", shape=(n, self.dim))
+            self.rows = np.memmap(self.path / ROWS, ROW_TYPE, "r", shape=(n,))
+        else:
+            self.vectors = np.zeros((0, self.dim), dtype=np.float32)
+            self.rows = np.zeros(0, dtype=ROW_TYPE)
+        self._row_of: dict[int, int] | None = None
+        self._live: np.ndarray | None = None
+
     def __len__(self) -> int:
-        return len(self.rows)
+        """How many issues have a vector (superseded rows not counted)."""
+        return len(self.row_of)
 
     @property
     def row_of(self) -> dict[int, int]:
+        """Each number's row: its last one."""
         if self._row_of is None:
             self._row_of = {int(n): i for i, n in enumerate(self.rows["number"])}
         return self._row_of
+
+    @property
+    def live(self) -> np.ndarray:
+        """Per row, whether it is its number's last (older rows of a number are superseded)."""
+        if self._live is None:
+            numbers = np.asarray(self.rows["number"])
+            last = len(numbers) - 1 - np.unique(numbers[::-1], return_index=True)[1]
+            self._live = np.zeros(len(numbers), dtype=bool)
+            self._live[last] = True
+        return self._live
 
     def vector(self, number: int, text: str | None = None) -> np.ndarray | None:
         """The stored vector of `number` (only if it was made from `text`, when given)."""
@@ -93,6 +131,8 @@ class VectorStore:
                 out.append((issue, text))
         return out
 
+    # ---- writing ---------------------------------------------------------------------------
+
     def update(
         self,
         todo: list[tuple[Issue, str]],
@@ -102,7 +142,7 @@ class VectorStore:
         progress: Callable[[int, int], None] | None = None,
         checkpoint: int = 256,
     ) -> int:
-        """Embed `todo`, newest first, saving every `checkpoint` rows (so an interrupted or
+        """Embed `todo`, newest first, appending every `checkpoint` rows (so an interrupted or
         time-boxed build goes on where it stopped next time); returns the rows written."""
         if not todo:
             return 0
@@ -130,43 +170,82 @@ class VectorStore:
             if progress:
                 progress(done + 1, len(ordered))
             if len(rows) >= checkpoint:
-                written += self._merge(rows, vecs)
-                by_fp = {int(fp): i for i, fp in enumerate(self.rows["fp"])}
+                written += self._append(rows, vecs)
                 rows, vecs = [], []
         if rows:
-            written += self._merge(rows, vecs)
+            written += self._append(rows, vecs)
+        if (~self.live).sum() > COMPACT_SHARE * max(len(self.rows), 1):
+            self._compact()
         return written
 
-    def _merge(self, new_rows: list[tuple[int, int, int]], new_vecs: list[np.ndarray]) -> int:
-        replaced = np.fromiter((n for n, _, _ in new_rows), dtype=np.int64)
-        keep = ~np.isin(self.rows["number"], replaced)
-        rows = np.concatenate([np.asarray(self.rows[keep]), np.array(new_rows, dtype=ROW_TYPE)])
-        vecs = np.concatenate([np.asarray(self.vectors[keep]), np.stack(new_vecs)])
-        self._save(rows, vecs.astype(np.float32))
-        return len(new_rows)
-
-    def _save(self, rows: np.ndarray, vecs: np.ndarray) -> None:
+    def _append(self, new_rows: list[tuple[int, int, int]], new_vecs: list[np.ndarray]) -> int:
+        """Write the new rows at the end of both files, then commit their count."""
         self.path.mkdir(parents=True, exist_ok=True)
-        for name, data in ((VECTORS, vecs), (ROWS, rows)):
-            write_atomic_with(self.path / name, lambda fh, data=data: np.save(fh, data))
-        info = {"model": self.model_id, "dim": self.dim, "rows": len(rows)}
-        (self.path / INFO).write_text(json.dumps(info))
+        n = self._committed()
+        rows = np.array(new_rows, dtype=ROW_TYPE)
+        vecs = np.stack(new_vecs).astype(np.float32)
+        for name, data, width in ((VECTORS, vecs, 4 * self.dim), (ROWS, rows, ROW_TYPE.itemsize)):
+            with open(self.path / name, "ab") as fh:
+                fh.truncate(n * width)  # an append cut short before its count was committed
+                fh.write(data.tobytes())
+                fh.flush()
+                os.fsync(fh.fileno())
+        self._write_info(n + len(rows))
         self._load()
+        return len(rows)
+
+    def _write_info(self, rows: int) -> None:
+        info = {"model": self.model_id, "dim": self.dim, "rows": rows, "format": FORMAT}
+        write_atomic(self.path / INFO, json.dumps(info))
+
+    def _compact(self) -> None:
+        """Rewrite the files with each number's last row only."""
+        keep = np.flatnonzero(self.live)
+        self._rewrite(np.asarray(self.rows[keep]), np.asarray(self.vectors[keep]))
+
+    def _rewrite(self, rows: np.ndarray, vecs: np.ndarray) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._write_info(0)  # nothing committed while the files are replaced
+        for name, data in ((VECTORS, vecs.astype(np.float32)), (ROWS, rows.astype(ROW_TYPE))):
+            write_atomic_with(self.path / name, lambda fh, data=data: fh.write(data.tobytes()))
+        self._write_info(len(rows))
+        self._load()
+
+    def _convert_first_format(self) -> None:
+        """A store of the first format (`.npy` files) rewritten once in this one."""
+        old = self.path / OLD_VECTORS
+        if not old.is_file() or self._read_info().get("model") != self.model_id:
+            return
+        try:
+            vecs = np.load(old, mmap_mode="r")
+            rows = np.load(self.path / OLD_ROWS, mmap_mode="r")
+        except (OSError, ValueError):
+            return
+        self._rewrite(np.asarray(rows), np.asarray(vecs))
+        old.unlink(missing_ok=True)
+        (self.path / OLD_ROWS).unlink(missing_ok=True)
+        log.info("embeddings: %d vectors converted to the append-only store", len(rows))
+
+    # ---- search ----------------------------------------------------------------------------
 
     def nearest(
         self, query: np.ndarray, *, before: datetime, exclude: int | None, limit: int
     ) -> list[tuple[int, float]]:
-        """(number, cosine) of the closest issues created strictly before `before`."""
+        """(number, cosine) of the closest issues created strictly before `before`.
+
+        A full scan (one matrix-vector product over the memory-mapped rows, no copy); rows
+        created later, superseded or excluded are masked out of the scores."""
         if not len(self.rows):
             return []
-        ok = self.rows["created"] < _seconds(before)
+        ok = (np.asarray(self.rows["created"]) < _seconds(before)) & self.live
         if exclude is not None:
-            ok &= self.rows["number"] != exclude
-        idx = np.flatnonzero(ok)
-        if not len(idx):
+            ok &= np.asarray(self.rows["number"]) != exclude
+        count = int(ok.sum())
+        if not count:
             return []
-        scores = np.asarray(self.vectors[idx] if len(idx) < len(ok) else self.vectors) @ query
-        k = min(limit, len(idx))
+        scores = np.asarray(self.vectors) @ query.astype(np.float32)
+        scores[~ok] = -np.inf
+        k = min(limit, count)
         top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top])]
-        return [(int(self.rows["number"][idx[i]]), float(scores[i])) for i in top]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(self.rows["number"][i]), float(scores[i])) for i in top]

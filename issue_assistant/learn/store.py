@@ -2,17 +2,27 @@
 
 The artifact (`label-model.npz`: numpy arrays and JSON, read without pickle or scikit-learn, see
 `learn/artifact.py`) records its cutoff, the fingerprint of what it was fit on and the label set;
-an artifact of another format or label set is refit, never loaded. Refit rule: when at least
-`REFIT_COUNT` (50) labelled issues, or `REFIT_SHARE` (10%) more than it was fit on, were created
-since its cutoff. `analyze` and the Action load the artifact and refit only under that rule (so
-never on every event); `index` and `calibrate` refit by the same rule (`calibrate` always).
+an artifact of another format or label set is refit, never loaded. Beside it, `label-model.json`
+keeps what the refit rule needs (`learn/saved.py`), checked with counts from the index, so a warm
+run reads no stored issue. `analyze` and the Action load the artifact and refit only under that
+rule (so never on every event); `index` and `calibrate` refit by the same rule (`calibrate`
+always), so a scheduled `index` (the Action's command) or `calibrate` fits ahead of the runs
+that post comments.
+
+An issue older than the artifact's cutoff (replaying it offline) gets a model that learned from
+nothing created after it: the artifact itself when none of its issues is that recent, else one
+of the models kept for earlier moments (`label-models/`, a few, least recently used dropped),
+else one fit now and kept there. The decision says which (`LabelModel.origin`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import logging
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -30,6 +40,16 @@ from issue_assistant.learn.model import (
     rows_from,
     rows_from_index,
 )
+from issue_assistant.learn.saved import (
+    REFIT_COUNT,  # noqa: F401 (re-exported)
+    REFIT_SHARE,  # noqa: F401 (re-exported)
+    Saved,
+    cache_path,
+    cached,
+    describe_cutoff,
+    stale,
+    trim_cache,
+)
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.base import Tracker
 
@@ -37,26 +57,28 @@ log = logging.getLogger(__name__)
 
 MODEL_FILE = "label-model.npz"
 OLD_FILES = ("label-model.joblib",)  # format 1 (a pickle): removed when a new model is saved
-REFIT_COUNT = 50
-REFIT_SHARE = 0.10
+HEARTBEAT_S = 30.0  # a long fit says it is still fitting this often
+ANSWERS_KEPT = 4  # answers remembered for the moments last asked about
 
 
 def model_path(directory: str | Path) -> Path:
     return Path(directory) / MODEL_FILE
 
 
+def _write(model: LabelModel, path: Path, labels_key: str) -> Path:
+    return write_atomic_with(path, lambda fh: artifact.write_to(model, labels_key, fh))
+
+
 def save_model(model: LabelModel, directory: str | Path, labels_key: str) -> Path:
     """Write atomically (a temporary file renamed into place)."""
-    path = model_path(directory)
-    write_atomic_with(path, lambda fh: artifact.write_to(model, labels_key, fh))
+    path = _write(model, model_path(directory), labels_key)
     for old in OLD_FILES:
         (path.parent / old).unlink(missing_ok=True)
     return path
 
 
-def load_model(directory: str | Path, labels_key: str) -> LabelModel | None:
-    """The artifact, or None when missing, unreadable, of another format or label set."""
-    path = model_path(directory)
+def _read(path: Path, labels_key: str) -> LabelModel | None:
+    """The artifact at `path`, or None when missing, unreadable, of another format or label set."""
     if not path.is_file():
         return None
     try:
@@ -78,14 +100,13 @@ def load_model(directory: str | Path, labels_key: str) -> LabelModel | None:
     return model
 
 
+def load_model(directory: str | Path, labels_key: str) -> LabelModel | None:
+    """The artifact, or None when missing, unreadable, of another format or label set."""
+    return _read(model_path(directory), labels_key)
+
+
 def labels_key(labels: LabelsConfig) -> str:
     return labels.model_dump_json(include={"type", "area", "topic", "priority"})
-
-
-def needs_refit(model: LabelModel, rows: list[Row]) -> bool:
-    """The refit rule over the labelled rows known now."""
-    new = sum(1 for r in rows if r.created_at >= model.cutoff)
-    return new >= REFIT_COUNT or new >= REFIT_SHARE * max(model.issues, 1)
 
 
 def history(tracker: Tracker, index: IssueIndex, labels: LabelsConfig, before: datetime):  # noqa: ANN201
@@ -95,31 +116,125 @@ def history(tracker: Tracker, index: IssueIndex, labels: LabelsConfig, before: d
     return rows_from_index(index, labels, before)
 
 
+def bookkeeping(model: LabelModel, path: Path, key: str) -> Saved:
+    """The saved model's bookkeeping; for an artifact saved before it was kept, what the model
+    itself records (the issues it was fit on stand for the index's count at the fit)."""
+    saved = Saved.load(path)
+    if saved is not None and saved.fingerprint == model.fingerprint:
+        return saved
+    return Saved(path, model.fingerprint, key, model.cutoff, model.issues, None, model.issues)
+
+
+@contextlib.contextmanager
+def fitting(rows: int, moment: datetime, why: str) -> Iterator[None]:
+    """Log a fit's start, a line every `HEARTBEAT_S` while it runs, and its end."""
+    log.info(
+        "label model: fitting on %d labelled issues created before %s (%s); on a large history "
+        "this takes minutes (a line every 30 s says it is still fitting), which the Action's "
+        "`index` command or `issue-assistant calibrate`, run on a schedule, can spend ahead of "
+        "the runs that post comments",
+        rows,
+        describe_cutoff(moment),
+        why,
+    )
+    start = time.perf_counter()
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(HEARTBEAT_S):
+            log.info("label model: still fitting (%.0f s so far)", time.perf_counter() - start)
+
+    thread = threading.Thread(target=beat, name="label-model-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def fit_and_save(
+    rows: list[Row],
+    labels: LabelsConfig,
+    moment: datetime,
+    index: IssueIndex,
+    key: str,
+    *,
+    why: str,
+    main: bool = True,
+) -> tuple[LabelModel, Saved]:
+    """Fit on `rows` (created before `moment`) and save: as the artifact beside the index
+    (`main`; the artifact it replaces is kept for earlier moments), or among the earlier ones."""
+    with fitting(len(rows), moment, why):
+        model = fit(rows, labels, moment, vectors=index_vectors(index))
+    model.indexed = len(index)
+    newest = max((r.created_at for r in rows if r.created_at < moment), default=None)
+    before = index.count_labelled(labels.all_names(), before=moment)
+    path = model_path(index.path) if main else cache_path(index.path, moment)
+    saved = Saved(path, model.fingerprint, key, moment, model.issues, newest, before, len(index))
+    if main:
+        _retire(index.path, key)
+        save_model(model, index.path, key)
+    else:
+        _write(model, path, key)
+    saved.save()
+    trim_cache(index.path)
+    where = "beside the index" if main else "among the models kept for earlier moments"
+    log.info(
+        "label model: %s (%.1f s); saved %s in %s",
+        model.describe(),
+        model.fit_seconds,
+        where,
+        index.path,
+    )
+    return model, saved
+
+
+def _retire(directory: Path, key: str) -> None:
+    """Move the artifact about to be replaced among the models kept for earlier moments."""
+    path = model_path(directory)
+    old = Saved.load(path)
+    if old is None or old.labels_key != key or not path.is_file():
+        return
+    target = cache_path(directory, old.cutoff)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    path.replace(target)
+    old.path = target
+    old.save()
+    model_path(directory).with_suffix(".json").unlink(missing_ok=True)
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 class StoreSource:
     """analyze and the Action: the artifact beside the index, fit once and reused.
 
-    `moment` is the issue's creation time: the model is fit on issues created before it.
-    A moment before the artifact's cutoff (replaying an old issue offline) gets a model fit in
-    memory on what existed then, so no later issue can steer it.
+    `moment` is the issue's creation time: the model answering learned only from issues created
+    before it (see the module's docstring for an issue older than the artifact's cutoff).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._memo: dict[tuple[str, str, datetime], LabelModel] = {}
         self._loaded: dict[tuple[str, str], tuple[tuple[int, int], LabelModel | None]] = {}
+        # The answer for a moment, kept for the run (warm and decide both ask): its origin stays
+        # the one that first answered ("fit now", not "kept" on the second ask).
+        self._answered: dict[tuple[str, str, datetime], tuple[object, LabelModel]] = {}
 
-    def _load(self, directory: Path, key: str) -> LabelModel | None:
-        """`load_model`, read again only when the file changed (warm and decide both ask)."""
-        path = model_path(directory)
-        try:
-            st = path.stat()
-            stamp = (st.st_mtime_ns, st.st_size)
-        except OSError:
+    def _load(self, path: Path, key: str) -> LabelModel | None:
+        """`_read`, read again only when the file changed (warm and decide both ask)."""
+        stamp = _stamp(path)
+        if stamp is None:
             return None
-        cached = self._loaded.get((str(path), key))
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        model = load_model(directory, key)
+        cached_model = self._loaded.get((str(path), key))
+        if cached_model is not None and cached_model[0] == stamp:
+            return cached_model[1]
+        model = _read(path, key)
         self._loaded[(str(path), key)] = (stamp, model)
         return model
 
@@ -128,37 +243,80 @@ class StoreSource:
     ) -> LabelModel:
         key = labels_key(labels)
         with self._lock:
-            model = self._load(index.path, key)
-            if model is not None and model.cutoff <= moment:
-                # Cheap first: a refit needs REFIT_COUNT new issues, so a small index growth
-                # cannot trigger one and the rows need not be read.
-                grown = len(index) - getattr(model, "indexed", 0)
-                if grown < REFIT_COUNT and grown < REFIT_SHARE * max(model.issues, 1):
-                    return model
-                rows = history(tracker, index, labels, moment)
-                if not needs_refit(model, rows):
-                    return model
-                return self._fit_and_save(rows, labels, moment, index, key)
-            if model is None:
-                rows = history(tracker, index, labels, moment)
-                return self._fit_and_save(rows, labels, moment, index, key)
             memo = (str(index.path), key, moment)
-            if memo not in self._memo:
-                rows = history(tracker, index, labels, moment)
-                self._memo[memo] = fit(rows, labels, moment, vectors=index_vectors(index))
-            return self._memo[memo]
+            answered = self._answered.get(memo)
+            if answered is not None and answered[0] == self._state(index):
+                return answered[1]
+            model = self._model_for(tracker, index, labels, moment, key)
+            self._answered[memo] = (self._state(index), model)
+            while len(self._answered) > ANSWERS_KEPT:  # a long-lived process (`mcp`) asks often
+                self._answered.pop(next(iter(self._answered)))
+            return model
 
     @staticmethod
-    def _fit_and_save(
-        rows: list[Row], labels: LabelsConfig, moment: datetime, index: IssueIndex, key: str
+    def _state(index: IssueIndex) -> object:
+        return _stamp(model_path(index.path)), len(index), index.building
+
+    def _model_for(
+        self, tracker: Tracker, index: IssueIndex, labels: LabelsConfig, moment: datetime, key: str
     ) -> LabelModel:
-        model = fit(rows, labels, moment, vectors=index_vectors(index))
-        model.indexed = len(index)
-        save_model(model, index.path, key)
-        log.info(
-            "label model: %s (%.1f s); saved in %s", model.describe(), model.fit_seconds, index.path
-        )
-        return model
+        main = self._load(model_path(index.path), key)
+        saved_main = bookkeeping(main, model_path(index.path), key) if main else None
+        why = "no label model saved for this label set yet"
+        if saved_main is not None and saved_main.cutoff <= moment:
+            reason = stale(index, labels, saved_main, moment)
+            if reason is None:
+                return self._answer(main, "the saved label model")  # type: ignore[arg-type]
+            why = f"refit: {reason}"
+        elif saved_main is not None:
+            if not isinstance(tracker, AsOfView):
+                return self._answer(
+                    main,  # type: ignore[arg-type]
+                    "the saved label model (a live run answers with what is known now)",
+                )
+            if saved_main.newest is not None and saved_main.newest < moment:
+                return self._answer(
+                    main,  # type: ignore[arg-type]
+                    "the saved label model: none of the issues it learned from was created "
+                    "after this one",
+                )
+            found = self._earlier(index, labels, key, moment)
+            if found is not None:
+                return found
+            why = (
+                "this issue is older than the saved model's cutoff "
+                f"({describe_cutoff(saved_main.cutoff)})"
+            )
+        as_main = saved_main is None or saved_main.cutoff <= moment
+        rows = history(tracker, index, labels, moment)
+        model, _ = fit_and_save(rows, labels, moment, index, key, why=why, main=as_main)
+        kept = "saved" if as_main else "kept for earlier moments"
+        return self._answer(model, f"a label model fit now ({why}) and {kept}")
+
+    def _earlier(
+        self, index: IssueIndex, labels: LabelsConfig, key: str, moment: datetime
+    ) -> LabelModel | None:
+        """A model kept for an earlier moment that may answer for `moment`, or None."""
+        for saved in sorted(cached(index.path, key), key=lambda s: s.cutoff, reverse=True):
+            if saved.cutoff <= moment:
+                usable = stale(index, labels, saved, moment) is None
+            else:
+                usable = saved.newest is not None and saved.newest < moment
+            model = self._load(saved.path, key) if usable else None
+            if model is not None and model.fingerprint == saved.fingerprint:
+                saved.touch()
+                return self._answer(
+                    model,
+                    f"a label model kept for an earlier moment ({describe_cutoff(saved.cutoff)})",
+                )
+        return None
+
+    @staticmethod
+    def _answer(model: LabelModel, origin: str) -> LabelModel:
+        """`model` (a shallow copy, the arrays shared) saying where it came from."""
+        answer = copy.copy(model)
+        answer.origin = origin  # type: ignore[attr-defined]
+        return answer
 
 
 def refit(
@@ -170,10 +328,19 @@ def refit(
     """
     key = labels_key(labels)
     model = load_model(index.path, key)
+    why = "asked for" if force else "no label model saved for this label set yet"
+    if model is not None and not force:
+        saved = bookkeeping(model, model_path(index.path), key)
+        reason = (
+            stale(index, labels, saved, moment)
+            if saved.cutoff <= moment
+            else "its cutoff is later than this moment"
+        )
+        if reason is None:
+            return model, False
+        why = f"refit: {reason}"
     rows = history(tracker, index, labels, moment)
-    if model is not None and not force and model.cutoff <= moment and not needs_refit(model, rows):
-        return model, False
-    return StoreSource._fit_and_save(rows, labels, moment, index, key), True
+    return fit_and_save(rows, labels, moment, index, key, why=why)[0], True
 
 
 class BucketSource:

@@ -2,8 +2,10 @@
 
 One paginated listing of all issues and pull requests, then one timeline per issue (its label,
 close and duplicate events and its comments), and a permission lookup per distinct actor.
-Each finished issue is appended to `OUT.partial.jsonl`, so an interrupted run resumes where it
-stopped; the snapshot itself is written atomically at the end and the partial file removed.
+Each listed issue, the listing's end and each finished issue are appended to
+`OUT.partial.jsonl`, so an interrupted run resumes where it stopped (the listing from its last
+update time, the timelines from the first issue not finished); the snapshot itself is written
+atomically at the end and the partial file removed.
 """
 
 from __future__ import annotations
@@ -104,6 +106,11 @@ def marked_duplicate(events: list[Event]) -> bool:
     return marked
 
 
+def _listed_record(issue: Issue) -> dict[str, Any]:
+    """A listed issue's line (as GitHub's list gave it, its history not fetched yet)."""
+    return {**issue_record(issue), "kind": "listed"}
+
+
 def canonical_or_unknown(tracker: GitHubTracker, number: int) -> int | None:
     """The original GraphQL names for an issue closed as a duplicate with GitHub's button, or
     None (unknown) when that optional lookup fails: the issue is kept, the run goes on."""
@@ -123,6 +130,9 @@ class PartialState:
         self.fetched_at = fetched_at
         self.roles: dict[str, str] = {}
         self.issues: dict[int, Issue] = {}
+        # The listing, kept as it goes (an interrupted one resumes from its last update time)
+        self.listed: dict[int, Issue] = {}
+        self.listing_done = False
         self.context = ContextState()
         self.resumed = False
         if resume and path.is_file():
@@ -157,6 +167,11 @@ class PartialState:
             elif record.get("kind") == "issue":
                 issue = Issue.model_validate(record)
                 self.issues[issue.number] = issue
+            elif record.get("kind") == "listed":
+                issue = Issue.model_validate(record)
+                self.listed[issue.number] = issue
+            elif record.get("kind") == "listing":
+                self.listing_done = bool(record.get("complete"))
             else:
                 self.context.load(record)
 
@@ -166,6 +181,10 @@ class PartialState:
             fh.write(json.dumps(self._header()) + "\n")
             for login, role in self.roles.items():
                 fh.write(json.dumps({"kind": "permission", "login": login, "role": role}) + "\n")
+            for issue in self.listed.values():
+                fh.write(json.dumps(_listed_record(issue), ensure_ascii=False) + "\n")
+            if self.listing_done:
+                fh.write(json.dumps({"kind": "listing", "complete": True}) + "\n")
             for issue in self.issues.values():
                 fh.write(json.dumps(issue_record(issue), ensure_ascii=False) + "\n")
             for record in self.context.records():
@@ -191,6 +210,19 @@ class PartialState:
     def add_role(self, login: str, role: str) -> None:
         self.roles[login] = role
         self._append({"kind": "permission", "login": login, "role": role})
+
+    def add_listed(self, issue: Issue) -> None:
+        self.listed[issue.number] = issue
+        self._append(_listed_record(issue))
+
+    def listing_complete(self) -> None:
+        self.listing_done = True
+        self._append({"kind": "listing", "complete": True})
+
+    def listed_since(self) -> datetime | None:
+        """Where an interrupted listing goes on from: the last update time it kept."""
+        times = [i.updated_at for i in self.listed.values() if i.updated_at is not None]
+        return max(times, default=None)
 
     def add_issue(self, issue: Issue) -> None:
         self.issues[issue.number] = issue
@@ -327,8 +359,16 @@ def fetch_snapshot(
     try:
         if state.resumed:
             report.line(f"resuming: {len(state.issues)} issues already in {state.path}")
-        report.line(f"listing issues of {repository.full_name}")
-        listed = list(tracker.all_issues())
+        if not state.listing_done:
+            since = state.listed_since()
+            resumed = f" (from {since:%Y-%m-%d %H:%M}, where it stopped)" if since else ""
+            report.line(f"listing issues of {repository.full_name}{resumed}")
+            # least recently updated first, each kept as listed: a listing cut short by a
+            # failure goes on from its last update time instead of starting over
+            for issue in tracker.all_issues(since=since, sort="updated"):
+                state.add_listed(issue)
+            state.listing_complete()
+        listed = sorted(state.listed.values(), key=lambda i: (i.created_at, i.number))
         todo = [i for i in listed if i.number not in state.issues]
         report.start(len(listed), len(listed) - len(todo))
         for issue in todo:

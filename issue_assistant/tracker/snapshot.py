@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import os
-from collections.abc import Iterable, Iterator
+import zlib
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, Protocol
 
@@ -31,6 +34,12 @@ def _open_text(path: Path, mode: str) -> IO[str]:
     if path.suffix == ".gz":
         return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]
     return open(path, mode, encoding="utf-8")
+
+
+def _open_bytes(path: Path) -> IO[bytes]:
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -190,23 +199,58 @@ class IndexedSnapshot:
         return isinstance(number, int) and self._index.stored(number) is not None
 
 
-def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
-    """Parse a snapshot file; a bad line is a UserError naming the file, line and field."""
+def line_hash(line: bytes) -> int:
+    """What identifies an issue line's exact content (64 bits of BLAKE2b)."""
+    return int.from_bytes(hashlib.blake2b(line.strip(), digest_size=8).digest(), "little")
+
+
+@dataclass
+class Scan:
+    """A snapshot read past the issue lines already known (`read_changed`)."""
+
+    repository: Repository
+    issues: list[Issue]  # the issues whose line is not among the known ones
+    releases: list[Release]
+    discussions: list[Discussion]
+    lines: list[int]  # the hash of every issue line, known or not
+    unchanged: int = 0
+
+    def snapshot(self, path: Path) -> Snapshot:
+        """The snapshot of what was read (whole when nothing was known)."""
+        return Snapshot(
+            self.repository,
+            self.issues,
+            path=path,
+            releases=self.releases,
+            discussions=self.discussions,
+        )
+
+
+def read_changed(path: str | os.PathLike[str], known: Collection[int] = ()) -> Scan:
+    """Read a snapshot, parsing and validating only the issue lines whose hash is not in
+    `known` (every line when it is empty); a bad line is a UserError naming the file, line and
+    field. Releases and discussions are always read (they are few)."""
     p = Path(path)
     if not p.is_file():
         raise UserError("snapshot file not found", where=str(p))
     repository: Repository | None = None
-    issues: list[Issue] = []
-    releases: list[Release] = []
-    discussions: list[Discussion] = []
+    scan = Scan(None, [], [], [], [])  # type: ignore[arg-type] - set from line 1 below
     try:
-        with _open_text(p, "r") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
+        with _open_bytes(p) as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                if not raw.strip():
                     continue
                 where = f"{p}:{lineno}"
+                if lineno > 1:
+                    h = line_hash(raw)
+                    if h in known:  # an issue line read (and validated) before
+                        scan.lines.append(h)
+                        scan.unchanged += 1
+                        continue
+                else:
+                    h = 0
                 try:
-                    record = json.loads(line)
+                    record = json.loads(raw.decode("utf-8"))
                 except json.JSONDecodeError as exc:
                     raise UserError(f"not JSON ({exc.msg})", where=where) from None
                 if not isinstance(record, dict):
@@ -222,23 +266,30 @@ def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
                                 f"unsupported snapshot version {repository.version}", where=where
                             )
                     elif kind == "issue":
-                        issues.append(Issue.model_validate(record))
+                        scan.issues.append(Issue.model_validate(record))
+                        scan.lines.append(h)
                     elif kind == "release":
-                        releases.append(Release.model_validate(record))
+                        scan.releases.append(Release.model_validate(record))
                     elif kind == "discussion":
-                        discussions.append(Discussion.model_validate(record))
+                        scan.discussions.append(Discussion.model_validate(record))
                     # any other kind is from a newer writer: ignored, so the format can grow
                 except ValidationError as exc:
                     raise UserError(_first_error(exc), where=where) from None
     except UnicodeDecodeError as exc:
-        read = len(issues) + (repository is not None)
+        read = len(scan.issues) + scan.unchanged + (repository is not None)
         message = f"not UTF-8 text ({exc.reason}), after {read} good record(s)"
         raise UserError(message, where=str(p)) from None
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise UserError(f"cannot read snapshot ({exc})", where=str(p)) from None
     if repository is None:
         raise UserError("empty snapshot (no repository line)", where=str(p))
-    return Snapshot(repository, issues, path=p, releases=releases, discussions=discussions)
+    scan.repository = repository
+    return scan
+
+
+def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
+    """Parse a snapshot file; a bad line is a UserError naming the file, line and field."""
+    return read_changed(path).snapshot(Path(path))
 
 
 def issue_record(issue: Issue) -> dict:
