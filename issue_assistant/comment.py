@@ -44,6 +44,7 @@ LIMITS = {
     "changes": 1_000,
     "shared": 2 * SHARED_MAX,
     "model": 100,
+    "why": 400,
 }
 # A candidate scoring this share of the duplicate threshold, or sharing an error or stack
 # frames, is "possibly related" (never in the duplicate line).

@@ -21,11 +21,14 @@ from issue_assistant.index.discussions import (
     answering,
     search_seen,
 )
+from issue_assistant.index.fix_history import FixHistory
+from issue_assistant.index.likely import Calibration, likely_files
 from issue_assistant.render import render
 from issue_assistant.tracker.asof import rewind
 from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
 from issue_assistant.tracker.models import Issue, Release
 
+SHOWN_MAX = 5  # the comment never shows more likely files
 CONTEXT_FILES = (
     "issue.md",
     "labels.md",
@@ -55,6 +58,12 @@ class Context:
     see_also: list[DiscussionHit] = field(default_factory=list)
     code: CodeIndex | None = None
     likely_files: list[LikelyFile] = field(default_factory=list)
+    # the fixed issues known at the moment, for the likely files' history signal
+    history: FixHistory | None = None
+    # the likely files the comment shows: at most SHOWN_MAX, each at or above `show_above`
+    shown_files: list[LikelyFile] = field(default_factory=list)
+    # the first 10 likely files (for evaluate's accuracy @10)
+    ranked_files: list[LikelyFile] = field(default_factory=list)
     _visible: dict = field(default_factory=dict, repr=False)
     # The repository's files as of the moment, for the file tools (None: no file tools).
     checkout: Path | None = None
@@ -98,8 +107,16 @@ class Context:
 
     # ---- releases, discussions and code (the repository beside its issues) -------------------
 
-    def add_repository_context(self, code: CodeIndex | None = None, likely: int = 5) -> None:
-        """Releases and discussions of the moment, and the likely files when `code` is given."""
+    def add_repository_context(
+        self,
+        code: CodeIndex | None = None,
+        likely: int = 5,
+        history: FixHistory | None = None,
+        show_above: float = 0.5,
+        calibration: Calibration | None = None,
+    ) -> None:
+        """Releases and discussions of the moment, and the likely files when `code` is given
+        (the comment shows those whose measured precision is at least `show_above`)."""
         self.releases = releases_of(self.tracker)
         visible = discussions_of(self.tracker)
         if visible is not None:
@@ -110,9 +127,25 @@ class Context:
             hits = self.search_discussions(self.issue.text, 10)
             self.see_also = answering(hits, self.settings.see_also_threshold)[:2]
         self.code = code
+        self.history = history
         if code is not None and likely > 0:
-            project = self.repository.rpartition("/")[2]
-            self.likely_files = code.likely_files(self.issue.text, likely, project)
+            self.ranked_files = likely_files(
+                code,
+                self.issue.title,
+                self.issue.body or "",
+                limit=max(likely, 10),
+                project=self.repository.rpartition("/")[2],
+                history=history,
+                before=self.as_of,
+                number=self.issue.number,
+                calibration=calibration,
+            )
+            self.likely_files = self.ranked_files[:likely]
+            self.shown_files = [
+                f
+                for f in self.likely_files[:SHOWN_MAX]
+                if f.confidence is not None and f.confidence >= show_above
+            ]
 
     def search_discussions(self, text: str, limit: int = 5) -> list[DiscussionHit]:
         """Read-only tool: discussions of the moment most like `text` ([] when unknown)."""
@@ -124,8 +157,11 @@ class Context:
 
     def likely(self, text: str, limit: int = 5) -> list[LikelyFile]:
         """Read-only tool: the checkout's files most likely concerned by `text`."""
-        project = self.repository.rpartition("/")[2]
-        return [] if self.code is None else self.code.likely_files(text, limit, project)
+        if self.code is None:
+            return []
+        return likely_files(
+            self.code, "", text, limit=limit, project=self.repository.split("/")[-1]
+        )
 
     def known_files(self) -> list[str]:
         """The context files about the repository that hold something known at the moment."""
@@ -144,7 +180,7 @@ class Context:
 
         sha = self.code.sha if self.code is not None else None
         files = []
-        for f in self.likely_files:
+        for f in self.shown_files:
             url = f.url(self.repository, sha)
             files.append(
                 FileLink(
@@ -152,6 +188,9 @@ class Context:
                     line=f.line,
                     url=quote(url, safe=":/#") if url else None,
                     reason=f.reason,
+                    why=list(f.why),
+                    confidence=f.confidence,
+                    standing=f.standing,
                 )
             )
         see = [
@@ -174,6 +213,9 @@ class Context:
         settings: ContextConfig | None = None,
         code: CodeIndex | None = None,
         likely: int = 5,
+        history: FixHistory | None = None,
+        show_above: float = 0.5,
+        calibration: Calibration | None = None,
     ) -> Context:
         ctx = cls(
             issue=issue,
@@ -187,7 +229,7 @@ class Context:
         ctx.candidates = similar_candidates(index, issue, as_of, candidates)
         if settings is not None:
             ctx.settings = settings
-        ctx.add_repository_context(code, likely)
+        ctx.add_repository_context(code, likely, history, show_above, calibration)
         return ctx
 
     def files(self) -> dict[str, str]:

@@ -16,6 +16,8 @@ QUESTION_MAX = 300
 REASON_MAX = 400
 QUESTIONS_MAX = 5
 NAME_MAX = 200  # an engine or model name, a dropped label
+FILES_MAX = 5  # the checkout's files an engine may propose
+PATH_MAX = 300
 
 
 def shorten(text: str, limit: int) -> str:
@@ -52,6 +54,19 @@ Summary = bounded(SUMMARY_MAX)
 Reason = bounded(REASON_MAX)
 Name = bounded(NAME_MAX)
 Questions = Annotated[list[bounded(QUESTION_MAX)], BeforeValidator(_questions)]
+
+
+def _files(value: Any) -> Any:
+    if not isinstance(value, list):
+        return value
+    out = []
+    for v in value:
+        if isinstance(v, str) and v.strip() and v not in out:
+            out.append(v)
+    return out[:FILES_MAX]
+
+
+Files = Annotated[list[bounded(PATH_MAX)], BeforeValidator(_files)]
 
 
 class _Model(BaseModel):
@@ -172,6 +187,9 @@ class Decision(Proposal):
     probabilities: dict[str, dict[str, float]] = Field(default_factory=dict)
     label_model: dict[str, str] = Field(default_factory=dict)
     calibration: str = ""
+    # The checkout's files the engine proposes as likely to need the fix, best first (only paths
+    # the code index holds are kept: `engines.prompt.check_answer`). Measured by `evaluate`.
+    files: Files = Field(default_factory=list)
     # The `similar` engine: the duplicate threshold it applied and where it came from: `config`
     # ([duplicates] threshold), `calibrated` (on this repository's known duplicates) or `prior`
     # (the shared data's, for a repository with too few); `calibration` says it in words.
@@ -182,7 +200,8 @@ class Decision(Proposal):
 
 
 class FileLink(BaseModel):
-    """A likely file: its path in the checkout, a line, and a link at the checked-out commit."""
+    """A likely file: its path in the checkout, a line, a link at the checked-out commit, why
+    (each signal's reason) and the precision measured for files like it."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -190,6 +209,9 @@ class FileLink(BaseModel):
     line: int | None = None
     url: str | None = None
     reason: str = ""
+    why: list[bounded(200)] = Field(default_factory=list, max_length=6)
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    standing: bounded(100) = ""  # what the confidence is of ("a file ranked second", ...)
 
 
 class SeeAlso(BaseModel):
@@ -352,5 +374,11 @@ def answer_schema(labels: LabelsConfig) -> dict:
                 "maxItems": QUESTIONS_MAX,
             },
             "summary": {"type": "string", "maxLength": SUMMARY_MAX},
+            "files": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": PATH_MAX},
+                "uniqueItems": True,
+                "maxItems": FILES_MAX,
+            },
         },
     }

@@ -19,7 +19,9 @@ from issue_assistant.engines.base import Deadline
 from issue_assistant.engines.failures import EngineFailure, crashed, kind_of, with_retries
 from issue_assistant.errors import AssistantError, EngineError, UserError
 from issue_assistant.index import IssueIndex
-from issue_assistant.index.code import code_index_for
+from issue_assistant.index.code import CodeIndex, code_index_for
+from issue_assistant.index.fix_history import FixHistory, fix_history_for
+from issue_assistant.index.likely import calibration_for
 from issue_assistant.index.local import index_path, open_index  # noqa: F401 (re-exported)
 from issue_assistant.preset import preset_labels
 from issue_assistant.tracker.base import Tracker
@@ -38,6 +40,9 @@ class Analysis:
     error: str | None = None
 
 
+FROM_CONFIG = object()  # `code`: the index `[code] checkout` names
+
+
 def build_context(
     view: Tracker,
     issue: Issue,
@@ -46,7 +51,15 @@ def build_context(
     labels: LabelsConfig,
     config: Config,
     as_of: datetime,
+    code: CodeIndex | None | object = FROM_CONFIG,
+    history: FixHistory | None | object = FROM_CONFIG,
 ) -> Context:
+    """The context of `issue` at `as_of`; `code` and `history` (the code index and the fixed
+    issues for the likely files) default to what the configuration and the tracker give."""
+    if code is FROM_CONFIG:
+        code = code_index_for(config, view.repository.full_name)
+    if history is FROM_CONFIG:
+        history = fix_history_for(view) if code is not None else None
     return Context.build(
         issue,
         tracker=view,
@@ -56,8 +69,11 @@ def build_context(
         as_of=as_of,
         candidates=max(config.duplicates.candidates, config.similar.neighbors),
         settings=config.context,
-        code=code_index_for(config, view.repository.full_name),
+        code=code,  # type: ignore[arg-type]
         likely=config.code.likely_files,
+        history=history,  # type: ignore[arg-type]
+        show_above=config.code.min_precision,
+        calibration=calibration_for(config) if code is not None else None,
     )
 
 
@@ -213,13 +229,25 @@ def analyze(
     fallback: Engine | None = None,
     as_of: datetime | None = None,
     opened_with: set[str] | None = None,
+    code: CodeIndex | None | object = FROM_CONFIG,
+    history: FixHistory | None | object = FROM_CONFIG,
 ) -> Analysis:
     """Analyze `issue` as it was at `as_of` (default: now) against the tracker `view`.
 
     `opened_with`: the labels the issue was opened with (its template's), when `issue.events`
-    cannot tell (a live issue): the plan then says where the labels it left alone came from."""
+    cannot tell (a live issue): the plan then says where the labels it left alone came from.
+    `code`, `history`: see `build_context`."""
     moment = as_of or issue.created_at
-    context = build_context(view, issue, index=index, labels=labels, config=config, as_of=moment)
+    context = build_context(
+        view,
+        issue,
+        index=index,
+        labels=labels,
+        config=config,
+        as_of=moment,
+        code=code,
+        history=history,
+    )
     raw, error = decide(engine, context, fallback)
     decision = validate(raw, labels, view, issue)
     settings = duplicate_settings(context, engine, fallback)

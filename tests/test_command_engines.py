@@ -488,3 +488,19 @@ def test_evaluate_runs_a_command_line_engine(cli, tmp_path, monkeypatch):
     assert len(cli.calls()) == len(results) == 6
     assert "| Strategy | `agent` |" in text and "| Failures by class | none |" in text
     assert "| Dollars per issue (mean / most) | $0.0123 / $0.0123 |" in text
+
+
+def test_a_cli_engines_files_are_kept_only_when_the_checkout_has_them(
+    cli, hf_snapshot, hf_index, hf_labels, tmp_path
+):
+    checkout = tmp_path / "datasets"
+    (checkout / "src" / "datasets").mkdir(parents=True)
+    (checkout / "src" / "datasets" / "load.py").write_text("def load_dataset(path):\n    pass\n")
+    answer = {**ANSWER, "files": ["datasets/load.py", "src/datasets/nowhere.py"]}
+    cli.steps(claude_result(answer))
+    cfg = Config.model_validate(
+        {"engine": {"timeout_seconds": 30, "max_turns": 6}, "code": {"checkout": str(checkout)}}
+    )
+    result = run("claude", hf_snapshot, hf_index, hf_labels, cfg)
+    assert result.decision.files == ["src/datasets/load.py"]
+    assert "6. `files` (optional)" in result.context.files()["instructions.md"]

@@ -136,7 +136,9 @@ def test_no_see_also_when_the_discussion_was_not_answered_yet(tmp_path, checkout
 
 
 def test_likely_files_in_the_comment_with_line_links(tmp_path, checkout) -> None:
-    analysis = run(data.snapshot(), 1, config_for(checkout), tmp_path)
+    measured = tmp_path / "likely_files.toml"  # a file ranked first: right 90% of the time
+    measured.write_text('[precision]\n"first-clear" = 0.9\n"first-close" = 0.9\n')
+    analysis = run(data.snapshot(), 1, config_for(checkout, calibration=str(measured)), tmp_path)
     files = analysis.plan.likely_files
     assert files[0].path == "src/tinyparse/parser.py" and files[0].line == 12
     assert files[0].reason == "stack frame"
@@ -145,7 +147,7 @@ def test_likely_files_in_the_comment_with_line_links(tmp_path, checkout) -> None
     comment = analysis.comment
     assert "<details><summary>Likely files</summary>" in comment
     link = f"https://github.com/octo/tinyparse/blob/{sha}/src/tinyparse/parser.py#L12"
-    assert f"[`src/tinyparse/parser.py:12`]({link}) (stack frame)" in comment
+    assert f"[`src/tinyparse/parser.py:12`]({link}): stack frame: line 12, in" in comment
     assert "files.md" in analysis.context.files()
     assert "`src/tinyparse/parser.py` | 12 | stack frame" in analysis.context.files()["files.md"]
 

@@ -53,8 +53,8 @@ def test_report_has_file_accuracy_at_1_and_5(tmp_path: Path, checkout: Path) -> 
     results, report = evaluate(tmp_path, checkout)
     m = file_measures(results)
     assert (m.at1.num, m.at1.den, m.at5.num, m.at5.den) == (2, 2, 2, 2)
-    assert "| File accuracy @1 | 1.00 (2/2) |" in report
-    assert "| File accuracy @5 | 1.00 (2/2) |" in report
+    row = "| Likely files, against the fix's source files (tests and docs left out) |"
+    assert f"{row} 1.00 (2/2) | 1.00 (2/2) | 1.00 (2/2) | 1.000 |" in report
 
 
 def test_a_miss_counts_against_accuracy() -> None:
@@ -85,7 +85,7 @@ def test_a_miss_counts_against_accuracy() -> None:
 def test_without_a_checkout_the_report_says_why(tmp_path: Path) -> None:
     results, report = evaluate(tmp_path, None)
     assert all(not r.likely_files for r in results)
-    assert "no checkout was indexed" in report and "File accuracy @1" not in report
+    assert "no checkout was indexed" in report and "| Likely files, against" not in report
 
 
 def test_without_fixing_prs_not_measured() -> None:

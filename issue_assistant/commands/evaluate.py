@@ -181,6 +181,28 @@ def _summary(report: Path, header: object, results: list) -> str:  # noqa: ANN00
     )
 
 
+def _clone(config: Config, tracker: Tracker):  # noqa: ANN202 - a CloneHistory or None
+    """With a checkout that is a clone with its history: each issue's code as it was then and
+    the fixes its merge commits show (`evaluate.clone`); else None (the checkout as it is)."""
+    from issue_assistant.evaluate.clone import CloneHistory, has_history
+    from issue_assistant.index.checkout import checkout_for
+
+    if config.code.likely_files <= 0:
+        return None
+    root = checkout_for(config.code.checkout, tracker.repository.full_name)
+    if root is None or not has_history(root):
+        return None
+    clone = CloneHistory(
+        root, tracker, max_file_kb=config.code.max_file_kb, max_files=config.code.max_files
+    )
+    log.info(
+        "evaluate: likely files from %s as it was when each issue was opened; %d fixes joined",
+        root,
+        len(clone.fixes),
+    )
+    return clone
+
+
 def _report_path(args: argparse.Namespace, config: Config, full_name: str, shard: str | None):  # noqa: ANN202
     """--report, else OWNER-REPO-accuracy.md in the current folder; never inside the checkout
     the engine reads (it would find the answers there): the default then goes beside it."""
@@ -266,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
         config=config,
         engine_name=engine_name(args),
         cutoffs=cutoffs,
+        clone=_clone(config, tracker),
     )
     header = probe.model_copy(
         update={

@@ -83,6 +83,7 @@ def llama_schema(context: Context, allowed: set[int]) -> dict[str, Any]:
         "maxItems": 3,
     }
     props["summary"] = {"type": "string", "maxLength": 300}
+    props.pop("files", None)  # a small local model's guesses at paths are noise: not asked
     if numbers:
         dup["anyOf"][0]["properties"]["reason"] = {"type": "string", "maxLength": 200}
     return schema

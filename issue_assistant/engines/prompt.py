@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from issue_assistant.config import Strategy
     from issue_assistant.context import Context
 
-ANSWER_FIELDS = ("type", "areas", "topics", "priority", "duplicate", "questions", "summary")
+ANSWER_FIELDS = (
+    "type",
+    "areas",
+    "topics",
+    "priority",
+    "duplicate",
+    "questions",
+    "summary",
+    "files",
+)
 
 
 def prompts(context: Context, strategy: Strategy = "rag") -> tuple[str, str]:
@@ -53,7 +62,7 @@ def parse_answer(data: Any) -> Decision:
     if unknown:
         raise EngineFailure(f"the answer has unknown fields: {', '.join(unknown)}", "schema")
     try:
-        lists = ("areas", "topics", "questions", "summary")
+        lists = ("areas", "topics", "questions", "summary", "files")
         return Decision.model_validate(
             {k: v for k, v in data.items() if not (v is None and k in lists)}
         )
@@ -98,4 +107,18 @@ def check_answer(data: Any, context: Context, allowed: set[int]) -> Decision:
         )
     if problems:
         raise EngineFailure("the answer is invalid: " + "; ".join(problems), "schema")
-    return decision
+    return decision.model_copy(update={"files": known_files(context, decision.files)})
+
+
+def known_files(context: Context, files: list[str]) -> list[str]:
+    """The proposed paths the checkout's code index holds (a suffix names one, as in a stack
+    frame); without a code index, none."""
+    code = context.code
+    if code is None:
+        return []
+    out: list[str] = []
+    for named in files:
+        rel = code.resolve(named)
+        if rel and rel not in out:
+            out.append(rel)
+    return out

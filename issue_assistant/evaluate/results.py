@@ -65,10 +65,13 @@ class IssueResult(BaseModel):
     proposed_sure: bool = False
     error: str | None = None
     answered: bool = True
-    # The likely files shown, the files the fixing pull request changed (None: unknown), and the
-    # areas whose paths own the top likely file.
+    # The likely files (the first 10) and the functions at their lines (`path::name`), the files
+    # and functions the fixing pull request changed (None: unknown), and the areas whose paths
+    # own the top likely file.
     likely_files: list[str] = Field(default_factory=list)
+    likely_functions: list[str] = Field(default_factory=list)
     fixed_files: list[str] | None = None
+    fixed_functions: list[str] | None = None
     path_areas: list[str] = Field(default_factory=list)
 
 

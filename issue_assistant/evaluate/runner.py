@@ -16,13 +16,14 @@ from issue_assistant.decision import Decision
 from issue_assistant.engines import Engine
 from issue_assistant.engines.failures import kind_of
 from issue_assistant.errors import EngineError, UserError
+from issue_assistant.evaluate.clone import CloneHistory
 from issue_assistant.evaluate.files import fixed_files, path_areas
 from issue_assistant.evaluate.gold import gold_for, is_sure_original
 from issue_assistant.evaluate.results import IssueResult
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn.duplicate_model import BucketDuplicates
 from issue_assistant.learn.store import BucketSource
-from issue_assistant.pipeline import analyze, engines_for, replay_pairs
+from issue_assistant.pipeline import FROM_CONFIG, analyze, engines_for, replay_pairs
 from issue_assistant.tracker.asof import ONE_MINUTE, AsOfView
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
@@ -43,8 +44,11 @@ class Evaluator:
         engine_name: str | None = None,
         cutoffs: list[datetime] | None = None,
         strategy: Strategy | None = None,
+        clone: CloneHistory | None = None,
     ) -> None:
         self.tracker = tracker
+        # With a clone's history: each issue's code as it was, and the fixes its merges show.
+        self.clone = clone
         # The `similar` engine's label models: one per cutoff, fit only on issues created before
         # it (never the artifact beside the index, which has seen later issues).
         self.label_source = BucketSource(tracker, labels, cutoffs or [])
@@ -91,6 +95,15 @@ class Evaluator:
         engine, fallback = self.engines()
         answered, error = True, None
         likely: list[str] = []
+        functions: list[str] = []
+        code: object = FROM_CONFIG
+        history: object = FROM_CONFIG
+        fixed, fixed_functions = fixed_files(issue), None
+        if self.clone is not None:
+            code = self.clone.code_at(issue.created_at)  # strictly before it was opened
+            history = self.clone.history
+            if fixed is None:
+                fixed, fixed_functions = self.clone.truth(issue)
         start = time.perf_counter()
         try:
             analysis = analyze(
@@ -102,9 +115,13 @@ class Evaluator:
                 engine=engine,
                 fallback=fallback,
                 as_of=view.moment,
+                code=code,
+                history=history,
             )
             decision, error = analysis.decision, analysis.error
-            likely = [f.path for f in analysis.context.likely_files]
+            ranked = analysis.context.ranked_files
+            likely = [f.path for f in ranked]
+            functions = [f"{f.path}::{f.function}" for f in ranked if f.function]
         except EngineError as exc:
             decision, answered = self._empty(engine, start, kind_of(exc)), False
             error = f"{engine.name} ({kind_of(exc)}): {exc}"
@@ -129,7 +146,9 @@ class Evaluator:
             error=error,
             answered=answered,
             likely_files=likely,
-            fixed_files=fixed_files(issue),
+            likely_functions=functions,
+            fixed_files=fixed,
+            fixed_functions=fixed_functions,
             path_areas=path_areas(self.labels, likely),
         )
 

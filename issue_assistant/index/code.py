@@ -1,64 +1,41 @@
-"""A tantivy index of the checkout's source and docs files, and the "likely files" for an issue.
+"""A tantivy index of the checkout's source and docs files, searched for an issue's words.
 
 Each file is one document: its path split into words, its identifiers split at camelCase and
-snake_case, and its docstrings and comments (a docs file's whole text). Which files: `git
-ls-files` in a git checkout (so `.gitignore` holds), else a walk; either way vendored and
-generated folders, binaries, symlinks and files over the size cap are left out.
+snake_case, and its docstrings and comments (a docs file's whole text). Which files:
+`index.checkout` (`git ls-files`, else a walk, less vendored, generated, binary, symlinked and
+oversized files), or a commit's files read from git objects (`index.code_git`).
 
-`likely_files(text)` ranks files by BM25 for the words of an issue; a file named in a stack frame
-or by its path in the text ranks first, with the frame's line.
+`CodeIndex.search` is BM25 over those fields; `CodeIndex.likely_files` is the plain ranking the
+likely files had before they combined signals (stack frames, named paths, then BM25), kept as
+the benchmark's baseline. The likely files the assistant shows come from `index.likely`.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 import tantivy
 
-SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        "vendor",
-        "vendored",
-        "third_party",
-        "third-party",
-        "build",
-        "dist",
-        "target",
-        "out",
-        "__pycache__",
-        ".venv",
-        "venv",
-        "env",
-        ".tox",
-        ".nox",
-        "site-packages",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".cache",
-        "coverage",
-        "htmlcov",
-        ".next",
-        ".idea",
-        ".vscode",
-        "bower_components",
-        "Pods",
-        "generated",
-        "_build",
-    }
+from issue_assistant.index.checkout import (  # noqa: F401 (re-exported: the index's interface)
+    SKIP_DIRS,
+    SKIP_NAMES,
+    SKIP_SUFFIXES,
+    Kind,
+    checkout_for,
+    file_kind,
+    git_head,
+    list_files,
+    origin_names,
+    read_text,
+    skipped,
 )
-SKIP_SUFFIXES = (".min.js", ".min.css", ".map", ".lock", ".svg", ".pb.go", "_pb2.py")
-SKIP_NAMES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock"})
+
 DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
 MAX_TEXT = 20_000  # characters of identifiers and of docs kept per file
 
@@ -70,10 +47,16 @@ _COMMENT = re.compile(
 )
 # File "src/x.py", line 12  |  at f (src/x.js:10:5)  |  src/x.go:123  |  src/x.rs:1:2
 _FRAME = re.compile(
-    r'File "([^"\n]+)", line (\d+)'
+    r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>]+))?'
     r"|(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)"
 )
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,5})\b")
+_DEFINITION = re.compile(
+    r"^[ \t]*(?:export[ \t]+|pub[ \t]+|async[ \t]+)*"
+    r"(?:def|class|func|fn|function|interface|type|struct)\b[^\n]*",
+    re.MULTILINE,
+)
+LINES_FOR = 10  # the first hits of a search get their line (finding it costs a scan)
 _STOP = frozenset({"the", "and", "for", "with", "this", "that", "not", "self", "none", "true"})
 
 
@@ -117,8 +100,13 @@ def words(text: str, limit: int = 4000) -> list[str]:
 
 
 def path_words(path: str) -> list[str]:
+    return list(_path_words(path))
+
+
+@lru_cache(maxsize=65536)
+def _path_words(path: str) -> tuple[str, ...]:
     p = PurePosixPath(path)
-    return words(" ".join([*p.parent.parts, p.stem])) + [p.name.lower()]
+    return (*words(" ".join([*p.parent.parts, p.stem])), p.name.lower())
 
 
 def comments(text: str) -> str:
@@ -126,82 +114,16 @@ def comments(text: str) -> str:
     return "\n".join(found)[:MAX_TEXT]
 
 
-def _skipped(path: str) -> bool:
-    p = PurePosixPath(path)
-    if any(part in SKIP_DIRS for part in p.parts[:-1]):
-        return True
-    return p.name in SKIP_NAMES or p.name.endswith(SKIP_SUFFIXES)
-
-
-def _git(root: Path) -> list[str]:
-    """git for `root`, trusted even when another user owns it (the Action's container runs as
-    root over the runner's checkout, which git otherwise refuses as "dubious ownership")."""
-    return ["git", "-c", f"safe.directory={Path(root).resolve()}"]
-
-
-def git_head(root: Path) -> str | None:
-    """The checked-out commit, or None outside a git checkout."""
-    try:
-        out = subprocess.run(
-            [*_git(root), "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=20
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    sha = out.stdout.strip() if out.returncode == 0 else ""
-    from issue_assistant.settings import current
-
-    settings = current()
-    workspace = settings.workspace
-    if not sha and workspace and Path(workspace).resolve() == Path(root).resolve():
-        sha = settings.sha or ""  # the commit actions/checkout checked out
-    return sha if re.fullmatch(r"[0-9a-f]{40}", sha) else None
-
-
-def list_files(root: Path) -> list[str]:
-    """Candidate paths (POSIX, relative to `root`): `git ls-files`, else a walk."""
-    try:
-        out = subprocess.run(
-            [*_git(root), "ls-files", "-z"], cwd=root, capture_output=True, timeout=60, check=False
-        )
-        listed = out.returncode == 0 and (root / ".git").exists()
-    except (OSError, subprocess.TimeoutExpired):
-        listed = False
-    if listed:
-        paths = [p for p in out.stdout.decode("utf-8", "replace").split("\0") if p]
-    else:
-        paths = []
-        for here, dirs, names in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-            rel = Path(here).relative_to(root).as_posix()
-            prefix = "" if rel == "." else rel + "/"
-            paths += [prefix + n for n in names]
-    return sorted(p for p in paths if not _skipped(p))
-
-
-def read_text(root: Path, rel: str, max_bytes: int) -> str | None:
-    """The file's text, or None when it is a symlink, outside `root`, too large or binary."""
-    f = root / rel
-    try:
-        if f.is_symlink() or not f.is_file():
-            return None
-        if not f.resolve().is_relative_to(root.resolve()):
-            return None
-        if f.stat().st_size > max_bytes:
-            return None
-        data = f.read_bytes()
-    except OSError:
-        return None
-    if b"\0" in data[:8192]:
-        return None
-    return data.decode("utf-8", "replace")
-
-
 @dataclass(frozen=True)
 class LikelyFile:
     path: str
     score: float
     line: int | None = None
-    reason: str = "words"  # "stack frame", "path" or "words"
+    reason: str = "words"  # the main signal: "stack frame", "path", "words", ... (localize)
+    why: tuple[str, ...] = ()  # each signal's reason, for a person to check
+    function: str | None = None  # the function at `line`, where a frame names it
+    confidence: float | None = None  # the estimated chance the fix changes it (index.likely)
+    standing: str = ""  # what the estimate is of: "a file ranked first by a clear margin", ...
 
     def url(self, repository: str, sha: str | None) -> str | None:
         """A link into the repository at the checked-out commit (None without a commit)."""
@@ -209,6 +131,10 @@ class LikelyFile:
             return None
         anchor = f"#L{self.line}" if self.line else ""
         return f"https://github.com/{repository}/blob/{sha}/{self.path}{anchor}"
+
+
+FIELDS = ("path_words", "idents", "docs")
+BOOSTS = {"path_words": 2.0, "idents": 1.5}
 
 
 def _schema() -> tantivy.Schema:
@@ -220,39 +146,111 @@ def _schema() -> tantivy.Schema:
     return b.build()
 
 
+class SourceFile(NamedTuple):
+    """A file to index: its path, its text, and a key for its content (a blob id) or None."""
+
+    path: str
+    text: str
+    key: str | None = None
+
+
+def document_fields(path: str, text: str) -> tuple[str, str]:
+    """The identifiers and the docs/comments indexed for a file (its path words aside)."""
+    is_doc = PurePosixPath(path).suffix.lower() in DOC_SUFFIXES
+    return ident_text(text[: MAX_TEXT * 10]), text[:MAX_TEXT] if is_doc else comments(text)
+
+
+def checkout_files(root: Path, max_file_kb: int, max_files: int) -> Iterator[SourceFile]:
+    """The indexable files of a checkout folder (see `list_files` and `read_text`)."""
+    count = 0
+    for rel in list_files(root):
+        if count >= max_files:
+            return
+        text = read_text(root, rel, max_file_kb * 1024)
+        if text is not None:
+            count += 1
+            yield SourceFile(rel, text)
+
+
 class CodeIndex:
-    """One checkout's files in an in-memory tantivy index (built once per process and root)."""
+    """One checkout's files in an in-memory tantivy index (built once per process and root).
+
+    `CodeIndex(root)` reads a folder; `CodeIndex.from_files` takes the files from elsewhere (a
+    commit read from git objects: `index.code_git`), with `memo` keeping each content's fields
+    across indexes so a file shared by many commits is analysed once.
+    """
 
     def __init__(self, root: str | Path, *, max_file_kb: int = 256, max_files: int = 20_000):
-        self.root = Path(root).resolve()
+        self.root: Path | None = Path(root).resolve()
         self.sha = git_head(self.root)
+        self._build(checkout_files(self.root, max_file_kb, max_files))
+
+    @classmethod
+    def from_files(
+        cls,
+        files: Iterable[SourceFile],
+        *,
+        sha: str | None = None,
+        memo: dict[str, tuple[str, str]] | None = None,
+    ) -> CodeIndex:
+        self = cls.__new__(cls)
+        self.root, self.sha = None, sha
+        self._build(files, memo)
+        return self
+
+    def _build(
+        self, files: Iterable[SourceFile], memo: dict[str, tuple[str, str]] | None = None
+    ) -> None:
         self.schema = _schema()
         self.index = tantivy.Index(self.schema)
         self.files: dict[str, str] = {}  # path -> text (kept for line lookups)
+        self.keys: dict[str, str | None] = {}  # path -> its content's key (a blob id)
+        self.idents: dict[str, str] = {}  # path -> its identifier words (for reasons)
+        self.change((), files, sha=self.sha, memo=memo)
+
+    def change(
+        self,
+        removed: Iterable[str],
+        added: Iterable[SourceFile],
+        *,
+        sha: str | None,
+        memo: dict[str, tuple[str, str]] | None = None,
+    ) -> None:
+        """Drop the `removed` paths and index the `added` files (a path both removed and added
+        is replaced): moving the index from one commit to the next re-indexes what changed."""
         writer = self.index.writer(heap_size=50_000_000, num_threads=1)
-        for rel in list_files(self.root):
-            if len(self.files) >= max_files:
-                break
-            text = read_text(self.root, rel, max_file_kb * 1024)
-            if text is None:
-                continue
-            self.files[rel] = text
+        for path in removed:
+            if path in self.files:
+                writer.delete_documents_by_term("path", path)
+                del self.files[path], self.keys[path], self.idents[path]
+        for f in added:
+            if f.path in self.files:
+                writer.delete_documents_by_term("path", f.path)
+            self.files[f.path], self.keys[f.path] = f.text, f.key
+            fields = memo.get(f.key) if memo is not None and f.key else None
+            if fields is None:
+                fields = document_fields(f.path, f.text)
+                if memo is not None and f.key:
+                    memo[f.key] = fields
+            self.idents[f.path] = fields[0]
             doc = tantivy.Document()
-            doc.add_text("path", rel)
-            doc.add_text("path_words", " ".join(path_words(rel)))
-            is_doc = PurePosixPath(rel).suffix.lower() in DOC_SUFFIXES
-            doc.add_text("idents", ident_text(text[: MAX_TEXT * 10]))
-            doc.add_text("docs", text[:MAX_TEXT] if is_doc else comments(text))
+            doc.add_text("path", f.path)
+            doc.add_text("path_words", " ".join(path_words(f.path)))
+            doc.add_text("idents", fields[0])
+            doc.add_text("docs", fields[1])
             writer.add_document(doc)
         writer.commit()
         writer.wait_merging_threads()
         self.index.reload()
+        self.sha = sha
         self._searcher = self.index.searcher()
         self._by_suffix: dict[str, list[str]] = {}
         for rel in self.files:
-            parts = PurePosixPath(rel).parts
+            parts = rel.split("/")
             for i in range(len(parts) - 1):
                 self._by_suffix.setdefault("/".join(parts[i:]), []).append(rel)
+        for cached in ("_packages", "_by_name", "_spans"):  # of the old files
+            self.__dict__.pop(cached, None)
 
     def __len__(self) -> int:
         return len(self.files)
@@ -274,7 +272,7 @@ class CodeIndex:
         """Files named in stack frames (with the line), then by path, in order of appearance."""
         out: dict[str, LikelyFile] = {}
         for m in _FRAME.finditer(text):
-            named, line = (m[1], m[2]) if m[1] else (m[3], m[4])
+            named, line = (m[1], m[2]) if m[1] else (m[4], m[5])
             rel = self.resolve(named)
             if rel and rel not in out:
                 out[rel] = LikelyFile(rel, 0.0, int(line), "stack frame")
@@ -298,36 +296,43 @@ class CodeIndex:
         return list(seen)
 
     def search(
-        self, text: str, limit: int = 5, ignore: frozenset[str] = frozenset()
+        self,
+        text: str,
+        limit: int = 5,
+        ignore: frozenset[str] = frozenset(),
+        fields: tuple[str, ...] = FIELDS,
+        title: str = "",
     ) -> list[LikelyFile]:
-        """BM25 over paths (x2), identifiers (x1.5) and docs/comments for the words of `text`."""
-        terms = self.query_words(text, ignore=ignore)
+        """BM25 over paths (x2), identifiers (x1.5) and docs/comments for the words of `text`
+        (or over some of those `fields` alone); the words of `title`, if given, count twice."""
+        heading = self.query_words(title, limit=16, ignore=ignore) if title else []
+        terms = heading + [w for w in self.query_words(text, ignore=ignore) if w not in heading]
         if not terms or not self.files:
             return []
-        q = self.index.parse_query(
-            " ".join(terms),
-            ["path_words", "idents", "docs"],
-            field_boosts={"path_words": 2.0, "idents": 1.5},
-        )
+        query = " ".join([f"{w}^2" for w in heading] + terms[len(heading) :])
+        q = self.index.parse_query(query, list(fields), field_boosts=BOOSTS)
         out: list[LikelyFile] = []
-        for score, address in self._searcher.search(q, limit=limit).hits:
+        for rank, (score, address) in enumerate(self._searcher.search(q, limit=limit).hits):
             rel = self._searcher.doc(address).to_dict()["path"][0]
-            out.append(LikelyFile(rel, float(score), self.first_line(rel, terms), "words"))
+            line = self.first_line(rel, terms) if rank < LINES_FOR else None
+            out.append(LikelyFile(rel, float(score), line, "words"))
         return out
 
     def first_line(self, rel: str, terms: list[str]) -> int | None:
         """The first line defining (else mentioning) one of the query's identifiers."""
-        lines = self.files.get(rel, "").splitlines()
+        text = self.files.get(rel, "")
         wanted = set(terms)
-        mention = None
-        for n, line in enumerate(lines, start=1):
-            found = set(words(line, 64)) & wanted
-            if not found:
-                continue
-            if re.match(r"\s*(def|class|func|fn|function|interface|type|struct)\b", line):
-                return n
-            mention = mention or n
-        return mention
+        for m in _DEFINITION.finditer(text):
+            if set(words(m[0], 64)) & wanted:
+                return text.count("\n", 0, m.start()) + 1
+        lower = text.lower()
+        found = [at for at in (lower.find(t) for t in wanted) if at >= 0]
+        return lower.count("\n", 0, min(found)) + 1 if found else None
+
+    def shared_terms(self, rel: str, terms: list[str]) -> list[str]:
+        """The query's `terms` among the file's identifier words and path words."""
+        have = f" {self.idents.get(rel, '')} {' '.join(path_words(rel))} "
+        return [t for t in terms if f" {t} " in have]
 
     def likely_files(self, text: str, limit: int = 5, project: str = "") -> list[LikelyFile]:
         """The files most likely concerned by an issue's text, best first.
@@ -355,41 +360,6 @@ def open_code_index(root: str | Path, *, max_file_kb: int = 256, max_files: int 
     if key not in _CACHE:
         _CACHE[key] = CodeIndex(key[0], max_file_kb=max_file_kb, max_files=max_files)
     return _CACHE[key]
-
-
-def origin_names(root: Path, full_name: str) -> bool:
-    """Whether the checkout at `root` is a clone of `full_name` (its `origin` remote says so)."""
-    try:
-        out = subprocess.run(
-            [*_git(root), "config", "--get", "remote.origin.url"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    url = out.stdout.strip().lower().removesuffix(".git")
-    return out.returncode == 0 and url.endswith(full_name.lower())
-
-
-def checkout_for(setting: str, full_name: str) -> Path | None:
-    """The checkout `[code] checkout` names: "" none; "auto" the Action's workspace (else the
-    current directory) when it is a clone of `full_name`; else that folder, which must exist."""
-    from issue_assistant.errors import UserError
-    from issue_assistant.settings import current
-
-    if not setting:
-        return None
-    if setting == "auto":
-        root = Path(current().workspace or Path.cwd())
-        if (root / ".git").exists() and origin_names(root, full_name):
-            return root
-        return None
-    root = Path(setting)
-    if not root.is_dir():
-        raise UserError("[code] checkout: no such folder", where=str(root))
-    return root
 
 
 def code_index_for(config: object, full_name: str) -> CodeIndex | None:

@@ -10,6 +10,7 @@ from issue_assistant.context import Candidate
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.code import CodeIndex, LikelyFile
 from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex, search_seen
+from issue_assistant.index.likely import likely_files
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
 from issue_assistant.tracker.models import Discussion, Issue, Release
@@ -75,5 +76,7 @@ class RepoView:
 
     def likely(self, text: str, limit: int = 5) -> list[LikelyFile]:
         """The checkout's files most likely concerned by `text` ([] without a code index)."""
+        if self.code is None:
+            return []
         project = self.repository.rpartition("/")[2]
-        return [] if self.code is None else self.code.likely_files(text, limit, project)
+        return likely_files(self.code, "", text, limit=limit, project=project)

@@ -156,7 +156,7 @@ def fetch_context(
         with _optional(state, "fixed_by", line):
             fetch_closed_by(tracker, state, add, issues)
     if fixed_by and not state.fixed_done and "fixed_by" not in state.unknown:
-        links = closing_links(issues)
+        links = closing_links(issues, tracker.full_name)
         for number, prs in state.linked.items():
             links[number] = sorted(set(links.get(number, [])) | set(prs))
         for number, prs in sorted(links.items()):

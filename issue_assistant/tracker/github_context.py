@@ -24,8 +24,13 @@ if TYPE_CHECKING:
 BODY_LIMIT = 4000
 ANSWER_LIMIT = 1000
 DISCUSSIONS_PAGE = 50
-# GitHub's closing keywords: "Fixes #12", "closes #3, resolves #4"
-_CLOSES = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+#(\d+)", re.IGNORECASE)
+# GitHub's closing keywords: "Fixes #12", "closes #3, resolves #4", "Fixes OWNER/REPO#5" and
+# "Fixes https://github.com/OWNER/REPO/issues/6" (the repository checked by `closing_links`).
+_CLOSES = re.compile(
+    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+"
+    r"(?:https?://github\.com/([\w.-]+/[\w.-]+)/issues/|([\w.-]+/[\w.-]+)?#)(\d+)\b",
+    re.IGNORECASE,
+)
 
 DISCUSSIONS_QUERY = """
 query IssueAssistantDiscussions($owner: String!, $name: String!, $first: Int!, $after: String) {
@@ -244,15 +249,22 @@ def fixable(issue: Issue) -> bool:
     )
 
 
-def closing_links(issues: Iterable[Issue]) -> dict[int, list[int]]:
-    """Issue number to the closed pull requests whose body says "Fixes #N" about it."""
+def closing_links(issues: Iterable[Issue], repository: str = "") -> dict[int, list[int]]:
+    """Issue number to the closed pull requests whose body says "Fixes #N" about it.
+
+    A reference naming a repository (`OWNER/REPO#N` or the issue's URL) counts only when it is
+    `repository` (case-insensitive).
+    """
     numbers = {i.number: i for i in issues}
     links: dict[int, list[int]] = {}
     for pr in numbers.values():
         if not pr.is_pull_request or pr.state != "closed":
             continue
         for m in _CLOSES.finditer(pr.body or ""):
-            target = numbers.get(int(m[1]))
+            named = m[1] or m[2]
+            if named and named.lower() != repository.lower():
+                continue
+            target = numbers.get(int(m[3]))
             if target is None or not fixable(target):
                 continue
             links.setdefault(target.number, [])
