@@ -45,10 +45,18 @@ RUN pip install --ignore-installed --no-compile --prefix /install \
     && export PYTHONPATH=/install/lib/python3.11/site-packages \
     && if [ -n "$EXTRAS" ]; then pip install --no-compile --prefix /install ".${EXTRAS}"; fi \
     && pip check
-# Trim (docs/github-action.md, "What goes in the image"): the libraries' own test suites
-# (about 30 MB, 60 MB compiled), and the debug symbols of the extension modules. The libraries
-# auditwheel bundled (`*.libs/`) are left alone: strip breaks their patched ELF headers.
+# Trim (docs/github-action.md, "What goes in the image"): the libraries' own test suites, what
+# only builds or type-checks against numpy (f2py, distutils, C headers, `.pyi` stubs), Pygments
+# (rich imports it only for syntax highlighting and tracebacks, which the assistant never shows;
+# tests/test_image.py checks), and the debug symbols of the extension modules. The
+# libraries auditwheel bundled (`*.libs/`) are left alone: strip breaks their patched ELF headers.
 RUN find /install -type d -name tests -prune -exec rm -rf {} + \
+    && rm -rf "/install/lib/python3.11/site-packages/numpy/f2py" \
+        "/install/lib/python3.11/site-packages/numpy/distutils" \
+        "/install/lib/python3.11/site-packages/numpy/_core/include" \
+        "/install/lib/python3.11/site-packages/pygments" \
+        /install/bin/f2py /install/bin/numpy-config /install/bin/pygmentize \
+    && find /install -type f -name '*.pyi' -delete \
     && find /install -type f -name '*.so*' ! -path '*.libs/*' -exec strip --strip-debug {} + \
     && python -m compileall -q -j 0 --invalidation-mode unchecked-hash \
         -d "$SITE" /install/lib/python3.11/site-packages

@@ -2,11 +2,12 @@
 
     python bench/image_size.py [EXTRAS]    # e.g. '[mcp]'; needs the package index (pip)
 
-Installs the package at the versions of `requirements.lock` into a temporary prefix (as the build
-stage does: no compile, then the test suites removed, debug symbols stripped outside `*.libs/`,
-byte-compiled), and prints each distribution's share in MB (files under the top-level names its
-RECORD lists, their `.pyc` included) as a Markdown table. Not a `section_*` benchmark: it needs
-the network, and the base image's size is not measured here (docs/github-action.md).
+Installs the package and `requirements.lock` (hash-checked) into a temporary prefix (as the build
+stage does: no compile, then the test suites and `TRIMMED` removed, `.pyi` stubs deleted, debug
+symbols stripped outside `*.libs/`, byte-compiled), and prints each distribution's share in MB
+(files under the top-level names its RECORD lists, their `.pyc` included) as a Markdown table,
+and the image's estimate: that plus the base image's size (`BASE_MB`, not measured here: no
+Docker; docs/github-action.md). Not a `section_*` benchmark: it needs the network.
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# What the Dockerfile's build stage removes beside the test suites (tests/test_image.py checks
+# the Dockerfile names each): paths under site-packages, then under bin/.
+TRIMMED = ("numpy/f2py", "numpy/distutils", "numpy/_core/include", "pygments")
+TRIMMED_BIN = ("f2py", "numpy-config", "pygmentize")
+# The base image's size is not measured here (no Docker): python:3.11-slim-bookworm is 130.0 MB
+# on disk by docker-library/repo-info (docs/github-action.md); the image is about that plus this.
+BASE_MB = 130.0
 
 
 def _size(path: Path) -> int:
@@ -35,14 +43,24 @@ def build(prefix: Path, extras: str = "") -> Path:
     from it (the editable install of this package included) while it installs into `prefix`.
     """
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--ignore-installed"]
-    pip += ["--no-compile", "--prefix", str(prefix), "--constraint", "requirements.lock"]
-    subprocess.run([*pip, f".{extras}"], check=True, cwd=ROOT)
+    pip += ["--no-compile", "--prefix", str(prefix)]
+    locked = ["--require-hashes", "--no-deps", "--requirement", "requirements.lock"]
+    subprocess.run([*pip, *locked], check=True, cwd=ROOT)
+    subprocess.run([*pip, "--no-deps", "."], check=True, cwd=ROOT)
+    if extras:
+        subprocess.run([*pip, f".{extras}"], check=True, cwd=ROOT)
     for tests in [p for p in prefix.rglob("tests") if p.is_dir()]:
         shutil.rmtree(tests, ignore_errors=True)
+    site = next(prefix.glob("lib/python3*/site-packages"))
+    for rel in TRIMMED:
+        shutil.rmtree(site / rel, ignore_errors=True)
+    for name in TRIMMED_BIN:
+        (prefix / "bin" / name).unlink(missing_ok=True)
+    for stub in prefix.rglob("*.pyi"):
+        stub.unlink()
     libs = [p for p in prefix.rglob("*.so*") if p.is_file() and not p.parent.name.endswith(".libs")]
     if libs and shutil.which("strip"):
         subprocess.run(["strip", "--strip-debug", *map(str, libs)], check=True)
-    site = next(prefix.glob("lib/python3*/site-packages"))
     compile_all = [sys.executable, "-m", "compileall", "-q", "-j", "0"]
     compile_all += ["--invalidation-mode", "unchecked-hash", str(site)]
     subprocess.run(compile_all, check=True)
@@ -60,7 +78,10 @@ def table(site: Path) -> str:
         rows.append((sum(_size(site / t) for t in tops), name))
     lines = ["| distribution | MB |", "| --- | --- |"]
     lines += [f"| {name} | {n / 1e6:.1f} |" for n, name in sorted(rows, reverse=True)]
-    lines.append(f"| **site-packages in all** | **{_size(site) / 1e6:.1f}** |")
+    total = _size(site) / 1e6
+    lines.append(f"| **site-packages in all** | **{total:.1f}** |")
+    lines.append(f"| the base image (not measured: `BASE_MB`) | about {BASE_MB:.0f} |")
+    lines.append(f"| **the image, estimated** | **about {total + BASE_MB:.0f}** |")
     return "\n".join(lines)
 
 

@@ -164,6 +164,45 @@ def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
     assert replay.created_at == used_late[0].created_at
 
 
+def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_path, monkeypatch):
+    """evaluate's duplicate fits made ahead in a thread, in the order the issues ask for them,
+    are each made once and are the fits an issue would have made itself."""
+    import time
+
+    from issue_assistant.config import Config
+    from issue_assistant.pipeline import open_index
+
+    issues = synthetic(160)
+    for k in range(40, 160, 4):
+        src = issues[k - 30]
+        issues[k] = issues[k].model_copy(
+            update={"duplicate_of": src.number, "state_reason": "duplicate", "title": src.title}
+        )
+    snapshot = snap(issues)
+    index = open_index(snapshot, tmp_path)
+    cutoffs = [issues[k].created_at for k in (80, 120, 150)]
+    ahead = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay=replay_pairs)
+    fitted: list[datetime] = []
+    real = ahead._fit
+
+    def recording(cutoff):  # noqa: ANN001, ANN202
+        if cutoff not in ahead._fits:
+            fitted.append(cutoff)
+        return real(cutoff)
+
+    monkeypatch.setattr(ahead, "_fit", recording)
+    moments = [i.created_at for i in reversed(issues[90:])]  # newest first, as evaluate asks
+    ahead.fit_ahead(moments)
+    deadline = time.monotonic() + 120
+    while len(ahead._fits) < len(cutoffs) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert fitted == cutoffs[::-1]  # each once, in the order of first need: newest first
+    on_demand = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay=replay_pairs)
+    for moment in (issues[100].created_at, issues[130].created_at, issues[155].created_at):
+        assert ahead.for_moment(moment) == on_demand.for_moment(moment)
+    assert fitted == cutoffs[::-1]  # answered from the fits ahead, none again
+
+
 def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
     """calibration.json's threshold is named as calibrated, with or without fitted weights,
     only with enough known pairs; else the prior's threshold is used and named."""

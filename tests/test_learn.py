@@ -119,7 +119,7 @@ def test_bucket_model_is_fit_before_its_first_issue(tmp_path):
         snap(issues), tmp_path, store.bucket_cutoffs([i.created_at for i in issues[100:]], 10)
     )
     ev.one(issues[100])
-    (model,) = ev.label_source.models
+    model = ev.label_source.models[0]  # (the next bucket's may be fit ahead already)
     assert model.cutoff == issues[100].created_at
     assert model.issues == 100  # issues 1..100, not #101 itself
 

@@ -1,7 +1,9 @@
-"""The numpy predictor answers what scikit-learn's fitted objects answer, on any text."""
+"""The numpy predictor answers what the fit (and scikit-learn's TF-IDF) answers, on any text;
+neither fitting nor answering imports scikit-learn or scipy."""
 
 from __future__ import annotations
 
+import functools
 import random
 import subprocess
 import sys
@@ -11,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from issue_assistant.learn.features import featurizer, matrix
-from issue_assistant.learn.linear import compile_featurizer, compile_head
-from issue_assistant.learn.model import _estimator
+from issue_assistant.learn import logistic
+from issue_assistant.learn.features import TOKEN, fit_features
+from issue_assistant.learn.linear import LinearHead
 
 WORDS = [
     "crash",
@@ -44,8 +46,8 @@ def corpus(n: int, seed: int = 3) -> list[tuple[str, str]]:
 
 
 DOCS = corpus(120)
-FITTED = featurizer().fit(matrix(DOCS))
-FEATS = compile_featurizer(FITTED)
+FEATURES = fit_features(DOCS)
+FEATS = FEATURES.featurizer()
 
 
 def _sparse_rows(docs: list[tuple[str, str]]) -> np.ndarray:
@@ -53,6 +55,35 @@ def _sparse_rows(docs: list[tuple[str, str]]) -> np.ndarray:
     for i, (cols, vals) in enumerate(FEATS.rows(docs)):
         np.add.at(dense[i], cols, vals)
     return dense
+
+
+@functools.cache
+def _vectorizers() -> list:
+    """scikit-learn's TfidfVectorizer per block, fit on DOCS (the reference)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    out = []
+    for part in FEATURES.parts:
+        spec = part.spec
+        vec = TfidfVectorizer(
+            analyzer=spec.analyzer,
+            ngram_range=spec.ngram,
+            min_df=spec.min_df,
+            max_features=spec.max_features,
+            sublinear_tf=True,
+            token_pattern=TOKEN,
+        )
+        out.append((spec, vec.fit([d[spec.column] for d in DOCS])))
+    return out
+
+
+def _reference(docs: list[tuple[str, str]]) -> np.ndarray:
+    return np.hstack(
+        [
+            spec.weight * vec.transform([d[spec.column] for d in docs]).toarray()
+            for spec, vec in _vectorizers()
+        ]
+    )
 
 
 text = st.text(
@@ -63,43 +94,33 @@ text = st.text(
 @settings(max_examples=200, deadline=None)
 @given(title=text, body=text)
 def test_features_equal_scikit_learn_on_any_text(title, body):
-    expected = FITTED.transform(matrix([(title, body)])).toarray()
-    assert np.allclose(_sparse_rows([(title, body)]), expected, atol=1e-12)
+    doc = [(title, body)]
+    assert np.allclose(_sparse_rows(doc), _reference(doc), atol=1e-12)
+    # the fit's own matrix (float32) says the same for texts it never saw
+    assert np.allclose(FEATURES.matrix(doc).toarray(), _reference(doc), atol=1e-6)
 
 
-def _targets(kind: str) -> list:
-    names = ["bug", "feature", "question"]
-    if kind == "multiclass":
-        return [names[i % 3] for i in range(len(DOCS))]
+def _targets(kind: str) -> np.ndarray:
+    if kind == "softmax":
+        return np.array([i % 3 for i in range(len(DOCS))])
     if kind == "binary":
-        return [names[i % 2] for i in range(len(DOCS))]
-    # multi-label: two ordinary columns, one never set (scikit-learn's constant predictor)
-    return [[i % 2, 1 if i % 5 == 0 else 0, 0] for i in range(len(DOCS))]
+        return np.array([i % 2 for i in range(len(DOCS))])
+    return np.array([[i % 2, 1 if i % 5 == 0 else 0] for i in range(len(DOCS))], dtype=float)
 
 
-@pytest.mark.parametrize(
-    ("kind", "group"), [("multiclass", "type"), ("binary", "type"), ("ovr", "area")]
-)
-def test_probabilities_equal_scikit_learn(kind, group):
-    x = FITTED.transform(matrix(DOCS))
-    est = _estimator(group)
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(x, np.array(_targets(kind)))
-    head = compile_head(est, FEATS.width)
-    assert head.kind == kind
+@pytest.mark.parametrize("kind", ["softmax", "binary", "ovr"])
+def test_the_saved_head_answers_what_the_fit_answers(kind):
+    x = FEATURES.matrix(DOCS)
+    fitted = logistic.fit(x, _targets(kind), c=10.0, kind=kind, classes=3)
+    head = LinearHead(kind, fitted.coef.astype(np.float32), fitted.intercept)
     fresh = corpus(40, seed=11)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        expected = est.predict_proba(FITTED.transform(matrix(fresh)))
+    expected = logistic.probabilities(FEATURES.matrix(fresh), fitted, kind)
     got = head.probabilities(FEATS.rows(fresh))
-    assert got.shape == expected.shape
-    # coefficients are kept as float32: agreement to about 1e-6
+    assert got.shape == expected.shape == (40, {"softmax": 3, "binary": 2, "ovr": 2}[kind])
+    # coefficients kept as float32: agreement to about 1e-6
     assert np.allclose(got, expected, atol=1e-5)
-    if kind == "ovr":
-        assert np.all(got[:, 2] == 0.0)  # the never-set label is never proposed
+    if kind != "ovr":
+        assert np.allclose(got.sum(axis=1), 1.0)
 
 
 def test_answering_imports_no_scikit_learn(tmp_path):
@@ -114,7 +135,7 @@ def test_answering_imports_no_scikit_learn(tmp_path):
     rows = [
         Row(i, datetime(2024, 1, 1, tzinfo=UTC).replace(minute=i % 60, hour=i // 60), t, b, lab)
         for i, ((t, b), lab) in enumerate(
-            zip(DOCS, [frozenset({n}) for n in _targets("binary")], strict=True)
+            zip(DOCS, [frozenset({("bug", "feature")[n]}) for n in _targets("binary")], strict=True)
         )
     ]
     model = fit(rows, labels, datetime(2025, 1, 1, tzinfo=UTC))
@@ -128,9 +149,29 @@ def test_answering_imports_no_scikit_learn(tmp_path):
         "{'type': [{'name': 'bug'}, {'name': 'feature'}]})\n"
         f"m = store.load_model({str(tmp_path)!r}, store.labels_key(labels))\n"
         f"p = m.probabilities_many([{DOCS[0]!r}])[0]['type']['bug']\n"
-        "print(repr(p), 'sklearn' in sys.modules)\n"
+        "print(repr(p), 'sklearn' in sys.modules or 'scipy' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     prob, imported = out.stdout.split()
     assert float(prob) == pytest.approx(expected, abs=1e-12)
     assert imported == "False"
+
+
+def test_fitting_imports_no_scikit_learn_or_scipy():
+    code = (
+        "import sys\n"
+        "from datetime import UTC, datetime, timedelta\n"
+        "from issue_assistant.config import LabelsConfig\n"
+        "from issue_assistant.learn.model import Row, fit\n"
+        "labels = LabelsConfig.model_validate("
+        "{'type': [{'name': 'bug'}, {'name': 'feature'}, {'name': 'docs'}]})\n"
+        "t0 = datetime(2024, 1, 1, tzinfo=UTC)\n"
+        "words = ['crash error', 'add option', 'docs typo']\n"
+        "rows = [Row(i, t0 + timedelta(hours=i), words[i % 3] + f' {i}', words[i % 3],"
+        " frozenset({['bug', 'feature', 'docs'][i % 3]})) for i in range(90)]\n"
+        "m = fit(rows, labels, t0 + timedelta(days=30))\n"
+        "assert m.mode('type') == 'learned', m.groups['type'].reason\n"
+        "print(sorted(n for n in sys.modules if n.split('.')[0] in ('sklearn', 'scipy')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -96,7 +96,7 @@ class SimilarEngine(Engine):
     Options = SimilarConfig
 
     # Where label models come from: the artifact beside the index (analyze, the Action; None:
-    # the shared store, made on first use so loading the engine does not import scikit-learn),
+    # the shared store, made on first use, so loading the engine opens no model),
     # or evaluate's time buckets (set by the evaluator).
     label_source: object | None = None
     # evaluate turns this off: calibration.json was fit on the whole history, later issues too.
@@ -122,7 +122,11 @@ class SimilarEngine(Engine):
         cfg: SimilarConfig = self.options  # type: ignore[assignment]
         neighbors = context.search_like(limit=max(cfg.neighbors * 3, 30))
         model = self.label_model(context)
-        probs = model.probabilities(context.issue) if model is not None else {}
+        probs = (
+            model.probabilities(context.issue, _issue_vector(context, model))
+            if model is not None
+            else {}
+        )
         answer = similar_labels.answer(
             context, self.labels, self.config, cfg, model, probs, neighbors
         )
@@ -248,6 +252,15 @@ class SimilarEngine(Engine):
         more = f" The most similar earlier issues: {nearest}." if nearest else ""
         more = more or " No similar earlier issues were found."
         return text + more if len(text + more) <= SUMMARY_MAX else text
+
+
+def _issue_vector(context: Context, model: LabelModel):  # noqa: ANN202
+    """The issue's sentence embedding when the label model has embedding heads, else None."""
+    if not model.uses_embeddings or context.index.vectors is None:
+        return None
+    from issue_assistant.index.retrieval import Retriever
+
+    return Retriever(context.index).query_vector(context.issue)
 
 
 @cache

@@ -6,7 +6,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime, timedelta
 from typing import IO, Protocol
@@ -64,6 +64,15 @@ class Evaluator:
         self.bot_login = config.approval.bot_login
         self._local = threading.local()
         self.engine, _ = self.engines()  # fail early on an unknown engine
+
+    def start(self, issues: Sequence[Issue]) -> None:
+        """With an engine that uses them (`similar`), fit the label models and the duplicate
+        weights of every bucket `issues` fall in, in two threads of their own and in the order
+        the issues will ask for them, beside the analysis of the issues already answerable."""
+        if hasattr(self.engine, "label_source"):
+            moments = [i.created_at for i in issues]
+            self.label_source.start(self.index, moments)
+            self.duplicate_source.fit_ahead(moments)
 
     def engines(self) -> tuple[Engine, Engine | None]:
         pair = getattr(self._local, "engines", None)
@@ -258,6 +267,8 @@ def run_all(
     """Evaluate `items` with `jobs` threads; each result goes to `on_result` as it arrives."""
     progress = progress or LogProgress()
     progress.start(done + len(items), done)
+    if items:
+        evaluator.start([issue for _, issue in items])
     out: list[IssueResult] = []
 
     def finish(result: IssueResult) -> None:

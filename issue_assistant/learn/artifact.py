@@ -1,30 +1,114 @@
-"""The label model on disk: one `.npz` of numpy arrays and JSON, read without pickle.
+"""The label model on disk: one `.npz` of numpy arrays and JSON, read without pickle, checked whole.
 
-Loading runs no code from the file (`allow_pickle=False`) and imports no scikit-learn: the
-vocabularies and metadata are JSON (as bytes), the idf weights and coefficients arrays.
+Loading runs no code from the file (`allow_pickle=False`). Everything read is validated before it
+is trusted: the metadata against a strict model (keys, types, ranges), every array's dtype and
+shape against the metadata (vocabulary size = idf length, coefficient rows = feature width, one
+column per label), values finite where they must be, and a checksum of the arrays recorded at
+save time. A file that fails any check raises `InvalidArtifact` naming the first problem;
+`learn/store.py` logs that in one line and refits.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from issue_assistant.learn.calibration import ThresholdTable
+from issue_assistant.learn.features import TOKEN
 from issue_assistant.learn.linear import Featurizer, LinearHead, TextPart
 
-FORMAT = 3  # 3: tables carry their folds and curves (learn/calibration.py)
+FORMAT = 4  # 3: tables with folds and curves (learn/calibration.py); 4: the numpy fit, checked
+EMBEDDING_DIM = 384
+
+
+class InvalidArtifact(ValueError):
+    """The file is not a label model this version wrote (or it was changed since)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))  # one log line
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class PartMeta(_Strict):
+    column: Literal[0, 1]
+    analyzer: Literal["word", "char_wb"]
+    ngram: tuple[int, int]
+    token_pattern: Literal[TOKEN]  # type: ignore[valid-type]
+    lowercase: bool
+    sublinear: bool
+    weight: float = Field(gt=0, allow_inf_nan=False)
+    terms: int = Field(ge=1)
+
+    @field_validator("ngram")
+    @classmethod
+    def _ngram(cls, v: tuple[int, int]) -> tuple[int, int]:
+        if not 1 <= v[0] <= v[1] <= 10:
+            raise ValueError(f"ngram {v} is not 1 <= low <= high <= 10")
+        return v
+
+
+class GroupMeta(_Strict):
+    group: Literal["type", "area", "topic", "priority"]
+    mode: Literal["learned", "vote"]
+    reason: str
+    classes: list[str]
+    issues: int = Field(ge=0)
+    kind: Literal["binary", "softmax", "ovr"] | None
+    dense: bool = False
+    c: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    table: dict[str, Any] | None = None
+
+
+class Meta(_Strict):
+    format: int
+    labels_key: str
+    cutoff: str
+    fingerprint: str = Field(pattern=r"^[0-9a-f]{16}$")
+    issues: int = Field(ge=0)
+    fit_seconds: float = Field(ge=0, allow_inf_nan=False)
+    indexed: int = Field(ge=0)
+    featurizer: list[PartMeta] | None
+    groups: list[GroupMeta]
+    checksum: str
 
 
 def _json(value: Any) -> np.ndarray:
     return np.frombuffer(json.dumps(value).encode(), dtype=np.uint8)
 
 
-def _unjson(array: np.ndarray) -> Any:
-    return json.loads(array.tobytes().decode())
+def _unjson(array: np.ndarray, what: str) -> Any:
+    if array.dtype != np.uint8 or array.ndim != 1:
+        raise InvalidArtifact(f"{what}: not JSON bytes")
+    try:
+        return json.loads(array.tobytes().decode())
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidArtifact(f"{what}: not JSON ({exc})") from None
+
+
+def checksum(arrays: dict[str, np.ndarray]) -> str:
+    """sha256 over every array but `meta`: names, dtypes, shapes and bytes."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        if name == "meta":
+            continue
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}\n".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _head_arrays(arrays: dict[str, np.ndarray], prefix: str, head: LinearHead) -> None:
+    arrays[f"{prefix}_coef"] = np.asarray(head.coef, dtype=np.float32)
+    arrays[f"{prefix}_intercept"] = np.asarray(head.intercept, dtype=np.float64)
 
 
 def to_arrays(model: Any, labels_key: str) -> dict[str, np.ndarray]:
@@ -37,7 +121,7 @@ def to_arrays(model: Any, labels_key: str) -> dict[str, np.ndarray]:
         for term, col in p.vocabulary.items():
             terms[col] = term
         arrays[f"part{i}_terms"] = _json(terms)
-        arrays[f"part{i}_idf"] = p.idf
+        arrays[f"part{i}_idf"] = np.asarray(p.idf, dtype=np.float64)
         parts.append(
             {
                 "column": p.column,
@@ -47,13 +131,16 @@ def to_arrays(model: Any, labels_key: str) -> dict[str, np.ndarray]:
                 "lowercase": p.lowercase,
                 "sublinear": p.sublinear,
                 "weight": p.weight,
+                "terms": len(terms),
             }
         )
     groups = []
     for name, gm in model.groups.items():
         if gm.head is not None:
-            arrays[f"group_{name}_coef"] = gm.head.coef
-            arrays[f"group_{name}_intercept"] = gm.head.intercept
+            _head_arrays(arrays, f"group_{name}", gm.head)
+        if gm.dense is not None:
+            _head_arrays(arrays, f"group_{name}_dense", gm.dense)
+            arrays[f"group_{name}_dense_mean"] = np.asarray(gm.dense_mean, dtype=np.float64)
         groups.append(
             {
                 "group": name,
@@ -62,6 +149,8 @@ def to_arrays(model: Any, labels_key: str) -> dict[str, np.ndarray]:
                 "classes": gm.classes,
                 "issues": gm.issues,
                 "kind": gm.head.kind if gm.head is not None else None,
+                "dense": gm.dense is not None,
+                "c": gm.c,
                 "table": gm.table.model_dump(mode="json") if gm.table is not None else None,
             }
         )
@@ -72,11 +161,11 @@ def to_arrays(model: Any, labels_key: str) -> dict[str, np.ndarray]:
             "cutoff": model.cutoff.isoformat(),
             "fingerprint": model.fingerprint,
             "issues": model.issues,
-            "sklearn_version": model.sklearn_version,
             "fit_seconds": model.fit_seconds,
             "indexed": model.indexed,
             "featurizer": parts if feats is not None else None,
             "groups": groups,
+            "checksum": checksum(arrays),
         }
     )
     return arrays
@@ -87,54 +176,135 @@ def write_to(model: Any, labels_key: str, fh: BinaryIO) -> None:
     np.savez(fh, **to_arrays(model, labels_key))
 
 
-def read(path: Path) -> tuple[dict[str, Any], Any]:
-    """(metadata, LabelModel) from `path`; a malformed file raises ValueError or KeyError."""
-    from issue_assistant.learn.model import GroupModel, LabelModel
+def _array(data: dict[str, np.ndarray], name: str, dtype: type, shape: tuple) -> np.ndarray:
+    if name not in data:
+        raise InvalidArtifact(f"array {name} is missing")
+    a = data[name]
+    if a.dtype != np.dtype(dtype) or a.shape != shape:
+        raise InvalidArtifact(f"{name}: {a.dtype} {a.shape}, expected {np.dtype(dtype)} {shape}")
+    return a
 
-    with np.load(path, allow_pickle=False) as data:
-        meta = _unjson(data["meta"])
-        if meta.get("format") != FORMAT:
-            return meta, None
-        feats = None
-        if meta["featurizer"] is not None:
-            parts = []
-            for i, p in enumerate(meta["featurizer"]):
-                terms = _unjson(data[f"part{i}_terms"])
-                parts.append(
-                    TextPart(
-                        column=p["column"],
-                        analyzer=p["analyzer"],
-                        ngram=(p["ngram"][0], p["ngram"][1]),
-                        token_pattern=p["token_pattern"],
-                        lowercase=p["lowercase"],
-                        sublinear=p["sublinear"],
-                        weight=p["weight"],
-                        vocabulary=dict(zip(terms, range(len(terms)), strict=True)),
-                        idf=data[f"part{i}_idf"],
-                    )
-                )
-            feats = Featurizer(parts)
-        groups = {}
-        for g in meta["groups"]:
-            head = None
-            if g["kind"] is not None:
-                head = LinearHead(
-                    g["kind"],
-                    data[f"group_{g['group']}_coef"],
-                    data[f"group_{g['group']}_intercept"],
-                )
-            table = ThresholdTable.model_validate(g["table"]) if g["table"] is not None else None
-            groups[g["group"]] = GroupModel(
-                g["group"], g["mode"], g["reason"], g["classes"], head, g["issues"], table
+
+def _head(data: dict, prefix: str, kind: str, width: int, outputs: int) -> LinearHead:
+    coef = _array(data, f"{prefix}_coef", np.float32, (width, outputs))
+    intercept = _array(data, f"{prefix}_intercept", np.float64, (outputs,))
+    if not np.all(np.isfinite(coef)):
+        raise InvalidArtifact(f"{prefix}_coef: not all finite")
+    if np.any(np.isnan(intercept)) or (kind != "ovr" and not np.all(np.isfinite(intercept))):
+        raise InvalidArtifact(f"{prefix}_intercept: not finite")
+    return LinearHead(kind, coef, intercept)
+
+
+def _featurizer(data: dict, parts: list[PartMeta]) -> Featurizer:
+    out = []
+    for i, p in enumerate(parts):
+        name = f"part{i}_terms"
+        if name not in data:
+            raise InvalidArtifact(f"array {name} is missing")
+        terms = _unjson(data[name], name)
+        if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
+            raise InvalidArtifact(f"part{i}_terms: not a list of terms")
+        if len(terms) != p.terms or len(set(terms)) != len(terms):
+            raise InvalidArtifact(f"part{i}_terms: {len(terms)} terms, expected {p.terms} distinct")
+        idf = _array(data, f"part{i}_idf", np.float64, (p.terms,))
+        if not np.all(np.isfinite(idf)) or np.any(idf < 1.0):
+            raise InvalidArtifact(f"part{i}_idf: values outside [1, inf)")
+        out.append(
+            TextPart(
+                column=p.column,
+                analyzer=p.analyzer,
+                ngram=p.ngram,
+                token_pattern=p.token_pattern,
+                lowercase=p.lowercase,
+                sublinear=p.sublinear,
+                weight=p.weight,
+                vocabulary=dict(zip(terms, range(len(terms)), strict=True)),
+                idf=idf,
             )
+        )
+    return Featurizer(out)
+
+
+def _group(data: dict, g: GroupMeta, width: int | None) -> Any:
+    from issue_assistant.learn.model import GroupModel
+
+    if len(set(g.classes)) != len(g.classes):
+        raise InvalidArtifact(f"group {g.group}: repeated classes")
+    head = dense = mean = None
+    if g.mode == "learned":
+        if g.kind is None or width is None or len(g.classes) < (2 if g.kind != "ovr" else 1):
+            raise InvalidArtifact(f"group {g.group}: learned without a head or its classes")
+        if g.kind == "binary" and len(g.classes) != 2:
+            raise InvalidArtifact(f"group {g.group}: binary with {len(g.classes)} classes")
+        outputs = 1 if g.kind == "binary" else len(g.classes)
+        head = _head(data, f"group_{g.group}", g.kind, width, outputs)
+        if g.dense:
+            dense = _head(data, f"group_{g.group}_dense", g.kind, EMBEDDING_DIM, outputs)
+            mean = _array(data, f"group_{g.group}_dense_mean", np.float64, (EMBEDDING_DIM,))
+            if not np.all(np.isfinite(mean)):
+                raise InvalidArtifact(f"group_{g.group}_dense_mean: not all finite")
+    elif g.kind is not None or g.dense:
+        raise InvalidArtifact(f"group {g.group}: a head without a learned mode")
+    try:
+        table = ThresholdTable.model_validate(g.table) if g.table is not None else None
+    except ValidationError as exc:
+        raise InvalidArtifact(f"group {g.group}: threshold table: {_first(exc)}") from None
+    return GroupModel(g.group, g.mode, g.reason, g.classes, head, g.issues, table, dense, g.c, mean)
+
+
+def _first(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(x) for x in err["loc"])
+    return f"{where}: {err['msg']}" if where else err["msg"]
+
+
+def read(path: Path) -> tuple[dict[str, Any], Any]:
+    """(metadata, LabelModel) from `path`; (metadata, None) for another format.
+
+    Raises `InvalidArtifact` (a ValueError) for anything else that is not as written.
+    """
+    from issue_assistant.learn.model import LabelModel
+
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise InvalidArtifact(f"not a numpy archive ({exc})") from None
+    try:
+        with npz:
+            data = {name: npz[name] for name in npz.files}
+    except Exception as exc:  # noqa: BLE001 - zip and format errors of every kind
+        raise InvalidArtifact(f"unreadable array ({type(exc).__name__}: {exc})") from None
+    if "meta" not in data:
+        raise InvalidArtifact("no metadata")
+    raw = _unjson(data["meta"], "meta")
+    if not isinstance(raw, dict):
+        raise InvalidArtifact("metadata is not an object")
+    if raw.get("format") != FORMAT:
+        return raw, None
+    try:
+        meta = Meta.model_validate_json(data["meta"].tobytes())
+        cutoff = datetime.fromisoformat(meta.cutoff)
+    except ValidationError as exc:
+        raise InvalidArtifact(f"metadata: {_first(exc)}") from None
+    except ValueError as exc:
+        raise InvalidArtifact(f"metadata: cutoff: {exc}") from None
+    if cutoff.tzinfo is None:
+        raise InvalidArtifact("metadata: cutoff without a timezone")
+    if checksum(data) != meta.checksum:
+        raise InvalidArtifact("the arrays do not match their checksum (changed since written)")
+    feats = _featurizer(data, meta.featurizer) if meta.featurizer is not None else None
+    width = sum(len(p.idf) for p in feats.parts) if feats is not None else None
+    names = [g.group for g in meta.groups]
+    if len(set(names)) != len(names):
+        raise InvalidArtifact("metadata: a group twice")
+    groups = {g.group: _group(data, g, width) for g in meta.groups}
     model = LabelModel(
-        cutoff=datetime.fromisoformat(meta["cutoff"]),
-        fingerprint=meta["fingerprint"],
-        issues=meta["issues"],
+        cutoff=cutoff,
+        fingerprint=meta.fingerprint,
+        issues=meta.issues,
         groups=groups,
         featurizer=feats,
-        sklearn_version=meta["sklearn_version"],
-        fit_seconds=meta["fit_seconds"],
-        indexed=meta["indexed"],
+        fit_seconds=meta.fit_seconds,
+        indexed=meta.indexed,
     )
-    return meta, model
+    return raw, model

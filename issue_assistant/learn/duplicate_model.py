@@ -3,17 +3,18 @@
 Every closed issue with a known original, and a sample of closed issues that are not duplicates,
 is replayed a minute after opening; each of its candidates is a pair (the original: positive,
 every other: negative) with the features of `index.duplicates`. With at least `MIN_POSITIVES`
-known duplicates whose original is among the candidates, a logistic regression (scikit-learn)
-replaces the hand weights; otherwise the hand weights stay. The threshold is chosen the same way
-either way: on time-ordered folds (weights fit on the older issues, the newer ones scored by
-the engine's own rule, `duplicates.choose`), the lowest threshold whose precision reaches the
-target on enough proposals, and only with `MIN_CALIBRATION_PAIRS` known duplicates whose
-original was among the candidates (with fewer, the shared data's prior answers).
+known duplicates whose original is among the candidates, a logistic regression (numpy,
+`learn/logistic.py`) replaces the hand weights; otherwise the hand weights stay. The threshold
+is chosen the same way either way: on time-ordered folds (weights fit on the older issues, the
+newer ones scored by the engine's own rule, `duplicates.choose`), the lowest threshold whose
+precision reaches the target on enough proposals, and only with `MIN_CALIBRATION_PAIRS` known
+duplicates whose original was among the candidates (with fewer, the shared data's prior answers).
 """
 
 from __future__ import annotations
 
-import warnings
+import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +22,8 @@ from datetime import datetime
 from issue_assistant.index import duplicates
 from issue_assistant.index.duplicates import PairFeatures
 from issue_assistant.learn.calibration import FOLDS, MIN_PROPOSALS
+
+log = logging.getLogger(__name__)
 
 MIN_POSITIVES = 20
 # A repository's own threshold needs this many known duplicates whose original was among the
@@ -82,18 +85,19 @@ def fit_weights(replayed: Sequence[Replayed], keys: tuple[str, ...]) -> dict[str
     """Logistic weights over the pairs, or None with fewer than `MIN_POSITIVES` positives."""
     if sum(r.positives for r in replayed) < MIN_POSITIVES:
         return None
-    from sklearn.linear_model import LogisticRegression
+    import numpy as np
 
-    x = [f.row(keys) for r in replayed for _, f in r.pairs]
-    y = [1 if n in r.accept else 0 for r in replayed for n, _ in r.pairs]
-    if len(set(y)) < 2:
+    from issue_assistant.learn import logistic
+    from issue_assistant.learn.sparse import Dense
+
+    x = np.array([f.row(keys) for r in replayed for _, f in r.pairs], dtype=np.float64)
+    y = np.array([1 if n in r.accept else 0 for r in replayed for n, _ in r.pairs])
+    if len(set(y.tolist())) < 2:
         return None
-    model = LogisticRegression(C=1.0, max_iter=1000)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(x, y)
-    weights = {"bias": float(model.intercept_[0])}
-    weights.update({k: float(c) for k, c in zip(keys, model.coef_[0], strict=True)})
+    # scikit-learn's LogisticRegression(C=1.0), fit in numpy (learn/logistic.py)
+    model = logistic.fit(Dense(x), y, c=1.0, kind="binary", gtol=1e-6, max_iter=1000)
+    weights = {"bias": float(model.intercept[0])}
+    weights.update({k: float(c) for k, c in zip(keys, model.coef[:, 0], strict=True)})
     return weights
 
 
@@ -162,7 +166,6 @@ class BucketDuplicates:
         self, tracker, index, labels, config, cutoffs: list[datetime], replay: Replay
     ) -> None:
         import random
-        import threading
 
         from issue_assistant.tracker.duplicates import closed_as_duplicate
 
@@ -201,7 +204,32 @@ class BucketDuplicates:
         before = [c for c in self.cutoffs if c <= moment]
         if not before:
             return None, None, 0
-        cutoff = before[-1]
+        done = self._fits.get(before[-1])  # fit already (ahead, say): no wait on the lock
+        return done if done is not None else self._fit(before[-1])
+
+    def fit_ahead(self, moments: Sequence[datetime]) -> None:
+        """Fit the cutoffs of `moments` (the issues' creations, in the order they are analysed)
+        in a thread of its own, in the order of first need, beside the analysis (the replays'
+        searches and the fits take a core of their own). Each cutoff's fit is the same whoever
+        makes it."""
+        order: list[datetime] = []
+        for moment in moments:
+            before = [c for c in self.cutoffs if c <= moment]
+            if before and before[-1] not in order:
+                order.append(before[-1])
+
+        def work() -> None:
+            for cutoff in order:
+                try:
+                    self._fit(cutoff)
+                except Exception as exc:  # noqa: BLE001 - the bucket's first issue fits it again
+                    log.warning("duplicate weights for %s, fit ahead: %r", cutoff, exc)
+                    return
+
+        if order:
+            threading.Thread(target=work, name="duplicates-ahead", daemon=True).start()
+
+    def _fit(self, cutoff: datetime) -> tuple[dict[str, float] | None, float | None, int]:
         with self._lock:
             if cutoff not in self._fits:
                 dups = [i for i in self._dups if i.closed_at < cutoff]  # type: ignore[operator]

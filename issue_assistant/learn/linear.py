@@ -1,12 +1,9 @@
-"""Prediction without scikit-learn: the fitted TF-IDF features and linear heads as numpy arrays.
+"""Prediction: the fitted TF-IDF features and linear heads as numpy arrays, applied to one issue.
 
-scikit-learn fits the model (`learn/model.py`); `compile_featurizer` and `compile_head` copy what
-prediction needs out of the fitted objects (vocabularies, idf weights, coefficients), and the
-classes here apply them with numpy alone. Importing scikit-learn costs about 1.5 s here, more than
-the rest of an `analyze` together, so a warm run never imports it. The arithmetic is scikit-learn's
-(`TfidfVectorizer` analyzers, sublinear tf, l2 norm, `ColumnTransformer` weights; `predict_proba`
-of a log-loss `SGDClassifier` and of `OneVsRestClassifier`); `tests/test_linear.py` checks the
-probabilities against scikit-learn's own.
+`learn/features.py` and `learn/logistic.py` fit them (numpy alone); what is kept is what prediction
+needs (vocabularies, idf weights, coefficients). The arithmetic is scikit-learn's (`TfidfVectorizer`
+analyzers, sublinear tf, l2 norm, block weights; `predict_proba` of `LogisticRegression`), and
+`tests/test_linear.py` and `tests/test_logistic.py` check it against scikit-learn's own.
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -81,9 +78,14 @@ class TextPart:
 
 @dataclass
 class Featurizer:
-    """The featurizer's parts side by side (each part's columns after the previous parts')."""
+    """The featurizer's parts side by side (each part's columns after the previous parts').
+
+    `fitted` is the fit's own `learn.features.Features` while in memory (never saved): it makes
+    the same rows for many issues at once, faster (the calibration folds score with it).
+    """
 
     parts: list[TextPart]
+    fitted: Any = field(default=None, repr=False, compare=False)
 
     @property
     def offsets(self) -> list[int]:
@@ -112,75 +114,38 @@ class Featurizer:
 
 @dataclass
 class LinearHead:
-    """A group's fitted linear classifier: one row of coefficients per output.
+    """A group's fitted linear classifier: one column of coefficients per output.
 
-    `kind` is "binary" (two classes, one row, the second class positive), "multiclass" (one row
-    per class, sigmoids normalised to sum to 1) or "ovr" (one independent sigmoid per label).
+    `kind` is "binary" (two classes, one output, the second class positive), "softmax" (one
+    output per class, a softmax over them) or "ovr" (one independent sigmoid per label).
     """
 
     kind: str
-    coef: np.ndarray  # (outputs, width), float32
-    intercept: np.ndarray  # (outputs,)
+    coef: np.ndarray  # (width, outputs), float32
+    intercept: np.ndarray  # (outputs,) float64
+
+    def outputs(self) -> int:
+        return int(self.coef.shape[1])
+
+    def classes(self) -> int:
+        """How many probabilities a row gets."""
+        return self.outputs() + (self.kind == "binary")
+
+    def from_scores(self, z: np.ndarray) -> np.ndarray:
+        """Probabilities from the (rows, outputs) linear scores."""
+        if self.kind == "softmax":
+            z = z - z.max(axis=1, keepdims=True)
+            e = np.exp(z)
+            return e / e.sum(axis=1, keepdims=True)
+        p = np.exp(-np.logaddexp(0.0, -z))
+        return np.hstack([1.0 - p, p]) if self.kind == "binary" else p
+
+    def scores(self, rows: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """(rows, outputs) linear scores of sparse rows ((columns, values), `Featurizer.rows`)."""
+        z = np.empty((len(rows), self.outputs()))
+        for i, (cols, vals) in enumerate(rows):
+            z[i] = vals @ self.coef[cols].astype(np.float64) + self.intercept
+        return z
 
     def probabilities(self, rows: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        out = np.empty((len(rows), self.coef.shape[0] + (self.kind == "binary")))
-        for i, (cols, vals) in enumerate(rows):
-            z = self.coef[:, cols].astype(np.float64) @ vals + self.intercept
-            with np.errstate(over="ignore"):
-                p = 1.0 / (1.0 + np.exp(-z))
-            if self.kind == "binary":
-                out[i] = (1.0 - p[0], p[0])
-            elif self.kind == "multiclass":
-                out[i] = p / p.sum()
-            else:
-                out[i] = p
-        return out
-
-
-def compile_featurizer(column_transformer: Any) -> Featurizer:
-    """The fitted `ColumnTransformer` of `learn.features.featurizer()` as a `Featurizer`."""
-    weights = column_transformer.transformer_weights or {}
-    parts = []
-    for name, vec, column in column_transformer.transformers_:
-        if vec == "drop" or name == "remainder":
-            continue
-        if vec.norm != "l2" or not vec.use_idf or vec.strip_accents or vec.stop_words:
-            raise ValueError(f"{name}: only l2-normalised TF-IDF without accents or stop words")
-        vocab = {str(t): int(i) for t, i in vec.vocabulary_.items()}
-        parts.append(
-            TextPart(
-                column=int(column),
-                analyzer=vec.analyzer,
-                ngram=tuple(vec.ngram_range),
-                token_pattern=vec.token_pattern,
-                lowercase=bool(vec.lowercase),
-                sublinear=bool(vec.sublinear_tf),
-                weight=float(weights.get(name, 1.0)),
-                vocabulary=vocab,
-                idf=np.asarray(vec.idf_, dtype=np.float64),
-            )
-        )
-    return Featurizer(parts)
-
-
-def _rows(estimator: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(coef, intercept) of one binary estimator of a one-vs-rest: constant ones included."""
-    if hasattr(estimator, "coef_"):
-        return np.asarray(estimator.coef_[0]), np.asarray(estimator.intercept_[:1])
-    # scikit-learn's _ConstantPredictor: a label always (1) or never (0) present when fit
-    constant = float(np.ravel(estimator.y_)[0])
-    return np.zeros(0), np.array([math.inf if constant > 0.5 else -math.inf])
-
-
-def compile_head(estimator: Any, width: int) -> LinearHead:
-    """A fitted log-loss `SGDClassifier` or a `OneVsRestClassifier` of them as a `LinearHead`."""
-    if hasattr(estimator, "estimators_"):
-        coefs, intercepts = [], []
-        for est in estimator.estimators_:
-            c, b = _rows(est)
-            coefs.append(c if c.size else np.zeros(width))
-            intercepts.append(b[0])
-        return LinearHead("ovr", np.vstack(coefs).astype(np.float32), np.array(intercepts))
-    coef = np.asarray(estimator.coef_, dtype=np.float32)
-    kind = "binary" if coef.shape[0] == 1 else "multiclass"
-    return LinearHead(kind, coef, np.asarray(estimator.intercept_, dtype=np.float64))
+        return self.from_scores(self.scores(rows))

@@ -1,22 +1,21 @@
 """The learned label model: per label group, a linear classifier over the repository's own history.
 
-`type` and `priority` are single-label (one multiclass classifier over the issues with exactly one
-label of the group); `area` and `topic` are multi-label (one-vs-rest over every triaged issue, so
-silence is a vote for none). A label with fewer than `MIN_EXAMPLES` labelled issues is not learned;
-a group with fewer than `MIN_ISSUES` labelled issues (or fewer than two learned types) is not
-learned at all and the engine falls back to the neighbour vote for it.
+`type` and `priority` are single-label (one multinomial logistic regression over the issues with
+exactly one label of the group); `area` and `topic` are multi-label (one-vs-rest over every
+triaged issue, so silence is a vote for none). A label with fewer than `MIN_EXAMPLES` labelled
+issues is not learned; a group with fewer than `MIN_ISSUES` labelled issues (or fewer than two
+learned types) is not learned at all and the engine falls back to the neighbour vote for it.
 
-scikit-learn fits; the fitted model is kept as numpy arrays (`learn/linear.py`), so answering an
-issue never imports scikit-learn.
+Fitting is numpy alone (`learn/features.py`, `learn/logistic.py`, `learn/heads.py`); the fitted
+model is kept as numpy arrays (`learn/linear.py`, `learn/artifact.py`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-import warnings
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -24,15 +23,26 @@ import numpy as np
 
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
+from issue_assistant.learn import heads
 from issue_assistant.learn.calibration import ThresholdTable
+from issue_assistant.learn.features import fit_features
+from issue_assistant.learn.fitting import Fitting
 from issue_assistant.learn.folds import Predict, out_of_fold
-from issue_assistant.learn.linear import Featurizer, LinearHead, compile_featurizer, compile_head
+from issue_assistant.learn.linear import Featurizer, LinearHead
+from issue_assistant.learn.sparse import Csr
 from issue_assistant.learn.text import fields, prose, title
+from issue_assistant.tracker.asof import AsOfView, rewind
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
+# issue number -> its stored sentence embedding (None when it has none)
+Vectors = Callable[[int], "np.ndarray | None"]
+
 MIN_EXAMPLES = 5
 MIN_ISSUES = 30
+# A fit reads at most the most recent MAX_ROWS labelled issues: what it costs (time and memory)
+# stops growing with the repository, and recent issues show how it labels now.
+MAX_ROWS = 5000
 SINGLE = ("type", "priority")
 
 
@@ -47,22 +57,56 @@ class Row:
     labels: frozenset[str]
 
 
-def rows_from(tracker: Tracker, labels: LabelsConfig, before: datetime) -> list[Row]:
-    """Issues created before `before` that carry a label of labels.toml, oldest first.
+def rows_from(
+    tracker: Tracker, labels: LabelsConfig, before: datetime, newest: int | None = None
+) -> list[Row]:
+    """Issues created before `before` that carry a label of labels.toml, oldest first (only the
+    `newest` of them when given: what a fit reads, `MAX_ROWS`).
 
     Read through the tracker given (an as-of view in evaluate and analyze), so the labels are the
-    ones known at that view's moment.
+    ones known at that view's moment. With `newest`, issues are read newest first and the reading
+    stops once that many are found (through an as-of view, each read rewinds an issue).
     """
-    out: list[Row] = []
-    for issue in tracker.all_issues():
-        if issue.is_pull_request or issue.created_at >= before:
-            continue
-        mine = frozenset(labels.known(issue.labels))
+    known: dict[tuple[str, ...], frozenset[str]] = {}
+    found: list[tuple[datetime, int, Issue, frozenset[str]]] = []
+    for issue in _issues_before(tracker, before, newest_first=newest is not None):
+        names = tuple(issue.labels)
+        mine = known.get(names)
+        if mine is None:
+            mine = known[names] = frozenset(labels.known(issue.labels))
         if mine:
-            title, prose = fields(issue)
-            out.append(Row(issue.number, issue.created_at, title, prose, mine))
-    out.sort(key=lambda r: (r.created_at, r.number))
+            found.append((issue.created_at, issue.number, issue, mine))
+            if newest is not None and len(found) >= newest:
+                break
+    found.sort(key=lambda f: (f[0], f[1]))
+    out = []
+    for created, number, issue, mine in found:  # the text only for the rows kept
+        title, prose = fields(issue)
+        out.append(Row(number, created, title, prose, mine))
     return out
+
+
+def _issues_before(tracker: Tracker, before: datetime, newest_first: bool) -> Iterator[Issue]:
+    """The tracker's issues (no pull requests) created before `before`, in the tracker's order or
+    newest first; through an as-of view, each is rewound only when read (and pull requests never
+    are: most records of a repository)."""
+    view = tracker if isinstance(tracker, AsOfView) else None
+    source = view.source if view is not None else tracker
+    issues: Iterable[Issue] = (
+        i
+        for i in source.all_issues()
+        if not i.is_pull_request
+        and i.created_at < before
+        and (view is None or (i.created_at <= view.moment and i.number != view.hide))
+    )
+    if newest_first:
+        issues = sorted(issues, key=lambda i: (i.created_at, i.number), reverse=True)
+    if view is None:
+        yield from issues
+        return
+    repository = view.repository.full_name
+    for issue in issues:
+        yield rewind(issue, view.moment, repository)
 
 
 def fingerprint(rows: Sequence[Row], labels: LabelsConfig) -> str:
@@ -77,7 +121,13 @@ def fingerprint(rows: Sequence[Row], labels: LabelsConfig) -> str:
 
 @dataclass
 class GroupModel:
-    """One group's classifier (None when the group falls back to the vote) and its CV table."""
+    """One group's classifier (None when the group falls back to the vote) and its CV table.
+
+    `head` holds the TF-IDF features' coefficients and the intercepts. With sentence embeddings
+    (`[index] embeddings = true`, every training issue's vector stored), one model is fit on both
+    blocks: `dense` holds the embedding block's coefficients, and an issue without a vector is
+    given the training issues' mean vector (`dense_mean`).
+    """
 
     group: str
     mode: str  # "learned" or "vote"
@@ -86,12 +136,32 @@ class GroupModel:
     head: LinearHead | None = None
     issues: int = 0
     table: ThresholdTable | None = None
+    dense: LinearHead | None = None
+    c: float | None = None
+    dense_mean: np.ndarray | None = None
 
-    def probabilities(self, rows: list[tuple[np.ndarray, np.ndarray]]) -> list[dict[str, float]]:
-        """Each learned label's probability for each featurized row."""
+    def probabilities(
+        self, rows: list[tuple[np.ndarray, np.ndarray]], vectors: np.ndarray | None = None
+    ) -> list[dict[str, float]]:
+        """Each learned label's probability for each featurized row (and embedding row)."""
         if self.head is None:
             return [{} for _ in rows]
-        proba = self.head.probabilities(rows)
+        return self._named(self.head.scores(rows), vectors)
+
+    def probabilities_matrix(self, x: Csr, vectors: np.ndarray | None = None) -> list[dict]:
+        """The same for a fit-time matrix of many rows (`learn.features.Features.matrix`)."""
+        if self.head is None:
+            return [{} for _ in range(x.shape[0])]
+        return self._named(x.dot(self.head.coef) + self.head.intercept, vectors)
+
+    def _named(self, scores: np.ndarray, vectors: np.ndarray | None) -> list[dict[str, float]]:
+        assert self.head is not None
+        if self.dense is not None:
+            if vectors is None:
+                assert self.dense_mean is not None
+                vectors = np.tile(self.dense_mean, (len(scores), 1))
+            scores = scores + vectors.astype(np.float64) @ self.dense.coef.astype(np.float64)
+        proba = self.head.from_scores(scores)
         return [{c: float(p) for c, p in zip(self.classes, row, strict=True)} for row in proba]
 
 
@@ -115,27 +185,10 @@ def _group_data(
             if len(mine) == 1 and mine[0] in classes:
                 idx.append(i)
                 ys.append(mine[0])
-        return idx, classes, ys
+        return idx, sorted(set(ys)), ys
     idx = list(range(len(rows)))
     ys = [[1 if c in r.labels else 0 for c in classes] for r in rows]
     return idx, classes, ys
-
-
-def _estimator(group: str) -> object:
-    from sklearn.linear_model import SGDClassifier
-    from sklearn.multiclass import OneVsRestClassifier
-
-    if group in SINGLE:
-        return SGDClassifier(
-            loss="log_loss",
-            alpha=2e-5,
-            class_weight="balanced",
-            max_iter=50,
-            tol=None,
-            random_state=0,
-        )
-    base = SGDClassifier(loss="log_loss", alpha=2e-5, max_iter=50, tol=None, random_state=0)
-    return OneVsRestClassifier(base)
 
 
 def _learnable(group: str, idx: list[int], classes: list[str], ys: list) -> str | None:
@@ -145,8 +198,6 @@ def _learnable(group: str, idx: list[int], classes: list[str], ys: list) -> str 
             return f"fewer than 2 {group} labels with {MIN_EXAMPLES}+ labelled issues"
         if len(idx) < MIN_ISSUES:
             return f"only {len(idx)} issues with one {group} label (needs {MIN_ISSUES})"
-        if len(set(ys)) < 2:
-            return f"only one {group} label in the history"
         return None
     if not classes:
         return f"no {group} label with {MIN_EXAMPLES}+ labelled issues"
@@ -157,43 +208,66 @@ def _learnable(group: str, idx: list[int], classes: list[str], ys: list) -> str 
 
 
 def _fit_groups(
-    rows: Sequence[Row], labels: LabelsConfig, classes: Mapping[str, Sequence[str]] | None = None
+    rows: Sequence[Row],
+    labels: LabelsConfig,
+    classes: Mapping[str, Sequence[str]] | None = None,
+    *,
+    vectors: Vectors | None = None,
+    fitting: Fitting | None = None,
 ) -> tuple[Featurizer | None, dict[str, GroupModel]]:
     """The featurizer and each group's fitted classifier (or why not) on `rows` (`classes`: only
-    these groups, with exactly these labels)."""
+    these groups, with exactly these labels).
+
+    `vectors` gives the stored sentence embeddings of issue numbers (None where there is none);
+    `fitting` what earlier fits on nearly the same rows can share (see `learn/fitting.py`).
+    """
     if len(rows) < MIN_ISSUES:
         why = f"only {len(rows)} labelled issues (needs {MIN_ISSUES})"
         return None, {g: GroupModel(g, "vote", why) for g in GROUPS}
-    from issue_assistant.learn.features import featurizer, matrix
+    fitting = fitting if fitting is not None else Fitting()
+    with fitting.lock:
+        docs = [(r.title, r.prose) for r in rows]
+        try:
+            feats = fit_features(docs, caches=fitting.caches)
+        except ValueError as exc:  # an empty vocabulary, say
+            return None, {g: GroupModel(g, "vote", f"no features: {exc}") for g in GROUPS}
+        x = feats.matrix(docs)
+        dense = _dense_rows(vectors, rows)
+        groups: dict[str, GroupModel] = {}
+        for group in GROUPS:
+            if classes is not None and group not in classes:
+                continue
+            only = classes[group] if classes is not None else None
+            idx, names, ys = _group_data(rows, labels, group, only)
+            why = _learnable(group, idx, names, ys)
+            if why is not None:
+                groups[group] = GroupModel(group, "vote", why, issues=len(idx))
+                continue
+            fitted = heads.fit_group(
+                group, x, feats, dense, idx, names, ys, fitting, single=group in SINGLE
+            )
+            groups[group] = GroupModel(
+                group,
+                "learned",
+                f"fit on {len(idx)} issues" + (" (with their embeddings)" if fitted.dense else ""),
+                names,
+                fitted.head,
+                issues=len(idx),
+                dense=fitted.dense,
+                c=fitted.c,
+                dense_mean=fitted.dense_mean,
+            )
+        return feats.featurizer(), groups
 
-    fitted = featurizer()
-    try:
-        x = fitted.fit_transform(matrix([(r.title, r.prose) for r in rows]))
-    except ValueError as exc:  # an empty vocabulary, say
-        return None, {g: GroupModel(g, "vote", f"no features: {exc}") for g in GROUPS}
-    feats = compile_featurizer(fitted)
-    groups: dict[str, GroupModel] = {}
-    for group in GROUPS:
-        if classes is not None and group not in classes:
-            continue
-        only = classes[group] if classes is not None else None
-        idx, names, ys = _group_data(rows, labels, group, only)
-        why = _learnable(group, idx, names, ys)
-        if why is not None:
-            groups[group] = GroupModel(group, "vote", why, issues=len(idx))
-            continue
-        est = _estimator(group)
-        y = np.array(ys)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(x[idx], y)  # type: ignore[attr-defined]
-        if group in SINGLE:
-            names = [str(c) for c in est.classes_]  # type: ignore[attr-defined]
-        head = compile_head(est, feats.width)
-        groups[group] = GroupModel(
-            group, "learned", f"fit on {len(idx)} issues", names, head, issues=len(idx)
-        )
-    return feats, groups
+
+def _dense_rows(vectors: Vectors | None, rows: Sequence[Row]) -> np.ndarray | None:
+    """The rows' embeddings, or None unless every row has one."""
+    if vectors is None:
+        return None
+    got = [vectors(r.number) for r in rows]
+    if any(v is None for v in got):
+        return None
+    return np.vstack(got).astype(np.float64)
 
 
 @dataclass
@@ -205,7 +279,6 @@ class LabelModel:
     issues: int
     groups: dict[str, GroupModel]
     featurizer: Featurizer | None
-    sklearn_version: str = ""
     fit_seconds: float = 0.0
     indexed: int = 0
 
@@ -213,7 +286,15 @@ class LabelModel:
         g = self.groups.get(group)
         return g.mode if g else "vote"
 
-    def probabilities_many(self, docs: Sequence[tuple[str, str]]) -> list[dict[str, dict]]:
+    @property
+    def uses_embeddings(self) -> bool:
+        return any(g.dense is not None for g in self.groups.values())
+
+    def probabilities_many(
+        self, docs: Sequence[tuple[str, str]], vectors: np.ndarray | None = None
+    ) -> list[dict[str, dict]]:
+        """Per doc ((title, prose)), per learned group, each label's probability; `vectors`
+        (one embedding row per doc) feed the groups' embedding heads."""
         if self.featurizer is None or not docs:
             return [{} for _ in docs]
         x = self.featurizer.rows(docs)
@@ -221,24 +302,39 @@ class LabelModel:
         for group, gm in self.groups.items():
             if gm.mode != "learned":
                 continue
-            for i, probs in enumerate(gm.probabilities(x)):
+            for i, probs in enumerate(gm.probabilities(x, vectors)):
                 out[i][group] = probs
         return out
 
-    def predict_rows(self, rows: Sequence[Row]) -> dict[str, list[dict[str, float]]]:
-        """Per learned group, each row's label probabilities (a fold model scoring its rows)."""
-        probs = self.probabilities_many([(r.title, r.prose) for r in rows])
-        learned = [g for g, gm in self.groups.items() if gm.mode == "learned"]
-        return {g: [p.get(g, {}) for p in probs] for g in learned}
+    def probabilities(
+        self, issue: Issue, vector: np.ndarray | None = None
+    ) -> dict[str, dict[str, float]]:
+        """Per learned group, each learned label's probability for `issue` (and its embedding,
+        which the embedding heads read when the model has them)."""
+        vectors = vector.reshape(1, -1) if vector is not None else None
+        return self.probabilities_many([fields(issue)], vectors)[0]
 
-    def probabilities(self, issue: Issue) -> dict[str, dict[str, float]]:
-        """Per learned group, each learned label's probability for `issue`."""
-        return self.probabilities_many([fields(issue)])[0]
+    def predict_rows(
+        self, rows: Sequence[Row], vectors: Vectors | None = None
+    ) -> dict[str, list[dict[str, float]]]:
+        """Per learned group, each row's label probabilities (a fold model scoring its rows; the
+        fit's own features in memory make them for all rows at once)."""
+        learned = {g: gm for g, gm in self.groups.items() if gm.mode == "learned"}
+        if self.featurizer is None:
+            return {g: [{} for _ in rows] for g in learned}
+        docs = [(r.title, r.prose) for r in rows]
+        dense = _dense_rows(vectors, rows)
+        if self.featurizer.fitted is not None:
+            x = self.featurizer.fitted.matrix(docs)
+            return {g: gm.probabilities_matrix(x, dense) for g, gm in learned.items()}
+        rows_x = self.featurizer.rows(docs)
+        return {g: gm.probabilities(rows_x, dense) for g, gm in learned.items()}
 
     def describe(self) -> str:
+        dense = "; TF-IDF and sentence embeddings" if self.uses_embeddings else ""
         return (
             f"fit on {self.issues} labelled issues created before {self.cutoff:%Y-%m-%d %H:%M} "
-            f"UTC (data {self.fingerprint})"
+            f"UTC (data {self.fingerprint}{dense})"
         )
 
 
@@ -249,24 +345,46 @@ def fit(
     *,
     calibrate: bool = True,
     classes: Mapping[str, Sequence[str]] | None = None,
+    vectors: Vectors | None = None,
+    fitting: Fitting | None = None,
 ) -> LabelModel:
-    """Fit every group on `rows` (all created before `cutoff`), with out-of-fold tables and
-    curves (`learn/folds.py`). `classes`: fit only these groups, on exactly these labels."""
+    """Fit every group on `rows` created before `cutoff` (the most recent `MAX_ROWS` of them),
+    with out-of-fold tables and curves (`learn/folds.py`). `classes`: fit only these groups, on
+    exactly these labels.
+
+    `vectors` (issue number -> stored embedding, or None) adds the embedding block when every
+    row has one; `fitting` shares work with other fits on nearly the same rows (the folds here,
+    evaluate's buckets).
+    """
     start = time.perf_counter()
-    rows = [r for r in rows if r.created_at < cutoff]
-    feats, groups = _fit_groups(rows, labels, classes)
+    rows = [r for r in rows if r.created_at < cutoff][-MAX_ROWS:]
+    fitting = fitting if fitting is not None else Fitting()
+    feats, groups = _fit_groups(rows, labels, classes, vectors=vectors, fitting=fitting)
     learned = {g: gm.classes for g, gm in groups.items() if gm.mode == "learned"}
     if calibrate and feats is not None and learned:
 
         def fit_fold(train: Sequence[Row], names: Mapping[str, Sequence[str]]) -> Predict:
-            return fit(train, labels, cutoff, calibrate=False, classes=names).predict_rows
+            fold = fit(
+                train,
+                labels,
+                cutoff,
+                calibrate=False,
+                classes=names,
+                vectors=vectors,
+                fitting=fitting,
+            )
+            return lambda test: fold.predict_rows(test, vectors)
 
-        for group, table in out_of_fold(rows, labels, learned, fit_fold).items():
+        # The folds reuse each group's C (chosen by cross-validation on these rows): choosing it
+        # again inside every fold would cost a dozen fits per fold for one number of four.
+        fitting.pinned = True
+        try:
+            tables = out_of_fold(rows, labels, learned, fit_fold)
+        finally:
+            fitting.pinned = False
+        for group, table in tables.items():
             groups[group].table = table
-    import sklearn
-
     return LabelModel(
-        sklearn_version=sklearn.__version__,
         cutoff=cutoff,
         fingerprint=fingerprint(rows, labels),
         issues=len(rows),
@@ -274,6 +392,14 @@ def fit(
         featurizer=feats,
         fit_seconds=time.perf_counter() - start,
     )
+
+
+def index_vectors(index: IssueIndex) -> Vectors | None:
+    """The index's stored sentence embeddings by issue number, or None without embeddings."""
+    store = getattr(index, "vectors", None)
+    if store is None or not len(store):
+        return None
+    return store.vector
 
 
 def rows_from_index(index: IssueIndex, labels: LabelsConfig, before: datetime) -> list[Row]:

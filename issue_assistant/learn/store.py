@@ -22,7 +22,7 @@ import copy
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -30,7 +30,16 @@ from issue_assistant.atomic import write_atomic_with
 from issue_assistant.config import LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn import artifact
-from issue_assistant.learn.model import LabelModel, Row, fit, rows_from, rows_from_index
+from issue_assistant.learn.fitting import Fitting
+from issue_assistant.learn.model import (
+    MAX_ROWS,
+    LabelModel,
+    Row,
+    fit,
+    index_vectors,
+    rows_from,
+    rows_from_index,
+)
 from issue_assistant.learn.saved import (
     REFIT_COUNT,  # noqa: F401 (re-exported)
     REFIT_SHARE,  # noqa: F401 (re-exported)
@@ -157,7 +166,7 @@ def fit_and_save(
     """Fit on `rows` (created before `moment`) and save: as the artifact beside the index
     (`main`; the artifact it replaces is kept for earlier moments), or among the earlier ones."""
     with fitting(len(rows), moment, why):
-        model = fit(rows, labels, moment)
+        model = fit(rows, labels, moment, vectors=index_vectors(index))
     model.indexed = len(index)
     newest = max((r.created_at for r in rows if r.created_at < moment), default=None)
     before = index.count_labelled(labels.all_names(), before=moment)
@@ -338,15 +347,34 @@ class BucketSource:
     """evaluate: one model per cutoff, reused for every issue until the next cutoff.
 
     The model for a moment is the one of the latest cutoff at or before it, fit on the issues
-    created before that cutoff as the tracker showed them then (`AsOfView`).
+    created before that cutoff as the tracker showed them then (`AsOfView`). The buckets' fits
+    share one `Fitting` (`learn/fitting.py`): each issue's text is cut into terms once, and each
+    bucket's logistic regressions start from the previous fit's solutions, so a bucket costs a
+    fraction of a cold fit and comes out the same (the same convex objective, to the solver's
+    tolerance).
+
+    `start` fits every bucket in one thread, one after the other in the order the issues will
+    ask for them (evaluate goes newest first), while the issues of the buckets already fit are
+    analysed; an issue waits only for its own bucket. The fits are always made in one order by
+    one thread at a time, so a run's models do not depend on timing.
     """
 
-    def __init__(self, tracker: Tracker, labels: LabelsConfig, cutoffs: list[datetime]) -> None:
+    def __init__(
+        self,
+        tracker: Tracker,
+        labels: LabelsConfig,
+        cutoffs: list[datetime],
+        *,
+        ahead: bool = True,
+    ) -> None:
         self.tracker = tracker
         self.labels = labels
         self.cutoffs = sorted(set(cutoffs))
         self._models: dict[datetime, LabelModel] = {}
         self._locks: dict[datetime, threading.Lock] = {c: threading.Lock() for c in self.cutoffs}
+        self._fitting = Fitting()
+        self.ahead = ahead
+        self._chain: dict[datetime, threading.Event] = {}
 
     def cutoff_for(self, moment: datetime) -> datetime | None:
         before = [c for c in self.cutoffs if c <= moment]
@@ -359,11 +387,41 @@ class BucketSource:
         cutoff = self.cutoff_for(moment)
         if cutoff is None:
             return fit([], labels, moment)
+        fitting = self._chain.get(cutoff)
+        if fitting is not None:
+            fitting.wait()  # set once the chain has fit it (or given up: then it is fit here)
+        return self._model_at(cutoff, index)
+
+    def start(self, index: IssueIndex, moments: Sequence[datetime]) -> None:
+        """Fit the buckets of `moments` (the issues' creations, in the order they are analysed)
+        in a thread of its own, each bucket once, in the order of the first issue that needs it."""
+        if not self.ahead or self._chain:
+            return
+        order = list(dict.fromkeys(c for m in moments if (c := self.cutoff_for(m)) is not None))
+        if not order:
+            return
+        self._chain = {c: threading.Event() for c in order}
+
+        def work() -> None:
+            try:
+                for cutoff in order:
+                    self._model_at(cutoff, index)
+                    self._chain[cutoff].set()
+            except Exception as exc:  # noqa: BLE001 - each bucket's first issue fits it again
+                log.warning("label models fit ahead: %r", exc)
+            finally:
+                for event in self._chain.values():
+                    event.set()
+
+        threading.Thread(target=work, name="label-models-ahead", daemon=True).start()
+
+    def _model_at(self, cutoff: datetime, index: IssueIndex) -> LabelModel:
         with self._locks[cutoff]:
             if cutoff not in self._models:
                 view = AsOfView(self.tracker, cutoff)
+                rows = rows_from(view, self.labels, cutoff, newest=MAX_ROWS)
                 self._models[cutoff] = fit(
-                    rows_from(view, self.labels, cutoff), self.labels, cutoff
+                    rows, self.labels, cutoff, vectors=index_vectors(index), fitting=self._fitting
                 )
             return self._models[cutoff]
 
