@@ -21,11 +21,11 @@ from pathlib import Path
 from bench.common import commit
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.context import Context
-from issue_assistant.evaluate.gold import accepted_originals
 from issue_assistant.index import duplicates
 from issue_assistant.index.retrieval import Retriever
 from issue_assistant.pipeline import open_index, replay_pairs
 from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.tracker.duplicates import accepted_originals
 from issue_assistant.tracker.snapshot import read_snapshot
 
 TITLE = "Duplicate retrieval and decision"

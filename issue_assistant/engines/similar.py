@@ -28,7 +28,8 @@ from issue_assistant.tracker.models import Issue
 from issue_assistant.tracker.versions import version_note
 
 if TYPE_CHECKING:
-    from issue_assistant.context import Candidate, Context
+    from issue_assistant.context import Context
+    from issue_assistant.index.candidates import Candidate
     from issue_assistant.learn.model import LabelModel
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6} .*$", re.MULTILINE)

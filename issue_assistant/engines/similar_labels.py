@@ -18,7 +18,8 @@ from issue_assistant.engines.similar_options import SimilarConfig
 from issue_assistant.learn import tiers
 
 if TYPE_CHECKING:
-    from issue_assistant.context import Candidate, Context
+    from issue_assistant.context import Context
+    from issue_assistant.index.candidates import Candidate
     from issue_assistant.learn.model import LabelModel
 
 SINGLE = ("type", "priority")

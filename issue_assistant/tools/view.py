@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from issue_assistant.config import LabelsConfig
-from issue_assistant.context import Candidate
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.candidates import Candidate
 from issue_assistant.index.code import CodeIndex, LikelyFile
 from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex, search_seen
 from issue_assistant.index.likely import likely_files

@@ -32,14 +32,9 @@ from rich.progress import (
 
 from issue_assistant.atomic import write_atomic_with
 from issue_assistant.errors import GitHubError
+from issue_assistant.tracker.client import Throttle, github_retry
 from issue_assistant.tracker.fetch_context import ContextState, fetch_context
-from issue_assistant.tracker.github import (
-    TRIAGE_ROLES,
-    WRITE_ROLES,
-    GitHubTracker,
-    Throttle,
-    github_retry,
-)
+from issue_assistant.tracker.github import TRIAGE_ROLES, WRITE_ROLES, GitHubTracker
 from issue_assistant.tracker.models import Comment, Event, Issue
 from issue_assistant.tracker.snapshot import Snapshot, issue_record, write_snapshot
 
