@@ -291,6 +291,11 @@ def _shown(source: Table, cal: Calibration, older, newer) -> list[str]:  # noqa:
     return out
 
 
+def _p50_seconds(builds: list) -> str:
+    """The median build time, or a plain word when every build reused an index."""
+    return f"p50 {statistics.median([b[1] for b in builds]):.1f} s" if builds else "none rebuilt"
+
+
 def _speed(run: dict, about: dict) -> list[str]:
     builds = [b for b in run["builds"] if b[1] > 0.01]  # not the reused index of a same moment
     lat = [r.latency for r in run["rows"]]
@@ -300,8 +305,8 @@ def _speed(run: dict, about: dict) -> list[str]:
         "",
         "**Speed**: index of the largest moment from scratch (read from git objects, every file "
         f"analysed) {seconds:.1f} s for {files} files (goal under 60 s); a moment's index with "
-        f"the files' fields already analysed: p50 {statistics.median([b[1] for b in builds]):.1f}"
-        f" s over {len(builds)} moments; likely files per issue, warm, on that largest index "
+        f"the files' fields already analysed: {_p50_seconds(builds)} over {len(builds)} moments; "
+        f"likely files per issue, warm, on that largest index "
         f"({len(warm)} issues; every signal, combined, each file's function found): p50 "
         f"{statistics.median(warm) * 1000:.0f} ms, p95 {_p(warm, 0.95) * 1000:.0f} ms, most "
         f"{max(warm) * 1000:.0f} ms (goal under 200 ms); the signals alone in the replay, p50 "
