@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from issue_assistant.cli import main
 from issue_assistant.index.duplicates import PairFeatures
+from issue_assistant.index.evidence import Shared
 from issue_assistant.learn import duplicate_model as dm
 from issue_assistant.pipeline import replay_pairs
 from issue_assistant.tracker.snapshot import write_snapshot
@@ -28,6 +29,8 @@ def pair(rnd: random.Random, same: bool) -> PairFeatures:
         bm25_top=1.0 if same else rnd.uniform(0.3, 1.0),
         open=float(rnd.random() < 0.5),
         age=rnd.uniform(0, 2),
+        # the form's field name, which every pair shares: evidence enough to be claimed at all
+        evidence=Shared(identifiers=("dataset_name",)),
     )
 
 

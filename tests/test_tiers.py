@@ -144,10 +144,37 @@ def test_a_group_that_never_reaches_half_still_proposes_where_history_says_it_is
     """Per-label thresholds: an area whose probabilities stay under 0.5 but are right there."""
     area = table((0.0, 2, 200), (0.2, 16, 20), key="io")
     c = choose(area, {"io": 0.31}, single=False, limit=2, rule=RULE)
-    assert [(n, t.tier) for n, _, t in c.chosen] == [("io", "likely")]
-    assert c.bounds["io"].possible == 0.2
+    # 16 right of 20 (0.80) is "likely" by its point precision, but the lower end of its 90%
+    # interval (0.62) is what a label of an area is held to: "possible"
+    assert [(n, t.tier, t.precision) for n, _, t in c.chosen] == [("io", "possible", 0.8)]
+    assert c.bounds["io"].possible == 0.2 and c.bounds["io"].likely is None
     none = choose(area, {"io": 0.05}, single=False, limit=2, rule=RULE)
     assert none.chosen == [] and none.abstained == "below floor"
+
+
+def test_an_area_label_is_proposed_only_on_enough_of_its_own_evidence():
+    """A label's few lucky predictions do not make it proposable; its own interval decides."""
+    from issue_assistant.learn.tiers import MIN_LABEL_EVIDENCE, proposed_record
+
+    # 12 right of 15 (0.80) at 0.5 and up: fewer than MIN_LABEL_EVIDENCE predictions there
+    thin = table((0.0, 2, 200), (0.5, 12, 15), key="docs")
+    assert 15 < MIN_LABEL_EVIDENCE
+    c = choose(thin, {"docs": 0.7}, single=False, limit=2, rule=RULE)
+    assert c.chosen == [] and c.abstained == "below floor"
+    assert "too few earlier issues to be sure of 6 in 10" in c.reason
+    # the same label by a type's rule (one label per issue, point precision) is proposed
+    single = table((0.0, 2, 200), (0.5, 12, 15))
+    assert choose(single, {"bug": 0.7}, single=True, limit=1, rule=RULE).chosen
+    # 13 right of 20 (0.65): enough predictions, but its interval reaches down to 0.47
+    shaky = table((0.0, 2, 200), (0.5, 13, 20), key="docs")
+    assert choose(shaky, {"docs": 0.7}, single=False, limit=2, rule=RULE).chosen == []
+    # 40 right of 40: high, and calibrate's record says where it is proposed and how right
+    sure = table((0.0, 2, 200), (0.5, 40, 40), key="docs")
+    c = choose(sure, {"docs": 0.7}, single=False, limit=2, rule=RULE)
+    assert [(n, t.tier) for n, _, t in c.chosen] == [("docs", "high")]
+    assert c.bounds["docs"].high == 0.5
+    assert proposed_record(sure.curves["docs"], c.bounds["docs"].possible) == (40, 40)
+    assert proposed_record(thin.curves["docs"], None) is None
 
 
 def test_too_small_a_history_proposes_as_possible():
