@@ -158,7 +158,7 @@ def test_an_area_label_is_proposed_only_on_enough_of_its_own_evidence():
 
     # 12 right of 15 (0.80) at 0.5 and up: fewer than MIN_LABEL_EVIDENCE predictions there
     thin = table((0.0, 2, 200), (0.5, 12, 15), key="docs")
-    assert 15 < MIN_LABEL_EVIDENCE
+    assert MIN_LABEL_EVIDENCE > 15
     c = choose(thin, {"docs": 0.7}, single=False, limit=2, rule=RULE)
     assert c.chosen == [] and c.abstained == "below floor"
     assert "too few earlier issues to be sure of 6 in 10" in c.reason
