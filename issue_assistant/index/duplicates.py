@@ -195,17 +195,32 @@ class Side:
     traits: Traits
 
 
+# The most sides an index keeps (`side`): every issue of a large tracker's recent years.
+SIDES_KEPT = 20_000
+
+
 def side(
     index: IssueIndex, issue: Issue, boiler: Boilerplate | None, moment: datetime | None
 ) -> Side:
+    """`issue`'s side at `moment`; kept on the index (until it changes) by the issue's title and
+    own body, so a candidate met again by another issue is read once."""
     body = own_body(issue, boiler, moment)
-    return Side(
+    memo = getattr(index, "memo", None)
+    key = ("side", issue.number, issue.title, body)
+    if memo is not None and key in memo:
+        return memo[key]
+    found = Side(
         body=body,
         title=index.vector(clean_title(issue.title), "title"),
         prose=index.vector(strip_template(body)),
         signals=signals(issue.title, body),
         traits=traits(issue.title, body),
     )
+    if memo is not None:
+        if len(memo) >= SIDES_KEPT:
+            memo.clear()
+        memo[key] = found
+    return found
 
 
 def signal_overlap(sa: Signals, sb: Signals) -> float:
