@@ -167,6 +167,33 @@ def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
     assert replay.created_at == used_late[0].created_at
 
 
+def test_a_cutoff_with_too_few_known_duplicates_replays_nothing(tmp_path):
+    """Fewer known duplicates than a threshold needs: the hand weights and the prior answer
+    whatever the replays would say, so none is made (evaluate's cost on a small tracker)."""
+    from issue_assistant.config import Config
+    from issue_assistant.pipeline import open_index
+
+    issues = synthetic(160)
+    for k in (60, 90, 120):
+        issues[k] = issues[k].model_copy(
+            update={"duplicate_of": issues[k - 30].number, "state_reason": "duplicate"}
+        )
+    snapshot = snap(issues)
+    index = open_index(snapshot, tmp_path)
+    calls: list[int] = []
+
+    def counting(tracker, issue, **kw):  # noqa: ANN001, ANN003, ANN202
+        calls.append(issue.number)
+        return replay_pairs(tracker, issue, **kw)
+
+    late = issues[150].created_at
+    buckets = dm.BucketDuplicates(snapshot, index, LABELS, Config(), [late], replay=counting)
+    known = sum(1 for i in issues if i.duplicate_of and i.closed_at < late)
+    assert 0 < known < dm.MIN_CALIBRATION_PAIRS
+    assert buckets.for_moment(issues[155].created_at) == (None, None, known)
+    assert calls == []
+
+
 def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_path, monkeypatch):
     """evaluate's duplicate fits made ahead in a thread, in the order the issues ask for them,
     are each made once and are the fits an issue would have made itself."""

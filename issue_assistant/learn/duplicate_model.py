@@ -235,6 +235,11 @@ class BucketDuplicates:
         with self._lock:
             if cutoff not in self._fits:
                 dups = [i for i in self._dups if i.closed_at < cutoff]  # type: ignore[operator]
+                if len(dups) < min(MIN_CALIBRATION_PAIRS, MIN_POSITIVES):
+                    # too few known pairs for a threshold or weights, whatever the replays say:
+                    # the hand weights and the prior answer, and nothing is replayed
+                    self._fits[cutoff] = (None, None, len(dups))
+                    return self._fits[cutoff]
                 others = [i for i in self._others if i.closed_at < cutoff]  # type: ignore[operator]
                 replayed = [self._replay(i) for i in dups + others]
                 outcomes, weights = cross_validated(replayed, learn=True)
