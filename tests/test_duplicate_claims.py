@@ -4,7 +4,7 @@ texts of the shared snapshots and on the port titles of a release-branch reposit
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -13,8 +13,9 @@ from issue_assistant.engines import create
 from issue_assistant.index.duplicates import PairFeatures
 from issue_assistant.index.evidence import Shared, follow_up
 from issue_assistant.pipeline import open_index, replay
-from issue_assistant.tracker.models import Issue, Repository, User
+from issue_assistant.tracker.models import Repository
 from issue_assistant.tracker.snapshot import Snapshot
+from tests.test_duplicate_evidence import FILLER, T0, issue
 
 LABELS = LabelsConfig.model_validate({"type": [{"name": "bug"}, {"name": "enhancement"}]})
 # The threshold a maintainer may set low: the rule below must hold whatever the threshold.
@@ -128,45 +129,28 @@ def test_a_feature_request_worded_alike_is_not_claimed_on_its_title(hf_snapshot,
 
 # ---- a release-branch port --------------------------------------------------------------
 
-T0 = datetime(2024, 1, 1, tzinfo=UTC)
 CHANGE = (
     "`!=` and `==` on `ValueTuple` box both operands in `Compare.cs`; this removes the boxing "
     "in `System.Private.CoreLib/src/System/ValueTuple.cs` and adds tests for `Equals`."
 )
 
 
-def _issue(number: int, title: str, body: str, minutes: float) -> Issue:
-    return Issue(
-        number=number,
-        title=title,
-        body=body,
-        user=User(login=f"user{number}"),
-        created_at=T0 + timedelta(minutes=minutes),
-        state="open",
-        labels=[],
-    )
-
-
 def test_a_release_branch_port_is_related_never_a_duplicate(tmp_path):
     """The titles of a change and its port as a release-branch repository writes them (the
     pair issue 30 quotes): the same words, paths and names, and a port: related."""
-    original = _issue(1, "Remove != and == boxing on ValueTuple", CHANGE, 0)
-    filler = [
-        _issue(10 + k, f"Docs page {k} about {t}", f"The {t} page could say more.", k)
-        for k, t in enumerate(["themes", "plugins", "install", "colours"])
-    ]
-    port = _issue(30, "[release/2.1] Port 'Remove != and == boxing on ValueTuple'", CHANGE, 600)
+    original = issue(1, "Remove != and == boxing on ValueTuple", CHANGE, 0)
+    port = issue(30, "[release/2.1] Port 'Remove != and == boxing on ValueTuple'", CHANGE, 600)
     snap = Snapshot(
-        Repository(full_name="o/r", fetched_at=T0 + timedelta(days=9)), [original, *filler, port]
+        Repository(full_name="o/r", fetched_at=T0 + timedelta(days=9)), [original, *FILLER, port]
     )
     index = open_index(snap, tmp_path)
     result = analyzed(snap, 30, index)
     assert result.decision.duplicate is None
     assert [e.relation for e in result.plan.evidence if e.number == 1] == ["related"]
     # the same text without the port's prefix is claimed: the evidence carries it
-    twin = _issue(31, "Remove != and == boxing on ValueTuple", CHANGE, 601)
+    twin = issue(31, "Remove != and == boxing on ValueTuple", CHANGE, 601)
     snap2 = Snapshot(
-        Repository(full_name="o/r", fetched_at=T0 + timedelta(days=9)), [original, *filler, twin]
+        Repository(full_name="o/r", fetched_at=T0 + timedelta(days=9)), [original, *FILLER, twin]
     )
     claimed = analyzed(snap2, 31, open_index(snap2, tmp_path / "twin"))
     assert claimed.decision.duplicate is not None and claimed.decision.duplicate.number == 1
