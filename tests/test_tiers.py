@@ -559,3 +559,60 @@ def test_the_summary_names_every_group_and_stays_whole():
     assert len(text) <= SUMMARY_MAX and not text.endswith("…")
     for group in long:
         assert f"{group}: none, right less often than [labels] min_precision here" in text
+
+
+def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
+    """calibrate's text for a multi-label group: each label's out-of-fold precision where the
+    per-label rule proposes it, and "never proposed" where it does not."""
+    from datetime import UTC, datetime
+
+    from issue_assistant.learn.calibrate import Calibration, GroupCalibration
+    from issue_assistant.learn.tiers import MIN_LABEL_EVIDENCE, proposed_record
+    from issue_assistant.render import render
+
+    sure = Curve(
+        buckets=[
+            Bucket(low=0.0, correct=2, proposals=200),
+            Bucket(low=0.4, correct=38, proposals=40),
+        ]
+    )
+    lucky = Curve(
+        buckets=[
+            Bucket(low=0.0, correct=2, proposals=225),
+            Bucket(low=0.5, correct=9, proposals=15),
+        ]
+    )
+    curves = {"cli": sure, "docs": lucky}
+    table = ThresholdTable(rows=[], method="stratified", folds=5, predictions=240, curves=curves)
+    group = GroupCalibration(
+        model="learned",
+        issues=240,
+        method="stratified",
+        measured=True,
+        bounds={k: RULE.bounds(c, per_label=True) for k, c in curves.items()},
+        table=table,
+    )
+    cal = Calibration(
+        repository="o/r",
+        cutoff=datetime(2024, 1, 1, tzinfo=UTC),
+        fingerprint="0123456789abcdef",
+        labelled_issues=240,
+        target_precision=0.9,
+        labels={"area": group},
+    )
+    text = render(
+        "calibrate.txt.j2",
+        cal=cal,
+        rule=RULE,
+        measure_min=MEASURE_MIN,
+        min_evidence=MIN_LABEL_EVIDENCE,
+        record=proposed_record,
+        min_positives=20,
+        min_pairs=10,
+        source="snapshot s.jsonl",
+        path="calibration.json",
+        seconds=1.0,
+    )
+    assert "  cli: precision 0.95 (38/40) where proposed; possible from 0.40" in text
+    assert "  docs: never proposed; possible from –" in text
+    assert f"on at least {MIN_LABEL_EVIDENCE} out-of-fold predictions" in text
