@@ -195,8 +195,10 @@ class Side:
     traits: Traits
 
 
-# The most sides an index keeps (`side`): every issue of a large tracker's recent years.
-SIDES_KEPT = 20_000
+# The most sides an index keeps (`side`; all are dropped when it is full): enough for the
+# candidates of an evaluate run, few enough that the memory they hold stays small (each keeps its
+# body, two TF-IDF vectors and its evidence).
+SIDES_KEPT = 5_000
 
 
 def side(
