@@ -45,7 +45,8 @@ METHOD = (
     "hand weights (index/duplicates.py, not fit); threshold: the lowest whose precision over the "
     "known pairs reaches the target on enough proposals, else the lowest whose false-duplicate "
     f"rate on the sampled non-duplicates is at most {MAX_FALSE_RATE:.0%}, the engine's rule "
-    f"(duplicates.choose, margin {Config().duplicates.margin}) applied at each; "
+    "(a claim only where evidence carries it and no follow-up, PairFeatures.claim; "
+    f"duplicates.choose, margin {Config().duplicates.margin}) applied at each; "
     f"{SAMPLE} sampled closed non-duplicates per snapshot"
 )
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import commit
+from bench.common import commit, reference_loop
 
 TITLE = "`evaluate` with the `similar` engine (`bench/section_evaluate.py`)"
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +69,10 @@ def _evaluate(issues: int) -> tuple[dict, float, float, int]:
 
 def run(quick: bool = False) -> str:
     issues = 20 if quick else 200
+    before = reference_loop()
     summary, wall, cpu, peak = _evaluate(issues)
+    # the machine's speed before and after the run: the smaller is the one it ran nearer to
+    reference = min(before, reference_loop())
     head, m = summary["header"], summary["measures"]
     groups = {g["group"]: g for g in m["groups"]}
     cost = m["cost"]
@@ -111,7 +114,10 @@ def run(quick: bool = False) -> str:
         "",
         f"{m['issues']} issues (of {head['qualified']} that qualify among the {head['examined']} "
         f"newest closed issues): **{wall:.0f} s wall**, {cpu:.0f} s CPU, from nothing (the index "
-        f"built and the label models fit per time bucket); peak memory {peak // 1024} MB; engine "
+        f"built and the label models fit per time bucket), **{cpu / reference:.1f} times the "
+        f"reference loop** measured in the same run ({reference:.2f} s CPU: "
+        "`bench/common.reference_loop`, a fixed pure-Python word count, the best of 3 before "
+        f"and after; the goal is 15 times); peak memory {peak // 1024} MB; engine "
         f"latency p50 {cost['latency_p50'] * 1000:.0f} ms, p95 {cost['latency_p95'] * 1000:.0f} ms "
         f"per issue; {cost['failures']} engine failures.",
         "",

@@ -27,7 +27,7 @@ from issue_assistant.config import Config, LabelModelConfig, load_labels
 from issue_assistant.decision import TIERS
 from issue_assistant.engines import create
 from issue_assistant.learn.model import Row, fit, rows_from
-from issue_assistant.learn.tiers import MEASURE_MIN, TierRule, choose, measured
+from issue_assistant.learn.tiers import MEASURE_MIN, MIN_LABEL_EVIDENCE, TierRule, choose, measured
 from issue_assistant.pipeline import open_index, replay
 from issue_assistant.tracker.snapshot import Snapshot, read_snapshot
 
@@ -247,7 +247,10 @@ def _multi(rows: list[Row], labels, quick: bool) -> list[str]:  # noqa: ANN001
     out = [
         f"Area and topic: fit on the {len(train)} older labelled issues, scored on the newest "
         f"{len(test)} labelled issues (any label of labels.toml; silence is a vote for none), "
-        "proposing per label where its out-of-fold precision reaches the floor (0.6).",
+        "proposing a label where the lower end of the 90% interval of its own out-of-fold "
+        "precision at that confidence reaches the floor (0.6), on at least "
+        f"{MIN_LABEL_EVIDENCE} out-of-fold predictions at that confidence or more "
+        "(`learn/tiers.py`).",
         "",
         "| group | learned labels | labels that can reach the floor | coverage | precision | "
         "recall | high / likely / possible (precision) | fit time |",
@@ -278,7 +281,8 @@ def _multi(rows: list[Row], labels, quick: bool) -> list[str]:  # noqa: ANN001
             for name, tier in mine.items():
                 by_tier[tier] += 1
                 right_tier[tier] += name in theirs
-        reach = sum(1 for k, c in (gm.table.curves if gm.table else {}).items() if c.bound(0.6))
+        curves = gm.table.curves if gm.table else {}
+        reach = sum(1 for c in curves.values() if RULE.bounds(c, per_label=True).possible)
         tiers = " / ".join(f"{by_tier[t]} ({_share(right_tier[t], by_tier[t])})" for t in TIERS)
         out.append(
             f"| {group} | {len(gm.classes)} | {reach} | {covered / len(test):.2f} | "

@@ -73,7 +73,8 @@ def _scores(snapshot, index, issues, config: Config):  # noqa: ANN001, ANN202
             as_of=view.moment,
             candidates=config.duplicates.candidates,
         )
-        scored = duplicates.score_candidates(ctx, config.duplicates.candidates)
+        # the score a claim rests on (0 without evidence, or for a follow-up), as the engine
+        scored = [(a.candidate, c) for a, c in duplicates.claims(ctx, config.duplicates.candidates)]
         accept = (
             set(accepted_originals(snapshot, issue.duplicate_of)) if issue.duplicate_of else set()
         )
@@ -120,9 +121,10 @@ def _engine_rows(replayed, threshold: float, margin: float) -> dict[str, int]:  
     from issue_assistant.comment import RELATED_SHARE
 
     keys = ("right", "dups", "false", "others", "proposals", "quoted", "related")
-    out = dict.fromkeys(keys, 0)
+    out: dict = dict.fromkeys(keys, 0)
+    out["false_pairs"] = []
     for r in replayed:
-        scored = sorted(((n, f.score(), f) for n, f in r.pairs), key=lambda t: -t[1])
+        scored = sorted(((n, f.claim(), f) for n, f in r.pairs), key=lambda t: -t[1])
         chosen = duplicates.choose([((n, f), s) for n, s, f in scored], threshold, margin)
         out["dups" if r.duplicate else "others"] += 1
         proposed = chosen[0][0] if chosen is not None else None
@@ -130,7 +132,12 @@ def _engine_rows(replayed, threshold: float, margin: float) -> dict[str, int]:  
         out["related"] += any(
             n in r.accept
             and n != proposed
-            and (s >= RELATED_SHARE * threshold or f.evidence.errors or f.evidence.frames)
+            and (
+                f.score() >= RELATED_SHARE * threshold
+                or f.evidence.errors
+                or f.evidence.frames
+                or f.follow_up
+            )
             for n, s, f in scored[: comment_rows()]
         )
         if chosen is None:
@@ -142,6 +149,7 @@ def _engine_rows(replayed, threshold: float, margin: float) -> dict[str, int]:  
             out["right"] += 1
         elif not r.duplicate:
             out["false"] += 1
+            out["false_pairs"].append((r.number, number))
     return out
 
 
@@ -180,6 +188,7 @@ def _decision_lines(quick: bool) -> list[str]:
         "| quoted / proposals | original possibly related |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+    falses: list[str] = []
     hf = read_snapshot(DATA / SNAPSHOTS[0])
     labels = load_labels(ROOT / "bench" / "hf-datasets.labels.toml")
     scored_eval = _eval_set(hf)
@@ -204,12 +213,24 @@ def _decision_lines(quick: bool) -> list[str]:
                     (in_sample, both),
                 ):
                     o = _engine_rows(data, row.threshold, margin)
+                    if prior_name == in_sample and o["false_pairs"]:
+                        mode = "with" if dense else "without"
+                        falses.append(
+                            f"{label}, {mode} embeddings: "
+                            + ", ".join(f"#{a} → #{b}" for a, b in o["false_pairs"])
+                        )
                     lines.append(
                         f"| {label} | {'on' if dense else 'off'} | {prior_name} | "
                         f"{row.threshold:.3f} ({row.rule}) | {o['right']} / {o['dups']} | "
                         f"{o['false']} / {o['others']} | {o['quoted']} / {o['proposals']} | "
                         f"{o['related']} / {o['dups']} |"
                     )
+    lines += [
+        "",
+        "The false duplicates at the shipped threshold (fit on both), for a check by hand: "
+        + ("; ".join(falses) if falses else "none")
+        + ".",
+    ]
     return lines
 
 

@@ -197,6 +197,7 @@ def similar_evidence(
             a.score >= RELATED_SHARE * threshold
             or a.features.evidence.errors
             or a.features.evidence.frames
+            or a.features.follow_up
         ):
             relation = "related"
         rows.append(

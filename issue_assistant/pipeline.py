@@ -336,4 +336,4 @@ def replay_pairs(
     accept = frozenset(accepted_originals(tracker, dup)) if dup is not None else frozenset()
     limit = config.duplicates.candidates
     pairs = tuple((c.issue.number, f) for c, f in duplicates.pair_features(context, limit))
-    return Replayed(context.issue.created_at, dup is not None, pairs, accept)
+    return Replayed(context.issue.created_at, dup is not None, pairs, accept, issue.number)

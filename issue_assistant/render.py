@@ -62,6 +62,8 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        # package data: never changes while a process runs, so no file is checked per render
+        auto_reload=False,
     )
     env.filters["neutralize"] = neutralize
     env.filters["safe_text"] = safe_text

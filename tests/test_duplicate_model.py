@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from issue_assistant.cli import main
 from issue_assistant.index.duplicates import PairFeatures
+from issue_assistant.index.evidence import Shared
 from issue_assistant.learn import duplicate_model as dm
 from issue_assistant.pipeline import replay_pairs
 from issue_assistant.tracker.snapshot import write_snapshot
@@ -28,6 +29,8 @@ def pair(rnd: random.Random, same: bool) -> PairFeatures:
         bm25_top=1.0 if same else rnd.uniform(0.3, 1.0),
         open=float(rnd.random() < 0.5),
         age=rnd.uniform(0, 2),
+        # the form's field name, which every pair shares: evidence enough to be claimed at all
+        evidence=Shared(identifiers=("dataset_name",)),
     )
 
 
@@ -162,6 +165,33 @@ def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
     assert sorted(buckets._replays) == sorted(i.number for i in used_late)
     replay = buckets._replays[used_late[0].number]
     assert replay.created_at == used_late[0].created_at
+
+
+def test_a_cutoff_with_too_few_known_duplicates_replays_nothing(tmp_path):
+    """Fewer known duplicates than a threshold needs: the hand weights and the prior answer
+    whatever the replays would say, so none is made (evaluate's cost on a small tracker)."""
+    from issue_assistant.config import Config
+    from issue_assistant.pipeline import open_index
+
+    issues = synthetic(160)
+    for k in (60, 90, 120):
+        issues[k] = issues[k].model_copy(
+            update={"duplicate_of": issues[k - 30].number, "state_reason": "duplicate"}
+        )
+    snapshot = snap(issues)
+    index = open_index(snapshot, tmp_path)
+    calls: list[int] = []
+
+    def counting(tracker, issue, **kw):  # noqa: ANN001, ANN003, ANN202
+        calls.append(issue.number)
+        return replay_pairs(tracker, issue, **kw)
+
+    late = issues[150].created_at
+    buckets = dm.BucketDuplicates(snapshot, index, LABELS, Config(), [late], replay=counting)
+    known = sum(1 for i in issues if i.duplicate_of and i.closed_at < late)
+    assert 0 < known < dm.MIN_CALIBRATION_PAIRS
+    assert buckets.for_moment(issues[155].created_at) == (None, None, known)
+    assert calls == []
 
 
 def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_path, monkeypatch):

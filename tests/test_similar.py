@@ -104,8 +104,10 @@ def test_duplicate_when_text_matches_and_questions_for_missing_info(small, proje
 
 def test_known_duplicate_found_on_real_data(hf_snapshot, hf_index, hf_labels):
     """At least one of the confirmed hf-datasets duplicates is proposed with its true original
-    (BM25 only here, so at a lower threshold than the default, which is set for few false ones)."""
-    config = Config.model_validate({"duplicates": {"threshold": 0.5}})
+    (BM25 only here, so at a lower threshold than the default, which is set for few false ones):
+    #3942 -> #3773, carried by the dataset's name `reddit_tifu`, over #3941, whose title is
+    closer but which shares only title words with it."""
+    config = Config.model_validate({"duplicates": {"threshold": 0.3}})
     engine = create("similar", config, hf_labels)
     found = []
     dups = [i for i in hf_snapshot.all_issues() if i.duplicate_of]
@@ -116,8 +118,9 @@ def test_known_duplicate_found_on_real_data(hf_snapshot, hf_index, hf_labels):
         )  # fmt: skip
         if result.decision.duplicate and result.decision.duplicate.number == original.duplicate_of:
             found.append(original.number)
+            assert "both have" in result.decision.duplicate.reason
     assert len(dups) == 12
-    assert found
+    assert 3942 in found
 
 
 def test_type_accuracy_on_real_data_beats_the_majority_class(hf_snapshot, hf_index, hf_labels):

@@ -144,10 +144,37 @@ def test_a_group_that_never_reaches_half_still_proposes_where_history_says_it_is
     """Per-label thresholds: an area whose probabilities stay under 0.5 but are right there."""
     area = table((0.0, 2, 200), (0.2, 16, 20), key="io")
     c = choose(area, {"io": 0.31}, single=False, limit=2, rule=RULE)
-    assert [(n, t.tier) for n, _, t in c.chosen] == [("io", "likely")]
-    assert c.bounds["io"].possible == 0.2
+    # 16 right of 20 (0.80) is "likely" by its point precision, but the lower end of its 90%
+    # interval (0.62) is what a label of an area is held to: "possible"
+    assert [(n, t.tier, t.precision) for n, _, t in c.chosen] == [("io", "possible", 0.8)]
+    assert c.bounds["io"].possible == 0.2 and c.bounds["io"].likely is None
     none = choose(area, {"io": 0.05}, single=False, limit=2, rule=RULE)
     assert none.chosen == [] and none.abstained == "below floor"
+
+
+def test_an_area_label_is_proposed_only_on_enough_of_its_own_evidence():
+    """A label's few lucky predictions do not make it proposable; its own interval decides."""
+    from issue_assistant.learn.tiers import MIN_LABEL_EVIDENCE, proposed_record
+
+    # 12 right of 15 (0.80) at 0.5 and up: fewer than MIN_LABEL_EVIDENCE predictions there
+    thin = table((0.0, 2, 200), (0.5, 12, 15), key="docs")
+    assert MIN_LABEL_EVIDENCE > 15
+    c = choose(thin, {"docs": 0.7}, single=False, limit=2, rule=RULE)
+    assert c.chosen == [] and c.abstained == "below floor"
+    assert "too few earlier issues to be sure of 6 in 10" in c.reason
+    # the same label by a type's rule (one label per issue, point precision) is proposed
+    single = table((0.0, 2, 200), (0.5, 12, 15))
+    assert choose(single, {"bug": 0.7}, single=True, limit=1, rule=RULE).chosen
+    # 13 right of 20 (0.65): enough predictions, but its interval reaches down to 0.47
+    shaky = table((0.0, 2, 200), (0.5, 13, 20), key="docs")
+    assert choose(shaky, {"docs": 0.7}, single=False, limit=2, rule=RULE).chosen == []
+    # 40 right of 40: high, and calibrate's record says where it is proposed and how right
+    sure = table((0.0, 2, 200), (0.5, 40, 40), key="docs")
+    c = choose(sure, {"docs": 0.7}, single=False, limit=2, rule=RULE)
+    assert [(n, t.tier) for n, _, t in c.chosen] == [("docs", "high")]
+    assert c.bounds["docs"].high == 0.5
+    assert proposed_record(sure.curves["docs"], c.bounds["docs"].possible) == (40, 40)
+    assert proposed_record(thin.curves["docs"], None) is None
 
 
 def test_too_small_a_history_proposes_as_possible():
@@ -532,3 +559,60 @@ def test_the_summary_names_every_group_and_stays_whole():
     assert len(text) <= SUMMARY_MAX and not text.endswith("…")
     for group in long:
         assert f"{group}: none, right less often than [labels] min_precision here" in text
+
+
+def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
+    """calibrate's text for a multi-label group: each label's out-of-fold precision where the
+    per-label rule proposes it, and "never proposed" where it does not."""
+    from datetime import UTC, datetime
+
+    from issue_assistant.learn.calibrate import Calibration, GroupCalibration
+    from issue_assistant.learn.tiers import MIN_LABEL_EVIDENCE, proposed_record
+    from issue_assistant.render import render
+
+    sure = Curve(
+        buckets=[
+            Bucket(low=0.0, correct=2, proposals=200),
+            Bucket(low=0.4, correct=38, proposals=40),
+        ]
+    )
+    lucky = Curve(
+        buckets=[
+            Bucket(low=0.0, correct=2, proposals=225),
+            Bucket(low=0.5, correct=9, proposals=15),
+        ]
+    )
+    curves = {"cli": sure, "docs": lucky}
+    table = ThresholdTable(rows=[], method="stratified", folds=5, predictions=240, curves=curves)
+    group = GroupCalibration(
+        model="learned",
+        issues=240,
+        method="stratified",
+        measured=True,
+        bounds={k: RULE.bounds(c, per_label=True) for k, c in curves.items()},
+        table=table,
+    )
+    cal = Calibration(
+        repository="o/r",
+        cutoff=datetime(2024, 1, 1, tzinfo=UTC),
+        fingerprint="0123456789abcdef",
+        labelled_issues=240,
+        target_precision=0.9,
+        labels={"area": group},
+    )
+    text = render(
+        "calibrate.txt.j2",
+        cal=cal,
+        rule=RULE,
+        measure_min=MEASURE_MIN,
+        min_evidence=MIN_LABEL_EVIDENCE,
+        record=proposed_record,
+        min_positives=20,
+        min_pairs=10,
+        source="snapshot s.jsonl",
+        path="calibration.json",
+        seconds=1.0,
+    )
+    assert "  cli: precision 0.95 (38/40) where proposed; possible from 0.40" in text
+    assert "  docs: never proposed; possible from –" in text
+    assert f"on at least {MIN_LABEL_EVIDENCE} out-of-fold predictions" in text

@@ -52,7 +52,12 @@ def run(args: argparse.Namespace) -> int:
     )
     from issue_assistant.learn.duplicate_model import MIN_CALIBRATION_PAIRS, MIN_POSITIVES
     from issue_assistant.learn.store import refit
-    from issue_assistant.learn.tiers import MEASURE_MIN, TierRule
+    from issue_assistant.learn.tiers import (
+        MEASURE_MIN,
+        MIN_LABEL_EVIDENCE,
+        TierRule,
+        proposed_record,
+    )
     from issue_assistant.pipeline import open_index, replay_pairs
     from issue_assistant.render import render
     from issue_assistant.settings import current
@@ -93,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
             cal=calibration,
             rule=TierRule.of(config.labels),
             measure_min=MEASURE_MIN,
+            min_evidence=MIN_LABEL_EVIDENCE,
+            record=proposed_record,
             min_positives=MIN_POSITIVES,
             min_pairs=MIN_CALIBRATION_PAIRS,
             source=source,

@@ -216,17 +216,19 @@ class SimilarEngine(Engine):
         return self.duplicate_settings(context).weights
 
     def _duplicate(self, context: Context, settings: DuplicateSettings) -> Duplicate | None:
-        """The pairwise duplicate score, thresholded; no proposal when a template's many
-        near-identical reports match about as well."""
+        """The pairwise duplicate score, thresholded, of the candidates evidence carries (never
+        title words alone) that are no port or follow-up (`PairFeatures.claimable`: those are
+        related, not duplicates); no proposal when a template's many near-identical reports
+        match about as well."""
         cfg = self.config.duplicates
-        assessed = duplicates.assess(context, cfg.candidates, settings.weights)
-        chosen = duplicates.choose([(a, a.score) for a in assessed], settings.threshold, cfg.margin)
+        claims = duplicates.claims(context, cfg.candidates, settings.weights)
+        chosen = duplicates.choose(claims, settings.threshold, cfg.margin)
         if chosen is None:
             return None
         best = chosen[0]
         reason = duplicates.reason(best.candidate, best.features, REASON_MAX)
         return Duplicate(
-            number=best.candidate.issue.number, reason=reason, confidence=round(best.score, 3)
+            number=best.candidate.issue.number, reason=reason, confidence=round(best.claim, 3)
         )
 
     def _questions(self, context: Context, type_name: str | None) -> list[str]:

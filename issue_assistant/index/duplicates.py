@@ -7,10 +7,13 @@ stack frames nearest the error in common (each weighed by how rare it was in the
 issues, `evidence.Rarity`; frames count again when the candidate is open: a crash matching an
 open issue's frames is the strongest case), and the candidate's state and age at the moment.
 They are combined by a hand-weighted logistic function (too few known duplicate pairs exist to
-fit one: 14 in the shared data), so the score lies in (0, 1). `calibrate` fits the threshold for
-a target precision by calling `score_candidates`; `choose` applies it, refusing a best candidate
-that others match nearly as well (a templated or tracking issue must not flood proposals);
-`reason` says why in words, quoting what the two share (`evidence`).
+fit one: 14 in the shared data), so the score lies in (0, 1). A claim rests on evidence, never on
+shared title words alone (`PairFeatures.carried`), and a port, backport or follow-up of the
+candidate is related, never its duplicate (`evidence.follow_up`): elsewhere the score a claim
+rests on is 0 (`PairFeatures.claim`, `claims`). `calibrate` fits the threshold for a target
+precision on those claim scores; `choose` applies it, refusing a best candidate that others
+match nearly as well (a templated or tracking issue must not flood proposals); `reason` says
+why in words, quoting what the two share (`evidence`).
 
 The prose and signals are read without the repository's boilerplate lines (an unfilled Markdown
 template, `index/boilerplate.py`), and an issue without words of its own (a title like "Hi" over
@@ -27,7 +30,15 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from issue_assistant.index.evidence import Rarity, Shared, Traits, shared, traits
+from issue_assistant.index.evidence import (
+    MIN_SPECIFIC,
+    Rarity,
+    Shared,
+    Traits,
+    follow_up,
+    shared,
+    traits,
+)
 from issue_assistant.index.evidence import describe as describe_shared
 from issue_assistant.index.query import (
     _URL,
@@ -49,8 +60,9 @@ if TYPE_CHECKING:
     from issue_assistant.index.store import IssueIndex
 
 # The version of the features and hand weights below: a threshold calibrated on another
-# version's hand-weighted score does not apply to this one (2: shared errors, frames, rarity).
-SCORE_VERSION = 2
+# version's hand-weighted score does not apply to this one (2: shared errors, frames, rarity;
+# 3: a claim rests on evidence and no follow-up is claimed, `PairFeatures.claim`).
+SCORE_VERSION = 3
 # Weights of the logistic score, with and without a dense cosine.
 WITH_DENSE = {
     "bias": -8.0,
@@ -81,6 +93,11 @@ DEFAULT_MARGIN = 0.05
 T = TypeVar("T")  # what `choose` picks among: candidates, or their numbers
 MIN_OWN_WORDS = 3
 CLOSE_MEANING = 0.75  # a dense cosine this high reads as "close in meaning"
+# Without a shared error, frames, path or name, a claim needs a strong match in meaning (a dense
+# cosine this high) or in the reporter's own words (a prose TF-IDF cosine this high), and a
+# second signal a reader can check (`PairFeatures.carried`).
+STRONG_DENSE = 0.8
+STRONG_PROSE = 0.5
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,32 @@ class PairFeatures:
     frames_open: float = 0.0
     # what the two share, for the reason and the comment's table (not a feature)
     evidence: Shared = field(default_factory=Shared, compare=False, repr=False)
+    # one is a port, backport or follow-up of the other: related, never a duplicate (not a
+    # feature)
+    follow_up: bool = field(default=False, compare=False)
+
+    @property
+    def carried(self) -> bool:
+        """Whether evidence carries a duplicate claim, never title words alone: the same
+        uncommon error message, stack frames, or an uncommon path or name in common; or a
+        strong match in meaning or prose with a second signal a reader can check (two uncommon
+        title words, an exception, or alike titles)."""
+        e = self.evidence
+        if self.error >= MIN_SPECIFIC or self.frames > 0.0 or e.paths or e.identifiers:
+            return True
+        strong = (self.dense or 0.0) >= STRONG_DENSE or self.prose >= STRONG_PROSE
+        second = len(e.title_words) >= 2 or bool(e.exceptions) or self.title >= 0.5
+        return strong and second
+
+    @property
+    def claimable(self) -> bool:
+        """Whether the pair may be claimed a duplicate at all (`carried`, and no follow-up)."""
+        return self.carried and not self.follow_up
+
+    def claim(self, weights: dict[str, float] | None = None) -> float:
+        """The score a duplicate claim rests on: `score` where the pair is `claimable`, else 0
+        (what `choose` thresholds; the comment still shows the pair as possibly related)."""
+        return self.score(weights) if self.claimable else 0.0
 
     def score(self, weights: dict[str, float] | None = None) -> float:
         """The logistic score: `calibrate`'s fitted weights when given (and usable for this
@@ -152,17 +195,34 @@ class Side:
     traits: Traits
 
 
+# The most sides an index keeps (`side`; all are dropped when it is full): enough for the
+# candidates of an evaluate run, few enough that the memory they hold stays small (each keeps its
+# body, two TF-IDF vectors and its evidence).
+SIDES_KEPT = 5_000
+
+
 def side(
     index: IssueIndex, issue: Issue, boiler: Boilerplate | None, moment: datetime | None
 ) -> Side:
+    """`issue`'s side at `moment`; kept on the index (until it changes) by the issue's title and
+    own body, so a candidate met again by another issue is read once."""
     body = own_body(issue, boiler, moment)
-    return Side(
+    memo = getattr(index, "memo", None)
+    key = ("side", issue.number, issue.title, body)
+    if memo is not None and key in memo:
+        return memo[key]
+    found = Side(
         body=body,
         title=index.vector(clean_title(issue.title), "title"),
         prose=index.vector(strip_template(body)),
         signals=signals(issue.title, body),
         traits=traits(issue.title, body),
     )
+    if memo is not None:
+        if len(memo) >= SIDES_KEPT:
+            memo.clear()
+        memo[key] = found
+    return found
 
 
 def signal_overlap(sa: Signals, sb: Signals) -> float:
@@ -209,6 +269,7 @@ def features(
         else 0.0
     )
     return PairFeatures(
+        follow_up=follow_up(issue.title, issue.body or "", other.number, other.title),
         dense=dense,
         title=cosine(mine.title, theirs.title),
         prose=cosine(mine.prose, theirs.prose),
@@ -225,11 +286,13 @@ def features(
 
 @dataclass(frozen=True)
 class Assessed:
-    """A candidate with its pair features and duplicate score."""
+    """A candidate with its pair features, duplicate score and the score a claim rests on
+    (`PairFeatures.claim`: 0 without evidence, or for a port or follow-up)."""
 
     candidate: Candidate
     features: PairFeatures
     score: float
+    claim: float = 0.0
 
 
 def assess(
@@ -237,7 +300,11 @@ def assess(
 ) -> list[Assessed]:
     """Every candidate of the context (or the first `limit`) with its features and duplicate
     score, best first (the features are computed once per context and limit)."""
-    out = [Assessed(c, f, f.score(weights)) for c, f in pair_features(context, limit)]
+    out = [
+        Assessed(c, f, s, s if f.claimable else 0.0)
+        for c, f in pair_features(context, limit)
+        for s in (f.score(weights),)
+    ]
     return sorted(out, key=lambda a: -a.score)
 
 
@@ -250,6 +317,14 @@ def score_candidates(
     `choose` applies it.
     """
     return [(a.candidate, a.score) for a in assess(context, limit, weights)]
+
+
+def claims(
+    context: Searched, limit: int | None = None, weights: dict[str, float] | None = None
+) -> list[tuple[Assessed, float]]:
+    """Every candidate with the score a duplicate claim rests on (`PairFeatures.claim`), best
+    first: what `choose` is given, by the engine and by everything that measures it."""
+    return sorted(((a, a.claim) for a in assess(context, limit, weights)), key=lambda t: -t[1])
 
 
 def pair_features(

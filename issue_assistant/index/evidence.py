@@ -6,6 +6,7 @@ the same error at other sizes match), exception names, stack frames in the order
 (Python tracebacks, IPython's and Colab's, JavaScript and Java `at` lines), file paths,
 identifiers and the title's words. `shared` keeps what both have, in the new issue's own words;
 `describe` quotes it (each piece one code span) for the comment, which sanitizes it again.
+`follow_up` tells a port, backport or follow-up of the other issue: related, never its duplicate.
 """
 
 from __future__ import annotations
@@ -45,6 +46,33 @@ MIN_MESSAGE_WORDS = 3  # an error message shorter than this says too little to m
 # (about a sixth of them, on a tracker of a few thousand issues).
 MIN_SPECIFIC = 0.25
 MIN_KNOWN = 20
+
+# A port or backport in a title: a release-branch prefix ("[release/2.1]", "[backport 1.x]"),
+# "Port ..." or "Backport ..." at its start, or the words anywhere ("cherry-pick", "backport").
+_PORT_TITLE = re.compile(
+    r"^\s*(?:\[[^\]]*\b(?:release|backport|port|branch|cherry[- ]?pick)[^\]]*\]"
+    r"|(?:back)?port(?:ed|ing)?\b)"
+    r"|\bback[- ]?port|\bcherry[- ]?pick|\bfollow[- ]?up\b",
+    re.IGNORECASE,
+)
+# A reference that says the two are the same: not a follow-up.
+_SAME_WORDS = re.compile(
+    r"(?:duplicate of|same (?:issue|problem|bug|error|thing) as|same as|also in)\s*$", re.IGNORECASE
+)
+
+
+def follow_up(title: str, body: str, other: int, other_title: str = "") -> bool:
+    """Whether an issue (`title`, `body`) is a port, backport or follow-up of issue `other`, or
+    `other` of a change the issue ports: either title marks a port, or the issue refers to
+    `other` (by `#N` or its URL) other than to call it the same problem."""
+    if _PORT_TITLE.search(title) or (other_title and _PORT_TITLE.search(other_title)):
+        return True
+    ref = re.compile(rf"(?:#|/issues/|/pull/){other}(?!\d)")
+    for m in ref.finditer(body or ""):
+        before = body[max(0, m.start() - 40) : m.start()]
+        if not _SAME_WORDS.search(before.rstrip("([ `")):
+            return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,10 @@ class IssueIndex:
             self._write_meta(hashes=True)  # once: the next warm open reads the small file only
         self._df: dict[tuple[str, str], int] = {}
         self._counts: dict[tuple[str, datetime], int] = {}
+        # whether an issue was renamed at or after a moment, per moment (`_titles_then`)
+        self._renamed: dict[datetime, bool] = {}
+        # what readers derive from this index's statistics, kept until it changes (`memo`)
+        self.memo: dict = {}
         self._cached_searcher: tantivy.Searcher | None = None
         self._addresses: dict[int, tantivy.DocAddress] = {}  # hits of `ranked`, this searcher
         self._parsed: dict[int, Issue] = {}
@@ -456,6 +460,8 @@ class IssueIndex:
         self.index.reload()
         self._df.clear()
         self._counts.clear()
+        self._renamed.clear()
+        self.memo.clear()
         self._addresses.clear()
         self._parsed.clear()
         self._cached_searcher = None
@@ -552,7 +558,13 @@ class IssueIndex:
         later = tantivy.Query.range_query(
             self.schema, RENAMED_AT, tantivy.FieldType.Date, lower_bound=as_of, include_lower=True
         )
-        if not self._searcher().search(later, limit=1, count=False).hits:
+        renamed = self._renamed.get(as_of)
+        if renamed is None:
+            if len(self._renamed) >= PARSED:
+                self._renamed.clear()
+            renamed = bool(self._searcher().search(later, limit=1, count=False).hits)
+            self._renamed[as_of] = renamed
+        if not renamed:
             return parsed  # no issue was renamed after the moment
         then_fields = [TITLE_BEFORE if f == "title" else f for f in fields]
         then = self._words_query(text, tuple(then_fields))

@@ -127,7 +127,11 @@ def label_calibration(model: LabelModel, rule: TierRule) -> dict[str, GroupCalib
             continue
         table = gm.table
         ok = gm.mode == "learned" and measured(table)
-        bounds = {k: rule.bounds(c) for k, c in table.curves.items()} if ok and table else {}
+        bounds = (
+            {k: rule.bounds(c, per_label=group not in SINGLE) for k, c in table.curves.items()}
+            if ok and table
+            else {}
+        )
         method = (table.method if ok and table else "not measured") if gm.mode == "learned" else ""
         out[group] = GroupCalibration(
             model=gm.mode,  # type: ignore[arg-type]

@@ -54,6 +54,7 @@ class Replayed:
     duplicate: bool
     pairs: tuple[tuple[int, PairFeatures], ...]
     accept: frozenset[int]
+    number: int = 0  # the replayed issue's (for a report a person checks)
 
     @property
     def positives(self) -> int:
@@ -102,8 +103,9 @@ def fit_weights(replayed: Sequence[Replayed], keys: tuple[str, ...]) -> dict[str
 
 
 def outcome(r: Replayed, weights: dict[str, float] | None) -> Outcome:
-    """`r`'s candidates scored with `weights` (None: the hand weights)."""
-    scored = sorted(((n, f.score(weights)) for n, f in r.pairs), key=lambda ns: -ns[1])
+    """`r`'s candidates scored with `weights` (None: the hand weights) as the engine claims:
+    0 where evidence does not carry a claim or the pair is a follow-up (`PairFeatures.claim`)."""
+    scored = sorted(((n, f.claim(weights)) for n, f in r.pairs), key=lambda ns: -ns[1])
     return Outcome(tuple(scored), r.duplicate, r.accept)
 
 
@@ -233,6 +235,11 @@ class BucketDuplicates:
         with self._lock:
             if cutoff not in self._fits:
                 dups = [i for i in self._dups if i.closed_at < cutoff]  # type: ignore[operator]
+                if len(dups) < min(MIN_CALIBRATION_PAIRS, MIN_POSITIVES):
+                    # too few known pairs for a threshold or weights, whatever the replays say:
+                    # the hand weights and the prior answer, and nothing is replayed
+                    self._fits[cutoff] = (None, None, len(dups))
+                    return self._fits[cutoff]
                 others = [i for i in self._others if i.closed_at < cutoff]  # type: ignore[operator]
                 replayed = [self._replay(i) for i in dups + others]
                 outcomes, weights = cross_validated(replayed, learn=True)

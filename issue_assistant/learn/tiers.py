@@ -9,6 +9,13 @@ of a proposal is that of its bucket on the group's out-of-fold curve (`learn/cal
 A group with fewer than `MEASURE_MIN` out-of-fold predictions is not measured: its best label is
 proposed as "possible" (a multi-label group's labels whose probability reaches 0.5), and the
 summary says so once. `[labels] propose` keeps only proposals of that tier or higher.
+
+A multi-label group (area, topic) holds each label to its own evidence: a label is proposed at a
+confidence only where the lower end of the 90% interval of its own out-of-fold precision there
+reaches the floor (the tier likewise: high only where that lower end reaches the target), and
+where at least `MIN_LABEL_EVIDENCE` of its out-of-fold predictions had that confidence or more.
+A few lucky predictions (9 right of 15: 0.6, interval 0.39-0.78) no longer make a label
+proposable; a label seen 40 times right of 40 at that confidence is (0.94-1.00).
 """
 
 from __future__ import annotations
@@ -25,6 +32,9 @@ from issue_assistant.learn.calibration import Curve, ThresholdTable
 # the time; from 159-261 predictions, high 0.91-0.99 and abstentions at 0.32-0.67.
 MEASURE_MIN = 150
 UNMEASURED_MULTI = 0.5
+# A label of a multi-label group needs this many out-of-fold predictions at its confidence or
+# more to be proposed there: with 20, a bucket wholly right has an interval from 0.87.
+MIN_LABEL_EVIDENCE = 20
 
 
 @dataclass(frozen=True)
@@ -55,12 +65,44 @@ class TierRule:
     def allows(self, tier: Tier) -> bool:
         return TIERS.index(tier) <= TIERS.index(self.propose)
 
-    def bounds(self, curve: Curve) -> Bounds:
+    def bounds(self, curve: Curve, *, per_label: bool = False) -> Bounds:
+        """The confidence from which each tier starts (`per_label`: by a multi-label group's
+        rule, `label_precision`)."""
+        if not per_label:
+            return Bounds(
+                possible=curve.bound(self.floor),
+                likely=curve.bound(self.likely),
+                high=curve.bound(self.target),
+            )
+
+        def bound(precision: float) -> float | None:
+            for i, b in enumerate(curve.buckets):
+                sure = label_precision(curve, i)
+                if sure is not None and sure >= precision - 1e-12:
+                    return b.low
+            return None
+
         return Bounds(
-            possible=curve.bound(self.floor),
-            likely=curve.bound(self.likely),
-            high=curve.bound(self.target),
+            possible=bound(self.floor), likely=bound(self.likely), high=bound(self.target)
         )
+
+
+def proposed_record(curve: Curve, start: float | None) -> tuple[int, int] | None:
+    """(right, predictions) out of fold at confidence `start` or more: the measured precision of
+    a label where it is proposed (`calibrate` reports it per label); None where it never is."""
+    if start is None:
+        return None
+    kept = [b for b in curve.buckets if b.low >= start - 1e-12]
+    return sum(b.correct for b in kept), sum(b.proposals for b in kept)
+
+
+def label_precision(curve: Curve, i: int) -> float | None:
+    """What a multi-label group's label is held to at bucket `i` of its curve: the lower end of
+    the bucket's 90% interval; None when that bucket and those above it hold fewer than
+    `MIN_LABEL_EVIDENCE` out-of-fold predictions."""
+    if sum(b.proposals for b in curve.buckets[i:]) < MIN_LABEL_EVIDENCE:
+        return None
+    return curve.buckets[i].interval[0]
 
 
 def in_tenths(precision: float) -> int:
@@ -84,10 +126,11 @@ def measured(table: ThresholdTable | None) -> bool:
 
 
 def _tier_of(
-    curve: Curve, confidence: float, rule: TierRule
+    curve: Curve, confidence: float, rule: TierRule, per_label: bool = False
 ) -> tuple[Tier | None, LabelTier | None]:
     """The tier at `confidence` (None: under the floor) and what was measured there (None: a
-    confidence under every one measured)."""
+    confidence under every one measured); `per_label`: a multi-label group's label, held to
+    `label_precision`."""
     b = curve.bucket_at(confidence)
     if b is None:
         # Under the lowest bucket: precision is at most that bucket's (it never falls as
@@ -97,7 +140,11 @@ def _tier_of(
             return None, None
         b = first
     low, high = b.interval
-    tier = rule.tier(b.precision)
+    if per_label:
+        sure = label_precision(curve, curve.buckets.index(b))
+        tier = rule.tier(sure) if sure is not None else None
+    else:
+        tier = rule.tier(b.precision)
     info = LabelTier(
         tier=tier or "possible",
         precision=round(b.precision, 4),
@@ -135,7 +182,7 @@ def choose(
     if not measured(table):
         return _unmeasured(probs, single, limit, rule)
     assert table is not None
-    bounds = {key: rule.bounds(curve) for key, curve in table.curves.items()}
+    bounds = {key: rule.bounds(curve, per_label=not single) for key, curve in table.curves.items()}
     if single:
         name, p = max(probs.items(), key=lambda kv: (kv[1], kv[0]))
         tier, info = _tier_of(table.curves[""], p, rule)
@@ -151,7 +198,7 @@ def choose(
         curve = table.curves.get(name)
         if curve is None:
             continue
-        tier, info = _tier_of(curve, p, rule)
+        tier, info = _tier_of(curve, p, rule, per_label=True)
         scored.append((name, p, tier, info))
     kept = [
         (n, p, info)
@@ -168,16 +215,28 @@ def choose(
     )
     return Choice(
         abstained="below floor" if tier is None else "tier",
-        reason=_why_not(name, p, info, tier, rule),
+        reason=_why_not(name, p, info, tier, rule, per_label=True),
         bounds=bounds,
     )
 
 
-def _why_not(name: str, p: float, info: LabelTier | None, tier: Tier | None, rule: TierRule) -> str:
+def _why_not(
+    name: str,
+    p: float,
+    info: LabelTier | None,
+    tier: Tier | None,
+    rule: TierRule,
+    per_label: bool = False,
+) -> str:
     if info is None:
         return f"the best guess `{name}` has a confidence ({p:.2f}) under any measured here"
     right = f"right {in_tenths(info.precision or 0.0)} in 10 times at its confidence"
     if tier is None:
         floor = in_tenths(rule.floor)
+        if per_label and (info.precision or 0.0) >= rule.floor - 1e-12:
+            return (
+                f"the best guess `{name}` was {right}, on too few earlier issues to be sure of "
+                f"{floor} in 10"
+            )
         return f"the best guess `{name}` is {right}, under the floor of {floor} in 10"
     return f"the best guess `{name}` is only {tier} ({right}); [labels] propose = {rule.propose}"

@@ -1,0 +1,120 @@
+"""Tried for issue 30, not shipped: two priors beside the type model, on small histories.
+
+    python bench/type_priors.py
+
+On each setting of the labels section (`bench/section_labels.py`), the type model's top label
+1. by its log-probabilities plus `w` times the log of a softmax of `beta` times the TF-IDF cosine
+   of the issue to each type's name and description in labels.toml (a zero-shot prior);
+2. by `1 - lam` times its probabilities plus `lam` times the vote of the most similar earlier
+   labelled issues (`engines/similar_labels.vote`, as the engine's vote fallback counts it).
+Macro F1 over every type present and over bug/enhancement. Printed only; docs/benchmarks.md
+quotes it by hand.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+BLENDS = ((0.0, 10.0), (0.5, 10.0), (1.0, 10.0), (1.0, 20.0), (2.0, 20.0))  # (w, beta)
+VOTE_SHARES = (0.0, 0.2, 0.35, 0.5)  # lam
+
+
+def blended(model_probs: dict[str, float], prior: dict[str, float], w: float) -> str | None:
+    if not model_probs:
+        return None
+    score = {
+        k: np.log(max(v, 1e-9)) + w * np.log(max(prior.get(k, 0.0), 1e-9))
+        for k, v in model_probs.items()
+    }
+    return max(score, key=score.__getitem__)
+
+
+def main() -> None:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from bench.section_labels import DATA, LABELS, _f1, _settings, _type_of
+    from issue_assistant.config import load_labels
+    from issue_assistant.learn.model import fit, rows_from
+    from issue_assistant.tracker.snapshot import read_snapshot
+
+    labels = load_labels(LABELS)
+    snapshot = read_snapshot(DATA)
+    types = set(labels.proposable("type"))
+    rows = rows_from(snapshot, labels, snapshot.repository.fetched_at)
+    typed = [r for r in rows if _type_of(r, types)]
+    desc = {t.name: f"{t.name} {t.description}" for t in labels.type if t.name in types}
+    names = list(desc)
+    for setting, train, test in _settings(rows, typed, False):
+        gold = [_type_of(r, types) for r in test]
+        present = sorted(set(gold))  # type: ignore[arg-type]
+        two = [n for n in ("bug", "enhancement") if n in present]
+        model = fit(train, labels, test[0].created_at)
+        probs = model.probabilities_many([(r.title, r.prose) for r in test])
+        vec = TfidfVectorizer(sublinear_tf=True, stop_words="english")
+        vec.fit([f"{r.title} {r.prose}" for r in train] + list(desc.values()))
+        sims = (
+            vec.transform([f"{r.title} {r.prose}" for r in test])
+            @ vec.transform([desc[n] for n in names]).T
+        ).toarray()
+        cells = []
+        for w, beta in BLENDS:
+            pred = []
+            for p, sim in zip(probs, sims, strict=True):
+                e = np.exp(beta * sim)
+                prior = dict(zip(names, e / e.sum(), strict=True))
+                pred.append(blended(p.get("type", {}), prior, w))
+            acc = np.mean([g == q for g, q in zip(gold, pred, strict=True)])
+            cells.append(
+                f"w={w} beta={beta}: all {_f1(gold, pred, present):.3f} "
+                f"bug/enhancement {_f1(gold, pred, two):.3f} accuracy {acc:.3f}"
+            )
+        print(setting, "| descriptions |", "; ".join(cells), flush=True)
+        votes = _votes(snapshot, labels, train, test)
+        cells = []
+        for lam in VOTE_SHARES:
+            pred = []
+            for p, v in zip(probs, votes, strict=True):
+                mine = p.get("type", {})
+                score = {k: (1 - lam) * mine.get(k, 0.0) + lam * v.get(k, 0.0) for k in {*mine, *v}}
+                pred.append(max(score, key=score.__getitem__) if score else None)
+            cells.append(
+                f"lam={lam}: all {_f1(gold, pred, present):.3f} "
+                f"bug/enhancement {_f1(gold, pred, two):.3f}"
+            )
+        print(setting, "| vote blend |", "; ".join(cells), flush=True)
+
+
+def _votes(snapshot, labels, train, test) -> list[dict[str, float]]:  # noqa: ANN001
+    """The vote of the most similar earlier labelled issues for each scored issue, on the
+    snapshot cut to the setting's issues (as the labels section's vote row is)."""
+    import tempfile
+
+    from issue_assistant.context import Context
+    from issue_assistant.engines.similar_labels import vote
+    from issue_assistant.pipeline import open_index
+    from issue_assistant.tracker.asof import AsOfView
+    from issue_assistant.tracker.snapshot import Snapshot
+
+    keep = {r.number for r in train} | {r.number for r in test}
+    sub = Snapshot(
+        snapshot.repository,
+        [i for i in snapshot.all_issues() if i.number in keep or i.is_pull_request],
+    )
+    index = open_index(sub, Path(tempfile.mkdtemp(prefix="type-priors-")))
+    out = []
+    for r in test:
+        view = AsOfView.for_issue(sub, r.number)
+        context = Context.build(
+            view.target(), tracker=view, index=index, labels=labels, project="", as_of=view.moment
+        )
+        out.append(dict(vote(labels, "type", context.search_like(limit=30), 10, 0.0)))
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""A duplicate claim rests on evidence, never on shared title words alone, and a port,
+backport or follow-up of an earlier issue is related to it, not its duplicate: on real issue
+texts of the shared snapshots and on the port titles of a release-branch repository."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.engines import create
+from issue_assistant.index.duplicates import PairFeatures
+from issue_assistant.index.evidence import Shared, follow_up
+from issue_assistant.pipeline import open_index, replay
+from issue_assistant.tracker.models import Repository
+from issue_assistant.tracker.snapshot import Snapshot
+from tests.test_duplicate_evidence import FILLER, T0, issue
+
+LABELS = LabelsConfig.model_validate({"type": [{"name": "bug"}, {"name": "enhancement"}]})
+# The threshold a maintainer may set low: the rule below must hold whatever the threshold.
+LOW = Config.model_validate({"duplicates": {"threshold": 0.3}})
+
+
+def analyzed(snap, number: int, index, config: Config = LOW):
+    engine = create("similar", config, LABELS)
+    return replay(snap, number, index=index, labels=LABELS, config=config, engine=engine)
+
+
+# ---- what a follow-up is ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("title", "body", "other_title"),
+    [
+        ("[release/2.1] Port 'Remove != and == in the parser' to release", "", "Remove != and =="),
+        ("Port 'Remove != and == in the parser' to release", "", ""),
+        ("Clean dead code in the JIT", "Backport of #5 to 2.0.", ""),
+        ("Clean dead code in the JIT", "A follow-up to #5: two more places.", ""),
+        ("Upgrade fails on Windows", "I raised another issue earlier, #5.", ""),
+        ("Clean dead code in the JIT", "", "[backport 1.x] Clean dead code"),
+    ],
+)
+def test_ports_backports_and_references_are_follow_ups(title, body, other_title):
+    assert follow_up(title, body, 5, other_title)
+
+
+@pytest.mark.parametrize(
+    ("title", "body"),
+    [
+        ("Crash on load", "I have the same issue as #5, on Windows."),
+        ("Crash on load", "Duplicate of #5"),
+        ("Crash on load", "See #55 and #500 for the background."),
+        ("[2.12.0] DatasetDict.save_to_disk not saving to S3", "A version, not a branch."),
+        ("Transport error in the Portuguese dataset", "Supports port 80 only."),
+    ],
+)
+def test_a_version_prefix_a_same_as_or_another_number_is_no_follow_up(title, body):
+    assert not follow_up(title, body, 5, "Crash on load")
+
+
+# ---- what carries a claim ------------------------------------------------------------------
+
+BASE = dict(dense=None, signals=0.0, bm25_top=1.0, open=1.0, age=0.0)
+
+
+def test_title_words_alone_never_carry_a_claim_however_high_the_score():
+    alike = PairFeatures(
+        **BASE,
+        title=1.0,
+        prose=0.1,
+        evidence=Shared(title_words=("Clean", "dead", "code")),
+    )
+    assert alike.score() > 0.5 and not alike.carried and alike.claim() == 0.0
+    # a shared uncommon name carries it; so does a strong match in meaning with the titles
+    named = PairFeatures(
+        **BASE, title=1.0, prose=0.1, evidence=Shared(identifiers=("gc_heap_hard_limit",))
+    )
+    assert named.carried and named.claim() == named.score()
+    meaning = PairFeatures(
+        **{**BASE, "dense": 0.9}, title=0.6, prose=0.1, evidence=Shared(title_words=("JIT",))
+    )
+    assert meaning.carried
+    # meaning alone, with nothing a reader can check beside it, does not
+    vague = PairFeatures(**{**BASE, "dense": 0.9}, title=0.1, prose=0.1)
+    assert not vague.carried
+    # the same features for a follow-up: never claimable
+    port = PairFeatures(
+        **BASE, title=1.0, prose=0.9, evidence=Shared(identifiers=("x_y",)), follow_up=True
+    )
+    assert port.carried and not port.claimable and port.claim() == 0.0
+
+
+# ---- real issue texts ----------------------------------------------------------------------
+
+
+def test_a_follow_up_by_its_reporter_is_related_not_claimed(hf_snapshot, hf_index):
+    """huggingface/datasets #4916 ("Apache Beam unable to write the downloaded wikipedia
+    dataset") follows the reporter's #4915 ("I had raised another issue earlier #4915"): the
+    same traceback, a high score, and yet a follow-up: shown as related, not claimed."""
+    result = analyzed(hf_snapshot, 4916, hf_index)
+    assert result.decision.duplicate is None or result.decision.duplicate.number != 4915
+    rows = {e.number: e for e in result.plan.evidence}
+    assert rows[4915].relation == "related"
+    assert "#4915" in result.comment.split("Possibly related")[1].split("\n")[0]
+
+
+def test_an_evidence_carried_pair_is_claimed_with_its_evidence(poetry_snapshot, poetry_index):
+    """python-poetry #10284 is #10283 filed again by its reporter 67 seconds later: the same
+    certificate error, paths and names. The claim rests on them and quotes them."""
+    result = analyzed(poetry_snapshot, 10284, poetry_index, Config())
+    dup = result.decision.duplicate
+    assert dup is not None and dup.number == 10283
+    assert "worded alike" not in dup.reason and "both have" in dup.reason
+    rows = {e.number: e for e in result.plan.evidence}
+    assert rows[10283].relation == "duplicate"
+
+
+def test_a_feature_request_worded_alike_is_not_claimed_on_its_title(hf_snapshot, hf_index):
+    """huggingface/datasets #6560 "Support Video" and #5225 "Add video feature": alike titles,
+    one title word in common and nothing else to check. No claim, at any threshold."""
+    result = analyzed(hf_snapshot, 6560, hf_index, Config.model_validate({}))
+    low = analyzed(
+        hf_snapshot, 6560, hf_index, Config.model_validate({"duplicates": {"threshold": 0.05}})
+    )
+    for r in (result, low):
+        assert r.decision.duplicate is None
+
+
+# ---- a release-branch port --------------------------------------------------------------
+
+CHANGE = (
+    "`!=` and `==` on `ValueTuple` box both operands in `Compare.cs`; this removes the boxing "
+    "in `System.Private.CoreLib/src/System/ValueTuple.cs` and adds tests for `Equals`."
+)
+
+
+def test_a_release_branch_port_is_related_never_a_duplicate(tmp_path):
+    """The titles of a change and its port as a release-branch repository writes them (the
+    pair issue 30 quotes): the same words, paths and names, and a port: related."""
+    original = issue(1, "Remove != and == boxing on ValueTuple", CHANGE, 0)
+    port = issue(30, "[release/2.1] Port 'Remove != and == boxing on ValueTuple'", CHANGE, 600)
+    snap = Snapshot(
+        Repository(full_name="o/r", fetched_at=T0 + timedelta(days=9)), [original, *FILLER, port]
+    )
+    index = open_index(snap, tmp_path)
+    result = analyzed(snap, 30, index)
+    assert result.decision.duplicate is None
+    assert [e.relation for e in result.plan.evidence if e.number == 1] == ["related"]
+    # the same text without the port's prefix is claimed: the evidence carries it
+    twin = issue(31, "Remove != and == boxing on ValueTuple", CHANGE, 601)
+    snap2 = Snapshot(
+        Repository(full_name="o/r", fetched_at=T0 + timedelta(days=9)), [original, *FILLER, twin]
+    )
+    claimed = analyzed(snap2, 31, open_index(snap2, tmp_path / "twin"))
+    assert claimed.decision.duplicate is not None and claimed.decision.duplicate.number == 1
