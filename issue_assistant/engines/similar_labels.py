@@ -144,7 +144,7 @@ def answer(
                 reason=choice.reason,
             )
             if not choice.chosen:
-                out.plain[group] = _plain(choice)
+                out.plain[group] = plain_reason(choice)
             for name, p, info in choice.chosen:
                 out.confidence[name] = round(p, 3)
                 out.tiers[name] = info
@@ -204,7 +204,7 @@ def _voted(
     return [], reason, f"similar earlier issues disagree (the most common is `{best}`)"
 
 
-def _plain(choice: tiers.Choice) -> str:
+def plain_reason(choice: tiers.Choice) -> str:
     """Why a learned group proposes nothing, in plain words."""
     info = choice.guess_info
     guess = f"the best guess `{choice.guess}`"
@@ -226,7 +226,7 @@ def _plain(choice: tiers.Choice) -> str:
     if choice.abstained == "tier":
         return (
             "how often its guesses are right is not measured yet, and only "
-            " measured labels are proposed"
+            "measured labels are proposed"
         )
     return "no label stands out"
 
