@@ -140,12 +140,14 @@ class SimilarEngine(Engine):
             for lab in self.labels.known(context.issue.labels)
             if self.labels.group_of(lab) == "type"
         ]
+        # the groups the issue's labels already answer ("Why" says nothing of their abstention)
+        filled = {self.labels.group_of(lab) for lab in self.labels.known(context.issue.labels)}
         questions = self._questions(context, present[0] if present else decision.get("type"))
         return Decision(
             **decision,
             duplicate=duplicate,
             questions=questions,
-            why=similar_labels.why_notes(answer, self.labels, model),
+            why=similar_labels.why_notes(answer, self.labels, model, filled),
             confidence=answer.confidence,
             tiers=answer.tiers,
             engine=self.name,

@@ -231,22 +231,29 @@ def plain_reason(choice: tiers.Choice) -> str:
     return "no label stands out"
 
 
-def why_notes(answer: LabelAnswer, labels: LabelsConfig, model: LabelModel | None) -> list[str]:
+def why_notes(
+    answer: LabelAnswer,
+    labels: LabelsConfig,
+    model: LabelModel | None,
+    filled: set[str] | frozenset[str] = frozenset(),
+) -> list[str]:
     """The plain notes of the comment's "Why" on the labels: each configured group that
-    proposes nothing and why, a group that voted, and how much history the labels came from."""
+    proposes nothing and why (but the `filled` groups, which the issue's labels already
+    answer), a group that voted, and how much history the labels came from."""
     configured = [g for g in GROUPS if labels.proposable(g)]  # type: ignore[arg-type]
     if not configured:
         return ["No label is proposed: the label set marks none to propose."]
     notes = []
     for group in configured:
-        if not answer.proposed.get(group):
+        if answer.proposed.get(group):
+            if answer.modes.get(group) == "vote":
+                notes.append(
+                    f"{group}: from the labels of the most similar earlier issues (too little "
+                    "history to learn this group)."
+                )
+        elif group not in filled:
             why = answer.plain.get(group, "nothing stands out")
             notes.append(f"{group}: not proposed — {why}.")
-        elif answer.modes.get(group) == "vote":
-            notes.append(
-                f"{group}: from the labels of the most similar earlier issues (too little "
-                "history to learn this group)."
-            )
     learned = [g for g, m in answer.modes.items() if m == "learned"]
     if model is not None and learned:
         note = f"The labels were learned from {model.issues} labelled earlier issues"
