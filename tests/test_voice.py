@@ -207,3 +207,59 @@ def test_built_plans_keep_the_jargon_in_why(plan):
         assert visible.count(f"#{plan.duplicate.number}") == 1  # said once, not repeated
     for name, word in plan.words().items():
         assert f"`{name}` ({word})" in visible_part(comment)
+
+
+def test_one_scale_of_words_in_the_comment_the_backlog_report_and_the_outputs():
+    from types import SimpleNamespace
+
+    from issue_assistant.backlog.report import outputs, render_run
+    from issue_assistant.backlog.run import BacklogRun, Item
+    from issue_assistant.render import render
+
+    plan = Plan(
+        repository="o/r",
+        issue=5,
+        reporter="alice",
+        created_at=datetime(2025, 1, 1, tzinfo=UTC),
+        type="bug",
+        areas=["area/solver", "area/docs"],
+        confidence={"bug": 0.4, "area/solver": 0.95, "area/docs": 0.75},
+        tiers={"bug": LabelTier(tier="high", precision=0.95, correct=19, proposals=20)},
+        duplicate=Duplicate(
+            number=3, reason="Same problem as #3 (open): both crash", confidence=0.7
+        ),
+    )
+    # the measured tier wins over the number; an unmeasured confidence is put on the same scale
+    assert plan.words() == {
+        "bug": "very likely",
+        "area/solver": "very likely",
+        "area/docs": "likely",
+    }
+    shown = "`bug` (very likely) · `area/solver` (very likely) · `area/docs` (likely)"
+    comment = render_comment(plan)
+    assert f"**Proposed:** {shown}\n" in visible_part(comment)
+    run = BacklogRun(repository="o/r", writes="dry-run", limit=5, per_day=5, groups=["type"])
+    run.items.append(Item(number=5, title="Crash", action="would post", plan=plan, comment=comment))
+    report = render_run(run)
+    assert f"Labels: {shown}. Duplicate: possibly #3." in report
+    assert "0.7" not in report.split("<details>")[0]  # the score stays in the plan and "Why"
+    assert outputs(run)["items"][0]["confidence_words"] == plan.words()
+    result = SimpleNamespace(
+        skipped=None,
+        number=5,
+        plan=plan,
+        action="would post",
+        comment_url=None,
+        analysis=SimpleNamespace(decision=SimpleNamespace(usage=SimpleNamespace(latency_s=0.1))),
+        error=None,
+        comment=comment,
+    )
+    summary = render(
+        "summary.md.j2",
+        command="analyze",
+        writes="dry-run",
+        result=result,
+        done=[],
+        repository="o/r",
+    )
+    assert f"| Labels | {shown} |" in summary and "| Duplicate | possibly #3 |" in summary
