@@ -14,11 +14,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from issue_assistant.comment import Plan, render_comment, similar_evidence
 from issue_assistant.config import Config, load_labels
-from issue_assistant.decision import Duplicate
 from issue_assistant.engines import create
-from issue_assistant.index import IssueIndex, duplicates
+from issue_assistant.index import IssueIndex
 from issue_assistant.pipeline import Analysis, open_index, replay
 from issue_assistant.tracker.snapshot import read_snapshot
 
@@ -38,24 +36,13 @@ def _replay(snapshot: Path, labels: Path, number: int, index: IssueIndex) -> Ana
 
 
 def bug_with_duplicate(index: IssueIndex) -> str:
-    """hf-datasets #7391, a bug report whose error two earlier issues share. Its original, #6985
-    (the first report of that error), scores under the shipped duplicate threshold, so this one
-    is built: the engine's own reason and score for #6985 set as the proposed duplicate."""
-    analysis = _replay(DATA / "hf-datasets.jsonl.gz", HF_LABELS, 7391, index)
-    context, config = analysis.context, Config()
-    [original] = [
-        a
-        for a in duplicates.assess(context, config.duplicates.candidates)
-        if a.candidate.issue.number == 6985
-    ]
-    reason = duplicates.reason(original.candidate, original.features)
-    duplicate = Duplicate(number=6985, reason=reason, confidence=round(original.score, 3))
-    threshold = analysis.decision.duplicate_threshold or 0.0
-    evidence = similar_evidence(
-        context, 6985, threshold=threshold, candidates=config.duplicates.candidates
-    )
-    plan: Plan = analysis.plan.model_copy(update={"duplicate": duplicate, "evidence": evidence})
-    return render_comment(plan)
+    """poetry #10284, a bug report (its form set `kind/bug`) filed again a minute after #10283."""
+    return _replay(DATA / "poetry-sample.jsonl.gz", POETRY_LABELS, 10284, index).comment
+
+
+def bug_with_questions(index: IssueIndex) -> str:
+    """hf-datasets #7391, a bug report that gives neither the version nor code to reproduce."""
+    return _replay(DATA / "hf-datasets.jsonl.gz", HF_LABELS, 7391, index).comment
 
 
 def feature_request(index: IssueIndex) -> str:
@@ -70,7 +57,8 @@ def documentation_request(index: IssueIndex) -> str:
 
 # file name -> (the snapshot whose index it needs, how it is made)
 GOLDEN: dict[str, tuple[str, Callable[[IssueIndex], str]]] = {
-    "bug-with-duplicate.md": ("hf-datasets.jsonl.gz", bug_with_duplicate),
+    "bug-with-duplicate.md": ("poetry-sample.jsonl.gz", bug_with_duplicate),
+    "bug-with-questions.md": ("hf-datasets.jsonl.gz", bug_with_questions),
     "feature-request.md": ("hf-datasets.jsonl.gz", feature_request),
     "documentation-request.md": ("poetry-sample.jsonl.gz", documentation_request),
 }

@@ -27,13 +27,16 @@ def test_the_reference_comment_is_what_the_code_renders(rendered, name):
 def test_the_references_show_what_they_are_meant_to(rendered):
     bug = rendered["bug-with-duplicate.md"]
     plan = extract_plan(bug)
-    assert plan is not None and plan.type == "bug" and plan.duplicate is not None
-    assert "**Possibly the same problem as #6985** (closed): both have the same error" in bug
-    assert "@LinXin04, could you tell us:" in visible_part(bug)
+    assert plan is not None and plan.duplicate is not None and plan.duplicate.number == 10283
+    assert plan.preset == {"kind/bug": "template"}
+    assert "**Possibly the same problem as #10283** (open): both have" in visible_part(bug)
+    asked = rendered["bug-with-questions.md"]
+    plan = extract_plan(asked)
+    assert plan is not None and plan.type == "bug" and len(plan.questions) == 2
+    assert "@LinXin04, could you tell us:" in visible_part(asked)
     feature = extract_plan(rendered["feature-request.md"])
     assert feature is not None and feature.type == "enhancement" and not feature.questions
-    docs = extract_plan(rendered["documentation-request.md"])
-    assert docs is not None and docs.preset == {"area/docs": "template"}
-    assert (
-        "Already labelled: `area/docs` came with the issue" in rendered["documentation-request.md"]
-    )
+    docs = rendered["documentation-request.md"]
+    plan = extract_plan(docs)
+    assert plan is not None and plan.preset == {"area/docs": "template"}
+    assert "- Already labelled: `area/docs` came with the issue (its template)." in docs
