@@ -183,7 +183,7 @@ def similar_evidence(
     weights: dict | None = None,
 ) -> list[Evidence]:
     """The table's rows: the context's first candidates (the search as of the issue's creation
-    that the summary names too), with what each shares with the issue and whether it is the
+    that the engine was given too), with what each shares with the issue and whether it is the
     proposed duplicate or possibly related."""
     from issue_assistant.index import duplicates
     from issue_assistant.index.evidence import describe

@@ -241,7 +241,7 @@ class LabelModelConfig(Strict):
     """`[labels]`: how the `similar` engine proposes labels (tiers: `learn/tiers.py`)."""
 
     model: Literal["learned", "vote"] = "learned"
-    # A proposal whose measured precision reaches this is "high confidence".
+    # A proposal whose measured precision reaches this is "high" ("very likely" in words).
     target_precision: float = Field(default=0.9, gt=0, le=1)
     # The floor: below it on the repository's history, a group proposes nothing (and says why).
     min_precision: float = Field(default=0.6, ge=0, le=1)
