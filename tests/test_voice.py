@@ -13,7 +13,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from issue_assistant.comment import Evidence, IndexProgress, Plan, render_comment, visible_part
+from issue_assistant.comment import (
+    Evidence,
+    IndexProgress,
+    Outcome,
+    Plan,
+    render_comment,
+    visible_part,
+)
 from issue_assistant.config import Config, load_labels
 from issue_assistant.decision import TIER_WORDS, Duplicate, FileLink, LabelTier
 from issue_assistant.engines import create
@@ -169,9 +176,21 @@ def plans(draw) -> Plan:
         )
         for n in draw(st.lists(st.integers(1, 9999), unique=True, max_size=5))
     ]
+    status = draw(st.sampled_from(["pending", "pending", "approved", "dismissed"]))
+    history = []
+    if status != "pending":
+        action = "approved" if status == "approved" else "dismissed"
+        changes = ["added labels bug", "asked the reporter"] if action == "approved" else []
+        history = [
+            Outcome(
+                action=action, actor="maria", at=datetime(2025, 1, 2, tzinfo=UTC), changes=changes
+            )
+        ]
     return Plan(
         repository="o/r",
         issue=10_000,
+        status=status,
+        history=history,
         reporter=draw(st.sampled_from(["alice", "bob-smith", "dependabot[bot]"])),
         created_at=datetime(2025, 1, 1, tzinfo=UTC),
         type=names[0] if names and draw(st.booleans()) else None,
