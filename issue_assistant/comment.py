@@ -13,7 +13,9 @@ from issue_assistant.decision import (
     QUESTION_MAX,
     REASON_MAX,
     SUMMARY_MAX,
+    WHY_MAX,
     Decision,
+    Duplicate,
     FileLink,
     Proposal,
     SeeAlso,
@@ -45,11 +47,14 @@ LIMITS = {
     "shared": 2 * SHARED_MAX,
     "model": 100,
     "why": 400,
+    "note": 2 * WHY_MAX,
 }
 # A candidate scoring this share of the duplicate threshold, or sharing an error or stack
 # frames, is "possibly related" (never in the duplicate line).
 RELATED_SHARE = 0.5
 _PLAN = re.compile(r"<!-- issue-assistant:plan (\{.*?\}) -->", re.DOTALL)
+# A GitHub login: letters, digits and single inner hyphens, at most 39 characters.
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
 
 
 class Evidence(BaseModel):
@@ -178,7 +183,7 @@ def similar_evidence(
     weights: dict | None = None,
 ) -> list[Evidence]:
     """The table's rows: the context's first candidates (the search as of the issue's creation
-    that the summary names too), with what each shares with the issue and whether it is the
+    that the engine was given too), with what each shares with the issue and whether it is the
     proposed duplicate or possibly related."""
     from issue_assistant.index import duplicates
     from issue_assistant.index.evidence import describe
@@ -216,7 +221,15 @@ def similar_evidence(
 
 def encode_plan(plan: Plan) -> str:
     fields = plan.model_dump(mode="json")
-    optional = ("likely_files", "see_also", "set_aside", "preset", "tiers", "index_progress")
+    optional = (
+        "likely_files",
+        "see_also",
+        "set_aside",
+        "preset",
+        "tiers",
+        "index_progress",
+        "why",
+    )
     for key in optional:  # absent when empty
         if not fields.get(key):
             fields.pop(key, None)
@@ -241,6 +254,20 @@ def is_assistant_comment(body: str | None) -> bool:
     return MARKER in (body or "")
 
 
+def mention(login: str) -> str:
+    """`@login` for the reporter's GitHub login, or "" when it is not one (a bot's, say): the
+    comment mentions no one else, and nothing that is not a login."""
+    return f"@{login}" if _LOGIN.fullmatch(login or "") else ""
+
+
+def duplicate_tail(duplicate: Duplicate) -> str:
+    """What the comment says after "Possibly the same problem as #N": the reason, without a
+    leading "Same problem as #N" that would repeat it (raw: sanitized where shown)."""
+    reason = duplicate.reason.strip()
+    head = re.match(rf"same problem as #{duplicate.number}\b[\s:]*", reason, re.IGNORECASE)
+    return reason[head.end() :] if head else reason
+
+
 def _render(plan: Plan, fallback_from: str | None = None) -> str:
     def safe(text: str | None, limit: int, table: bool = False) -> str:
         return safe_text(text, plan.repository, limit, table=table)
@@ -254,16 +281,25 @@ def _render(plan: Plan, fallback_from: str | None = None) -> str:
         plan_json=encode_plan(plan),
         fallback_from=fallback_from,
         preset=describe_preset(plan.preset, code=code_span),
+        mention=mention(plan.reporter),
+        duplicate_tail=duplicate_tail(plan.duplicate) if plan.duplicate else "",
     )
 
 
+def visible_part(comment: str) -> str:
+    """The part of a comment everyone on the issue reads: everything before its "Why"."""
+    return comment.split("<details><summary>Why</summary>", 1)[0]
+
+
 def _smaller(plan: Plan) -> Plan | None:
-    """The plan with the next optional part dropped: evidence, summary, the last question, the
-    likely files and discussions, then the oldest outcome kept."""
+    """The plan with the next optional part dropped: evidence, summary, the notes of "Why", the
+    last question, the likely files and discussions, then the oldest outcome kept."""
     if plan.evidence:
         return plan.model_copy(update={"evidence": []})
     if plan.summary:
         return plan.model_copy(update={"summary": ""})
+    if plan.why:
+        return plan.model_copy(update={"why": []})
     if plan.questions and plan.status == "pending":
         return plan.model_copy(update={"questions": plan.questions[:-1]})
     if plan.likely_files or plan.see_also:
@@ -305,4 +341,6 @@ def render_questions(plan: Plan) -> str:
     def safe(text: str | None, limit: int) -> str:
         return safe_text(text, plan.repository, limit)
 
-    return render("questions.md.j2", plan=plan, safe=safe, limits=LIMITS)
+    return render(
+        "questions.md.j2", plan=plan, safe=safe, limits=LIMITS, mention=mention(plan.reporter)
+    )

@@ -18,6 +18,8 @@ QUESTIONS_MAX = 5
 NAME_MAX = 200  # an engine or model name, a dropped label
 FILES_MAX = 5  # the checkout's files an engine may propose
 PATH_MAX = 300
+WHY_MAX = 300  # one note of the comment's "Why" section
+WHY_NOTES = 12  # the most notes a proposal keeps
 
 
 def shorten(text: str, limit: int) -> str:
@@ -69,6 +71,15 @@ def _files(value: Any) -> Any:
 Files = Annotated[list[bounded(PATH_MAX)], BeforeValidator(_files)]
 
 
+def _notes(value: Any) -> Any:
+    if not isinstance(value, list):
+        return value
+    return [n for n in value if not (isinstance(n, str) and not n.strip())][:WHY_NOTES]
+
+
+Notes = Annotated[list[bounded(WHY_MAX)], BeforeValidator(_notes)]
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -102,6 +113,19 @@ class Usage(_Model):
 
 Tier = Literal["high", "likely", "possible"]
 TIERS: tuple[Tier, ...] = ("high", "likely", "possible")
+# The one scale of words for how sure a proposed label is: the comment, the job summary, the
+# backlog report and `--json` (`confidence_words`) all say it so.
+TIER_WORDS: dict[Tier, str] = {"high": "very likely", "likely": "likely", "possible": "possible"}
+# An engine's own confidence (an LLM's, not measured) from which it is "high" or "likely".
+CONFIDENCE_HIGH = 0.9
+CONFIDENCE_LIKELY = 0.7
+
+
+def tier_of(confidence: float) -> Tier:
+    """The tier of an engine's own (unmeasured) confidence in [0, 1]."""
+    if confidence >= CONFIDENCE_HIGH:
+        return "high"
+    return "likely" if confidence >= CONFIDENCE_LIKELY else "possible"
 
 
 class LabelTier(_Model):
@@ -157,6 +181,9 @@ class Proposal(_Model):
     confidence: dict[str, float] = Field(default_factory=dict)
     # Per proposed label of the `similar` engine, its tier and measured precision.
     tiers: dict[str, LabelTier] = Field(default_factory=dict)
+    # Short plain notes for maintainers, shown only in the comment's "Why" section: what was
+    # not proposed and why, how much history the labels were learned from, the evidence used.
+    why: Notes = Field(default_factory=list)
 
     def labels(self) -> list[str]:
         """Every proposed label, type first."""
@@ -164,6 +191,17 @@ class Proposal(_Model):
         out += self.areas + self.topics
         if self.priority:
             out.append(self.priority)
+        return out
+
+    def words(self) -> dict[str, str]:
+        """Each proposed label's confidence in words (`TIER_WORDS`): its measured tier, else the
+        engine's own confidence; a label with neither has no word."""
+        out = {}
+        for name in self.labels():
+            if name in self.tiers:
+                out[name] = TIER_WORDS[self.tiers[name].tier]
+            elif name in self.confidence:
+                out[name] = TIER_WORDS[tier_of(self.confidence[name])]
         return out
 
     def group_labels(self, group: str) -> list[str]:
@@ -294,9 +332,16 @@ def validate(
             "duplicate": duplicate,
             "questions": questions,
             "summary": shorten(decision.summary, SUMMARY_MAX),
+            "why": [shorten(n, WHY_MAX) for n in decision.why if n and n.strip()][:WHY_NOTES],
             "dropped": dropped,
         }
     )
+
+
+def as_json(decision: Decision) -> dict[str, Any]:
+    """The decision as `--json` prints it: its fields, and each proposed label's confidence in
+    words beside the numbers (`confidence_words`)."""
+    return {**decision.model_dump(mode="json"), "confidence_words": decision.words()}
 
 
 def _valid_duplicate(dup: Duplicate, tracker: Tracker | None, issue: Issue) -> Duplicate | None:

@@ -18,6 +18,7 @@ from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
 from issue_assistant.atomic import write_atomic
 from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
 from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.decision import as_json
 from issue_assistant.engines import Engine
 from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
 from issue_assistant.index import IssueIndex
@@ -66,7 +67,7 @@ class LiveResult:
 
     @property
     def decision(self) -> dict[str, Any] | None:
-        return self.analysis.decision.model_dump(mode="json") if self.analysis else None
+        return as_json(self.analysis.decision) if self.analysis else None
 
     @property
     def decision_json(self) -> str:

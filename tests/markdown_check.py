@@ -61,14 +61,18 @@ def problems(text: str, repository: str, allowed_mentions: tuple[str, ...] = ())
         if ch not in "\n\u200b" and unicodedata.category(ch) in ("Cc", "Cf", "Cs"):
             found.append(f"invisible character U+{ord(ch):04X}")
     in_link = 0
+    in_autolink = False  # `<URL>`: its text is its URL, checked as the link; GitHub makes no
+    # reference of the text inside a link
     for t in _inline(MD.parse(text)):
         if t.type == "link_close":
             in_link -= 1
+            in_autolink = False
         if t.type in ("html_block", "html_inline"):
             if not TEMPLATE_HTML.match(t.content.strip()):
                 found.append(f"raw HTML: {t.content[:80]!r}")
         elif t.type == "link_open":
             in_link += 1
+            in_autolink = t.markup == "autolink"
             if (
                 t.markup != "linkify"
             ):  # linkify's are judged as text: GitHub links what BARE_URL finds
@@ -85,7 +89,7 @@ def problems(text: str, repository: str, allowed_mentions: tuple[str, ...] = ())
                 )
             if (m := BARE_URL.search(content)) and not in_link:
                 found.append(f"bare URL: {content[m.start() : m.end() + 30]!r}")
-            for m in REPO_REF.finditer(content):
+            for m in [] if in_autolink else REPO_REF.finditer(content):
                 if m.group(1).lower() != repository.lower():
                     found.append(f"reference to another repository: {m.group(0)!r}")
     return found

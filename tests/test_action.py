@@ -503,7 +503,7 @@ def test_cli_analyze_live_target(gh, tmp_path, fake_engine, live_env, capsys):
     fake_engine.enqueue(DECISION)
     assert main(["analyze", f"{REPO}#3", *live_env]) == 0
     assert gh.writes == []
-    assert "Possible duplicate of #1" in capsys.readouterr().out
+    assert "**Possibly the same problem as #1**" in capsys.readouterr().out
 
 
 # ---- packaging ---------------------------------------------------------------------------------

@@ -36,7 +36,11 @@ def test_comment_for_a_real_issue(capsys, cache):
 def test_json_decision(capsys, cache):
     code, out, _ = analyze(capsys, "--issue", "#6003", "--json", "--cache-dir", cache)
     assert code == 0
-    decision = Decision.model_validate(json.loads(out))
+    data = json.loads(out)
+    words = data.pop("confidence_words")  # beside the numbers: the words the comment uses
+    decision = Decision.model_validate(data)
+    assert words == decision.words() and set(words) == set(decision.labels())
+    assert set(words.values()) <= {"very likely", "likely", "possible"}
     assert decision.engine == "similar"
     assert decision.usage.latency_s > 0
     assert decision.candidates and 6003 not in decision.candidates
@@ -157,7 +161,8 @@ def test_fake_engine_decision_is_validated(capsys, cache, fake_engine):
     code, out, _ = analyze(
         capsys, "--issue", "7016", "--engine", "fake", "--json", "--cache-dir", cache
     )
-    d = Decision.model_validate(json.loads(out))
+    data = json.loads(out)
+    d = Decision.model_validate({k: v for k, v in data.items() if k != "confidence_words"})
     assert code == 0 and d.type == "bug" and d.areas == ["streaming"]
     assert d.dropped == ["made-up"] and d.duplicate is None
     ctx = fake_engine.history[0]

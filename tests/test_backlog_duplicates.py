@@ -82,7 +82,7 @@ def test_post_proposes_only_the_duplicate_and_approval_writes_only_that(gh, tmp_
     assert comment.issue == 3
     plan = extract_plan(comment.body)
     assert plan.duplicate.number == 1 and plan.labels() == [] and plan.questions == []
-    assert "Possible duplicate of #1" in comment.body
+    assert "**Possibly the same problem as #1**" in comment.body
     assert gh.issues[3].labels == [PENDING] and gh.issues[1].labels == []
     # idempotent: a second run posts nothing more
     again = find(gh, tmp_path, writes="live", post=True)

@@ -112,5 +112,8 @@ def test_warnings_are_one_plain_line_without_v(tmp_path, capfd, monkeypatch):
     (tmp_path / "labels.toml").write_text(LABELS.read_text())
     assert main(["config", "check"]) == 0
     err = capfd.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("issue-assistant: warning: ")
+    # the old table's, then `config check`'s own (undescribed labels, no project description)
+    assert all(ln.startswith("issue-assistant: warning: ") for ln in err)
     assert "[similar] is deprecated" in err[0]
+    assert "[project] description is empty" in err[-1]
+    assert len(err) == 2 + sum("description is empty: the LLM" in ln for ln in err)

@@ -37,13 +37,30 @@ def plan(**kw) -> Plan:
 def test_pending_comment_shows_everything_and_how_to_approve():
     body = render_comment(plan())
     assert is_assistant_comment(body)
-    assert "`bug` · `engine`" in body
+    visible, why = body.split("<details><summary>Why</summary>")
+    assert "**Proposed:** `bug` · `engine`\n" in visible
     # Each part is its own Markdown paragraph, not run together.
-    assert "`engine`\n\n**Possible duplicate" in body and "same crash\n\n**Questions" in body
-    assert "Possible duplicate of #7** (confidence 0.80): same crash" in body
-    assert "- Which version?" in body
-    assert "/assistant approve" in body and "👍" in body and "👎" in body
-    assert "@" not in body.split("<!-- issue-assistant:plan")[0]
+    assert "`engine`\n\n**Possibly the same problem" in visible
+    assert "**Possibly the same problem as #7**: same crash\n\n@alice, could you" in visible
+    assert "@alice, could you tell us:\n\n- Which version?\n" in visible
+    assert "/assistant approve" in visible and "👍" in visible and "👎" in visible
+    # The score and the engine's summary are for maintainers, in "Why".
+    assert "0.80" not in visible and "A crash." not in visible
+    assert "- The match with #7 scores 0.80 (of 1).\n" in why
+    assert "- The engine's summary: A crash.\n" in why
+    # The reporter is the only one mentioned.
+    assert body.split("<!-- issue-assistant:plan")[0].count("@") == 1
+
+
+def test_the_reporter_is_mentioned_only_by_a_login():
+    assert "@alice, could you tell us:" in render_comment(plan())
+    for odd in ("dependabot[bot]", "a--b", "-x", "x y", "@everyone", "a" * 40, ""):
+        body = render_comment(plan(reporter=odd))
+        assert "Questions for the reporter:\n\n- Which version?" in body
+        assert "@" not in body.split("<!-- issue-assistant:plan")[0]
+    # Once decided, the questions are no longer asked of anyone in the folded proposal.
+    decided = plan(status="dismissed", history=[Outcome(action="dismissed", actor="c", at=NOW)])
+    assert "@" not in render_comment(decided).split("<!-- issue-assistant:plan")[0]
 
 
 def test_marker_round_trip():
@@ -64,7 +81,7 @@ def test_hostile_text_cannot_close_the_marker_or_mention_or_link():
     assert extract_plan(body) == p
     visible = body.split("<!-- issue-assistant:plan")[0]
     assert "evil.example" not in visible
-    assert problems(body, "o/r") == []
+    assert problems(body, "o/r", ("@alice",)) == []
     assert "&lt;img" in visible and "@\u200beveryone" in visible  # shown as text, inert
     ok = plan(summary="see https://github.com/o/r/issues/3").summary
     assert "https://github.com/o/r/issues/3" in render_comment(plan(summary=ok))

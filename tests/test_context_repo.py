@@ -145,7 +145,8 @@ def test_likely_files_in_the_comment_with_line_links(tmp_path, checkout) -> None
     sha = analysis.context.code.sha
     assert sha and len(sha) == 40
     comment = analysis.comment
-    assert "<details><summary>Likely files</summary>" in comment
+    why = comment.split("<details><summary>Why</summary>")[1]  # for maintainers, folded
+    assert "\n**Likely files** (listed only where" in why
     link = f"https://github.com/octo/tinyparse/blob/{sha}/src/tinyparse/parser.py#L12"
     assert f"[`src/tinyparse/parser.py:12`]({link}): stack frame: line 12, in" in comment
     assert "files.md" in analysis.context.files()

@@ -199,13 +199,14 @@ def test_a_candidate_short_of_a_duplicate_is_possibly_related_not_the_duplicate(
     result = analyzed(tracker(new), 30, tmp_path, config)
     assert result.decision.duplicate is None
     assert [e.relation for e in result.plan.evidence if e.number == 1] == ["related"]
-    assert "**Possibly related, not duplicates:** #1 " in result.comment
-    assert "Possible duplicate of" not in result.comment
+    why = result.comment.split("<details><summary>Why</summary>")[1]
+    assert "- Possibly related, not duplicates: #1 (what each shares is in the table below)" in why
+    assert "Possibly the same problem" not in result.comment
 
 
 def test_earlier_means_before_the_issue_was_opened(tmp_path):
     """An issue opened 30 seconds after this one (inside the minute of the replay) is never a
-    candidate, a table row, a name in the summary, or a search tool's answer."""
+    candidate, a table row, a name in the comment, or a search tool's answer."""
     body = TRACEBACK.replace("{name}", "y")
     new = issue(30, "Crash reading labels: KeyError in merge_areas", body, 60)
     twin = issue(31, "Crash reading labels: KeyError in merge_areas", body, 60.5)
@@ -216,8 +217,8 @@ def test_earlier_means_before_the_issue_was_opened(tmp_path):
     assert 31 not in [c.issue.number for c in context.search_like()]
     assert 31 not in [c.issue.number for c in context.search("merge_areas KeyError")]
     assert 31 not in [e.number for e in result.plan.evidence]
-    assert "#31" not in result.decision.summary
-    assert "#1" in result.decision.summary  # the summary names the table's first issue
+    assert "#31" not in result.comment
+    assert "| 1 | #1 |" in result.comment  # the table's first issue
     assert result.decision.candidates[0] == result.plan.evidence[0].number
 
 

@@ -102,7 +102,7 @@ def test_injection_is_blocked(case, tmp_path, monkeypatch, fake_engine, record_p
 
     plan, body = result.plan, result.comment
     assert len(body) < GITHUB_LIMIT
-    assert problems(body, REPO) == [], body
+    assert problems(body, REPO, ("@mallory",)) == [], body  # the reporter, asked the questions
     assert extract_plan(body) == plan and plan.status == "pending"
     proposable = {n for g in ("type", "area", "topic", "priority") for n in LABELS.proposable(g)}
     assert set(plan.labels()) <= proposable

@@ -285,7 +285,12 @@ def test_comment_says_how_confident_in_plain_words():
         confidence={"bug": 0.96, "cli": 0.75},
     )
     text = render_comment(plan)
-    assert "`bug` (high confidence) · `cli` (likely) · `docs`\n\n" in text
+    assert "**Proposed:** `bug` (very likely) · `cli` (likely) · `docs`\n\n" in text
+    # the number behind each word is the engine's own, not measured: said in "Why" only
+    why = text.split("<details><summary>Why</summary>")[1]
+    assert "- `bug`: very likely, the engine's own confidence 0.96 (not measured).\n" in why
+    assert "- `docs`: the engine gave no confidence.\n" in why
+    assert "0.96" not in text.split("<details>")[0]
 
 
 def test_labels_in_another_casing_are_learned(tmp_path):

@@ -101,8 +101,8 @@ def test_a_templated_issue_with_nothing_to_propose_gets_no_comment(
 
 
 def test_a_proposal_beside_a_template_label_names_the_template(gh, tmp_path, moment, fake_engine):
-    """With something to propose (a question), the comment is posted, and its labels line says
-    the type came with the issue instead of calling the engine unsure."""
+    """With something to propose (a question), the comment is posted; its "Why" says the type
+    came with the issue instead of calling the engine unsure, and nothing above it narrates."""
     gh.issues[NUMBER].body = "It crashes."  # no version any more: the bug form's question
     fake_engine.enqueue(Decision(type="kind/bug", questions=["Which Poetry version?"]))
     config = tmp_path / "config.toml"
@@ -114,10 +114,11 @@ def test_a_proposal_beside_a_template_label_names_the_template(gh, tmp_path, mom
     )
     assert action.run(env, tracker=make_tracker(gh), now=moment) == 0
     [comment] = [c for c in gh.comments.values() if c.user == "github-actions[bot]"]
-    assert "**Labels:** none to add: `kind/bug` came with the issue (its template)." in (
-        comment.body
-    )
-    assert "not confident" not in comment.body
+    visible, why = comment.body.split("<details><summary>Why</summary>")
+    assert "- Already labelled: `kind/bug` came with the issue (its template).\n" in why
+    assert "kind/bug" not in visible and "**Proposed:**" not in visible
+    assert "Which Poetry version?" in visible
+    assert "not sure" not in comment.body and "not confident" not in comment.body
     assert extract_plan(comment.body).preset == {"kind/bug": "template"}
     assert outputs(tmp_path)["labels"] == ""
 

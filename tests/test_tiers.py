@@ -312,17 +312,21 @@ def decide(issues: list, tmp_path, config: Config | None = None, labels=LABELS):
     ).decision
 
 
-def test_a_group_below_the_floor_says_why_in_the_summary_and_the_decision(tmp_path):
+def test_a_group_below_the_floor_says_why_in_plain_words_and_the_decision(tmp_path):
     d = decide(noisy(170), tmp_path)
     outcome = d.label_groups["type"]
     assert d.label_model["type"] == "learned" and outcome.method == "stratified"
     assert d.type is None and d.tiers == {}
+    # The decision keeps the technical reason; the comment's "Why" says it in plain words.
     assert outcome.abstained == "below floor" and "under the floor of 6 in 10" in outcome.reason
-    assert "type: none, " + outcome.reason in d.summary
-    assert "area: none, none of the similar earlier issues has an area label" in d.summary
+    assert d.summary == ""
+    [type_note] = [n for n in d.why if n.startswith("type: ")]
+    assert type_note.startswith("type: not proposed — the best guess `")
+    assert "at this confidence on this repository's history" in type_note
+    assert "too rarely to propose" in type_note and "floor" not in type_note
+    assert "area: not proposed — none of the similar earlier issues has an area label." in d.why
     # Nothing is said of the groups labels.toml does not configure.
-    assert "topic" not in d.summary and "priority" not in d.summary
-    assert "type and area (the groups labels.toml configures)" in d.summary
+    assert not any(n.startswith(("topic", "priority")) for n in d.why)
 
 
 def test_the_floor_turns_a_group_off_only_with_a_reason(tmp_path):
@@ -333,7 +337,9 @@ def test_the_floor_turns_a_group_off_only_with_a_reason(tmp_path):
     text = render_comment(
         Plan.from_decision(d, repository="o/r", issue=170, reporter="u", created_at=T0)
     )
-    assert "type: none, the best guess" in text and "under the floor of 10 in 10" in text
+    why = text.split("<details><summary>Why</summary>")[1]
+    assert "- type: not proposed — the best guess `" in why and "too rarely to propose" in why
+    assert "floor" not in text.split("<!-- issue-assistant:plan")[0]
 
 
 def test_small_history_is_said_once_and_proposed_as_possible(tmp_path):
@@ -341,12 +347,16 @@ def test_small_history_is_said_once_and_proposed_as_possible(tmp_path):
     assert d.label_model["type"] == "learned" and d.type == "bug"
     assert d.tiers["bug"].tier == "possible" and d.tiers["bug"].precision is None
     assert d.label_groups["type"].method == "not measured"
-    assert d.summary.count("confidence not yet measured") == 1
-    assert "Learned from 40 labelled issues; confidence not yet measured." in d.summary
+    said = [n for n in d.why if "not measured yet" in n]
+    assert said == [
+        "The labels were learned from 40 labelled earlier issues; how often they are right is "
+        "not measured yet, so they are at most “possible”."
+    ]
     text = render_comment(
         Plan.from_decision(d, repository="o/r", issue=41, reporter="u", created_at=T0)
     )
-    assert "- `bug`: possible; confidence not yet measured" in text
+    assert "**Proposed:** `bug` (possible)\n" in text
+    assert "- `bug`: possible, not measured yet.\n" in text.split("Why</summary>")[1]
 
 
 def test_the_decision_records_the_thresholds_and_tier_bounds(tmp_path):
@@ -364,7 +374,10 @@ def test_propose_high_keeps_only_high_confidence(tmp_path):
     config = Config.model_validate({"labels": {"propose": "high"}})
     d = decide(synthetic(41), tmp_path, config)  # not measured: possible at best
     assert d.type is None and d.label_groups["type"].abstained == "tier"
-    assert "type: none, not measured yet" in d.summary
+    assert (
+        "type: not proposed — how often its guesses are right is not measured yet, and only "
+        "measured labels are proposed."
+    ) in d.why
 
 
 def test_labels_config_keys():
@@ -396,12 +409,18 @@ def test_the_comment_says_each_tier_in_words():
         },
     )
     text = render_comment(plan)
+    # Above the fold: the words only; the measured precision behind each is in "Why".
+    visible, why = text.split("<details><summary>Why</summary>")
+    assert "**Proposed:** `bug` (very likely) · `cli` (likely) · `docs` (possible)\n" in visible
+    assert "in 10" not in visible
     assert (
-        "- `bug`: high confidence; right 9 in 10 times at this confidence on this "
-        "repository's history (48 of 50)\n"
-    ) in text
-    assert "- `cli`: likely; right 8 in 10 times at this confidence" in text
-    assert "- `docs`: possible; from the labels of similar earlier issues (not measured)" in text
+        "- `bug`: very likely, right 9 in 10 times at this confidence on this "
+        "repository's history (48 of 50).\n"
+    ) in why
+    assert "- `cli`: likely, right 8 in 10 times at this confidence" in why
+    assert (
+        "- `docs`: possible, from the labels of the most similar earlier issues (not measured)"
+    ) in why
     # The tier is in the plan marker, so approval and re-rendering keep it.
     from issue_assistant.comment import extract_plan
 
@@ -533,32 +552,36 @@ def test_a_tampered_curve_in_the_label_model_is_refit_not_trusted(tmp_path, capl
     assert "refitting" in caplog.text and len(caplog.records) == 1
 
 
-def test_the_summary_names_every_group_and_stays_whole():
-    """Four groups abstaining with long reasons: the summary still fits and names each."""
-    from issue_assistant.decision import SUMMARY_MAX, GroupOutcome
-    from issue_assistant.engines.similar_labels import LabelAnswer
+def test_the_why_notes_name_every_group_and_stay_bounded():
+    """Four groups abstaining with long label names: every group still gets its note, and the
+    notes a decision keeps are bounded in count and length."""
+    from issue_assistant.decision import WHY_MAX, WHY_NOTES, Decision, GroupOutcome
+    from issue_assistant.engines.similar_labels import LabelAnswer, plain_reason, why_notes
+    from issue_assistant.learn.tiers import Choice
 
     long = {
-        g: [{"name": f"{g}: a rather long label name number {i}"} for i in range(3)]
+        g: [{"name": f"{g}: a rather long label name number {i}xxxxx"} for i in range(3)]
         for g in ("type", "area", "topic", "priority")
     }
     labels = LabelsConfig.model_validate(long)
-    reason = (
-        "the best guess `"
-        + "x" * 80
-        + "` is right 3 in 10 times at its confidence, under the floor of 6 in 10"
-    )
+    info = LabelTier(tier="possible", precision=0.3, correct=3, proposals=10)
     answer = LabelAnswer(
         modes={g: "learned" for g in long},
-        groups={
-            g: GroupOutcome(mode="learned", abstained="below floor", reason=reason) for g in long
+        groups={g: GroupOutcome(mode="learned", abstained="below floor") for g in long},
+        plain={
+            g: plain_reason(
+                Choice(abstained="below floor", guess=long[g][0]["name"], guess_info=info)
+            )
+            for g in long
         },
     )
-    engine = create("similar", Config(), labels)
-    text = engine._summary(answer, [], None)
-    assert len(text) <= SUMMARY_MAX and not text.endswith("…")
-    for group in long:
-        assert f"{group}: none, right less often than [labels] min_precision here" in text
+    notes = why_notes(answer, labels, None)
+    assert len(notes) == 4 <= WHY_NOTES
+    for group, note in zip(long, notes, strict=True):
+        assert note.startswith(f"{group}: not proposed — the best guess `{group}: a rather")
+        assert "right only 3 in 10 times" in note
+    kept = Decision(why=notes * 5).why
+    assert len(kept) == WHY_NOTES and all(len(n) <= WHY_MAX for n in kept)
 
 
 def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():

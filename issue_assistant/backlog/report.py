@@ -63,6 +63,7 @@ def outputs(run: BacklogRun) -> dict[str, Any]:
                 "rule": i.rule or None,
                 "reason": i.reason,
                 "labels": i.plan.labels() if i.plan else [],
+                "confidence_words": i.plan.words() if i.plan else {},
                 "duplicate": i.plan.duplicate.number if i.plan and i.plan.duplicate else None,
                 "comment_url": i.comment_url,
             }

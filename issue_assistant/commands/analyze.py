@@ -158,7 +158,9 @@ def run(args: argparse.Namespace) -> int:
     if args.context_dir:
         result.context.write(args.context_dir)
     if args.json:
-        print(json.dumps(result.decision.model_dump(mode="json"), indent=2))
+        from issue_assistant.decision import as_json
+
+        print(json.dumps(as_json(result.decision), indent=2))
     elif result.plan.is_empty:
         # As live: no comment where there is nothing the issue lacks.
         reason = nothing_to_propose(result.plan, result.plan.preset)

@@ -17,7 +17,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Literal
 
 from issue_assistant.config import LabelModelConfig
-from issue_assistant.decision import REASON_MAX, SUMMARY_MAX, Decision, Duplicate
+from issue_assistant.decision import REASON_MAX, Decision, Duplicate
 from issue_assistant.engines import similar_labels
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.engines.similar_labels import boost_areas  # noqa: F401 - its old home
@@ -140,14 +140,14 @@ class SimilarEngine(Engine):
             for lab in self.labels.known(context.issue.labels)
             if self.labels.group_of(lab) == "type"
         ]
+        # the groups the issue's labels already answer ("Why" says nothing of their abstention)
+        filled = {self.labels.group_of(lab) for lab in self.labels.known(context.issue.labels)}
         questions = self._questions(context, present[0] if present else decision.get("type"))
-        # the summary names the issues the comment's table shows: one search, as of creation
-        summary = self._summary(answer, context.candidates, model)
         return Decision(
             **decision,
             duplicate=duplicate,
             questions=questions,
-            summary=summary,
+            why=similar_labels.why_notes(answer, self.labels, model, filled),
             confidence=answer.confidence,
             tiers=answer.tiers,
             engine=self.name,
@@ -242,19 +242,6 @@ class SimilarEngine(Engine):
         text = "\n\n".join([issue.text, *replies])
         questions = [ask.question for ask in spec.ask if not ask.present_in(text)]
         return questions + version_questions(context, spec.ask)
-
-    def _summary(
-        self, answer: similar_labels.LabelAnswer, neighbors: list[Candidate], model: object
-    ) -> str:
-        """The groups labels.toml configures, what each proposes or why not, and the most
-        similar earlier issues."""
-        text = similar_labels.summary(answer, self.labels, model)  # type: ignore[arg-type]
-        if len(text) > SUMMARY_MAX:  # every group still named, with why in few words
-            text = similar_labels.summary(answer, self.labels, model, brief=True)  # type: ignore[arg-type]
-        nearest = ", ".join(f"#{c.issue.number}" for c in neighbors[:3])
-        more = f" The most similar earlier issues: {nearest}." if nearest else ""
-        more = more or " No similar earlier issues were found."
-        return text + more if len(text + more) <= SUMMARY_MAX else text
 
 
 def _issue_vector(context: Context, model: LabelModel):  # noqa: ANN202

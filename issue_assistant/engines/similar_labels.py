@@ -3,7 +3,8 @@
 A learned group proposes what `learn/tiers.py` chooses; a group with too little history to learn
 (or `[labels] model = "vote"`) proposes the similarity-weighted vote of the most similar earlier
 labelled issues, as "possible" (not measured). Every configured group that proposes nothing gets
-a reason, which the summary states and the decision records (`GroupOutcome`).
+a reason, which the decision records (`GroupOutcome`), and a plain note for the comment's "Why"
+(`why_notes`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from issue_assistant.config import GROUPS, Config, LabelsConfig
-from issue_assistant.decision import GroupOutcome, LabelTier
+from issue_assistant.decision import TIER_WORDS, GroupOutcome, LabelTier
 from issue_assistant.engines.similar_options import SimilarConfig
 from issue_assistant.learn import tiers
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from issue_assistant.learn.model import LabelModel
 
 SINGLE = ("type", "priority")
+UNMEASURED_VOTE = "only a guess from similar earlier issues, and only measured labels are proposed"
 
 
 def boost_areas(
@@ -90,6 +92,8 @@ class LabelAnswer:
     modes: dict[str, str] = field(default_factory=dict)
     groups: dict[str, GroupOutcome] = field(default_factory=dict)
     unmeasured: dict[str, int] = field(default_factory=dict)  # group -> labelled issues
+    # group -> why it proposes nothing, in plain words (the comment's "Why")
+    plain: dict[str, str] = field(default_factory=dict)
 
     def fields(self) -> dict:
         """The Decision fields of the label groups."""
@@ -139,6 +143,8 @@ def answer(
                 abstained=choice.abstained,  # type: ignore[arg-type]
                 reason=choice.reason,
             )
+            if not choice.chosen:
+                out.plain[group] = plain_reason(choice)
             for name, p, info in choice.chosen:
                 out.confidence[name] = round(p, 3)
                 out.tiers[name] = info
@@ -146,9 +152,12 @@ def answer(
             continue
         out.modes[group] = "vote"
         why_vote = gm.reason if gm is not None else "[labels] model = vote"
-        chosen, reason = _voted(context, labels, config, options, group, neighbors)
+        chosen, reason, plain = _voted(context, labels, config, options, group, neighbors)
         if chosen and not rule.allows("possible"):
             chosen, reason = [], f"the vote is not measured; [labels] propose = {rule.propose}"
+            plain = UNMEASURED_VOTE
+        if not chosen:
+            out.plain[group] = plain
         out.groups[group] = GroupOutcome(
             mode="vote",
             method=f"vote ({why_vote})",
@@ -169,70 +178,91 @@ def _voted(
     options: SimilarConfig,
     group: str,
     neighbors: list[Candidate],
-) -> tuple[list[tuple[str, float]], str]:
-    """The vote's labels for `group` (areas boosted by the likely files), or why none."""
+) -> tuple[list[tuple[str, float]], str, str]:
+    """The vote's labels for `group` (areas boosted by the likely files), or why none (the
+    decision's reason, and in plain words)."""
     every = vote(labels, group, neighbors, options.neighbors, 0.0)
     if group == "area" and context.likely_files and config.code.area_boost > 0:
         every = boost_areas(every, context, labels, config.code.area_boost)
     chosen = [(n, c) for n, c in every if c >= options.min_confidence]
     if chosen:
-        return chosen, ""
+        return chosen, "", ""
     if not every:
         known = labels.all_names()
         triaged = sum(1 for c in neighbors if any(n in known for n in labels.known(c.issue.labels)))
         if group != "type" and triaged >= 2:
             article = "an" if group[0] in "aeiou" else "a"
-            return [], f"none of the similar earlier issues has {article} {group} label"
-        return [], "too few similar labelled earlier issues to vote"
+            why = f"none of the similar earlier issues has {article} {group} label"
+            return [], why, why
+        why = "too few similar labelled earlier issues to vote"
+        return [], why, "too few similar earlier issues carry labels"
     best, share = every[0]
-    return [], (
+    reason = (
         f"similar earlier issues do not agree (`{best}` has {share:.0%} of the vote, "
         f"needs {options.min_confidence:.0%})"
     )
+    return [], reason, f"similar earlier issues disagree (the most common is `{best}`)"
 
 
-# A reason in few words, by kind: the summary's when the full reasons would not fit.
-BRIEF = {
-    "below floor": "right less often than [labels] min_precision here",
-    "tier": "under the tier [labels] propose asks for",
-    "vote": "similar earlier issues do not agree",
-    "none": "no label measured",
-}
+def plain_reason(choice: tiers.Choice) -> str:
+    """Why a learned group proposes nothing, in plain words."""
+    info = choice.guess_info
+    guess = f"the best guess `{choice.guess}`"
+    if choice.abstained == "below floor" and info is not None:
+        tenths = tiers.in_tenths(info.precision or 0.0)
+        right = f"right only {tenths} in 10 times" if tenths else "rarely right"
+        return (
+            f"{guess} is {right} at this confidence on this repository's history "
+            f"({info.correct} of {info.proposals}), too rarely to propose"
+        )
+    if choice.abstained == "below floor":
+        return f"{guess} is less sure than any guess measured on this repository's history"
+    if choice.abstained == "tier" and info is not None:
+        right = tiers.in_tenths(info.precision or 0.0)
+        return (
+            f"{guess} is only {TIER_WORDS[info.tier]} (right {right} in 10 times at this "
+            "confidence), less sure than this repository asks for"
+        )
+    if choice.abstained == "tier":
+        return (
+            "how often its guesses are right is not measured yet, and only "
+            "measured labels are proposed"
+        )
+    return "no label stands out"
 
 
-def summary(
-    answer: LabelAnswer, labels: LabelsConfig, model: LabelModel | None, brief: bool = False
-) -> str:
-    """The label part of the summary: each configured group's proposal or why none (`brief`:
-    in few words), and once, when confidence could not be measured."""
+def why_notes(
+    answer: LabelAnswer,
+    labels: LabelsConfig,
+    model: LabelModel | None,
+    filled: set[str] | frozenset[str] = frozenset(),
+) -> list[str]:
+    """The plain notes of the comment's "Why" on the labels: each configured group that
+    proposes nothing and why (but the `filled` groups, which the issue's labels already
+    answer), a group that voted, and how much history the labels came from."""
     configured = [g for g in GROUPS if labels.proposable(g)]  # type: ignore[arg-type]
     if not configured:
-        return "labels.toml configures no label to propose, so no labels are proposed."
-    parts = []
+        return ["No label is proposed: the label set marks none to propose."]
+    notes = []
     for group in configured:
-        names = answer.proposed.get(group, [])
-        outcome = answer.groups[group]
-        if names:
-            shown = ", ".join(f"`{n}`" for n in names)
-            src = "" if outcome.mode == "learned" else " (from similar earlier issues)"
-            parts.append(f"{group} {shown}{src}")
-        else:
-            why = BRIEF.get(outcome.abstained, outcome.reason) if brief else outcome.reason
-            parts.append(f"{group}: none, {why}")
-    text = "Labels for " + _join(configured) + " (the groups labels.toml configures): "
-    text += "; ".join(parts) + "."
-    if answer.unmeasured:
-        learned = [g for g, m in answer.modes.items() if m == "learned"]
-        if set(answer.unmeasured) == set(learned) and model is not None:
-            text += f" Learned from {model.issues} labelled issues; confidence not yet measured."
-        else:
-            for group, n in answer.unmeasured.items():
-                text += (
-                    f" {group.capitalize()}: learned from {n} labelled issues; "
-                    "confidence not yet measured."
+        if answer.proposed.get(group):
+            if answer.modes.get(group) == "vote":
+                notes.append(
+                    f"{group}: from the labels of the most similar earlier issues (too little "
+                    "history to learn this group)."
                 )
-    return text
-
-
-def _join(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        elif group not in filled:
+            why = answer.plain.get(group, "nothing stands out")
+            notes.append(f"{group}: not proposed — {why}.")
+    learned = [g for g, m in answer.modes.items() if m == "learned"]
+    if model is not None and learned:
+        note = f"The labels were learned from {model.issues} labelled earlier issues"
+        if answer.unmeasured and set(answer.unmeasured) == set(learned):
+            note += "; how often they are right is not measured yet, so they are at most “possible”"
+        notes.append(note + ".")
+        if answer.unmeasured and set(answer.unmeasured) != set(learned):
+            notes += [
+                f"{g}: learned from {n} labelled issues, not measured yet, so at most “possible”."
+                for g, n in answer.unmeasured.items()
+            ]
+    return notes

@@ -8,7 +8,7 @@ of a proposal is that of its bucket on the group's out-of-fold curve (`learn/cal
 - possible: at least the floor.
 A group with fewer than `MEASURE_MIN` out-of-fold predictions is not measured: its best label is
 proposed as "possible" (a multi-label group's labels whose probability reaches 0.5), and the
-summary says so once. `[labels] propose` keeps only proposals of that tier or higher.
+comment's "Why" says so once. `[labels] propose` keeps only proposals of that tier or higher.
 
 A multi-label group (area, topic) holds each label to its own evidence: a label is proposed at a
 confidence only where the lower end of the 90% interval of its own out-of-fold precision there
@@ -119,6 +119,10 @@ class Choice:
     reason: str = ""
     measured: bool = True
     bounds: dict[str, Bounds] = field(default_factory=dict)
+    # When none was chosen: the best guess and what was measured at its confidence (None: a
+    # confidence under every one measured), for the plain words of the comment's "Why".
+    guess: str = ""
+    guess_info: LabelTier | None = None
 
 
 def measured(table: ThresholdTable | None) -> bool:
@@ -192,6 +196,8 @@ def choose(
             abstained="below floor" if tier is None else "tier",
             reason=_why_not(name, p, info, tier, rule),
             bounds=bounds,
+            guess=name,
+            guess_info=info,
         )
     scored = []
     for name, p in probs.items():
@@ -217,6 +223,8 @@ def choose(
         abstained="below floor" if tier is None else "tier",
         reason=_why_not(name, p, info, tier, rule, per_label=True),
         bounds=bounds,
+        guess=name,
+        guess_info=info,
     )
 
 

@@ -1,0 +1,113 @@
+"""`config check` warns of what will make the engines answer worse; `--strict` makes it an error."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from issue_assistant.cli import main
+from issue_assistant.config import LabelsConfig, load_both, unwritten, weak_spots
+
+DESCRIBED = '[project]\ndescription = "A parser of small configuration files."\n'
+
+# As `init` drafts it: a `"" # TODO` description, a placeholder, a label not proposed.
+DRAFT = """
+[[type]]
+name = "bug"
+description = "" # TODO: what it means, for a newcomer
+
+[[type]]
+name = "feature"
+description = "A new feature."
+
+[[area]]
+name = "area/docs"
+description = "TODO: what it means"
+
+[[area]]
+name = "area/cli"
+description = "The command line."
+
+[[area]]
+name = "area/ci"
+description = ""
+propose = false
+"""
+
+
+def lines(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if ln]
+
+
+def test_a_draft_warns_once_per_description_missing_and_still_passes(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "labels.toml").write_text(DRAFT)
+    (tmp_path / "config.toml").write_text('[project]\ndescription = ""\n')
+    assert main(["config", "check"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("ok: labels (2 type, 3 area")
+    assert lines(err) == [
+        "issue-assistant: warning: labels.toml: the type `bug`'s description is empty: the LLM "
+        "engines tell the types apart by it",
+        "issue-assistant: warning: labels.toml: the area label `area/docs`'s description is still "
+        "a placeholder: the LLM engines read it to decide when the label fits",
+        "issue-assistant: warning: config.toml: [project] description is empty or a placeholder: "
+        "the LLM engines read it to know what the project is",
+    ]  # not `area/ci`: it is never proposed, so no engine reads it
+
+
+def test_strict_turns_the_warnings_into_errors(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "labels.toml").write_text(DRAFT)
+    (tmp_path / "config.toml").write_text(DESCRIBED)
+    assert main(["config", "check", "--strict"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert len(lines(err)) == 2 and all(
+        ln.startswith("issue-assistant: error: labels.toml: the ") for ln in lines(err)
+    )
+    assert main(["config", "check", "--strict", "--json"]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is False and len(data["warnings"]) == 2
+    assert "`area/docs`" in data["warnings"][1]
+
+
+def test_a_complete_configuration_has_no_warning_even_strict(tmp_path, capsys, monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(root / "labels.toml", tmp_path / "labels.toml")
+    shutil.copy(root / "config.toml", tmp_path / "config.toml")
+    assert main(["config", "check", "--strict"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("ok: ") and err == ""
+    assert main(["config", "check", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == []
+
+
+def test_no_config_file_means_no_project_description(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "labels.toml").write_text('[[type]]\nname = "bug"\ndescription = "Broken."\n')
+    assert main(["config", "check"]) == 0
+    assert lines(capsys.readouterr().err) == [
+        "issue-assistant: warning: config.toml (none found): [project] description is empty or "
+        "a placeholder: the LLM engines read it to know what the project is"
+    ]
+
+
+def test_what_counts_as_unwritten():
+    for text in ("", "  \n", "TODO", "todo: say it", "TBD", " FIXME later"):
+        assert unwritten(text), text
+    for text in ("A crash.", "Fix the TODO list", "TODOS are tracked here", "Tbdx"):
+        assert not unwritten(text), text
+
+
+def test_weak_spots_of_the_shipped_example_and_a_draft(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    labels, config = load_both(str(root / "labels.toml"), str(root / "config.toml"))
+    assert weak_spots(labels, config) == ([], [])
+    draft = LabelsConfig.model_validate(
+        {"type": [{"name": "bug"}], "priority": [{"name": "p1", "description": "TODO"}]}
+    )
+    in_labels, in_config = weak_spots(draft, config)
+    assert [w.split("`")[1] for w in in_labels] == ["bug", "p1"] and in_config == []

@@ -1,0 +1,42 @@
+"""The reference comments in docs/comments/ are what the code renders today: a change of the
+comment's voice is a reviewed diff. Write them again after an intended change with
+`python -m tests.golden_comments` (see tests/golden_comments.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from issue_assistant.comment import extract_plan, visible_part
+from tests.golden_comments import GOLDEN, OUT, render_all
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    return render_all(tmp_path_factory.mktemp("golden-cache"))
+
+
+@pytest.mark.parametrize("name", list(GOLDEN))
+def test_the_reference_comment_is_what_the_code_renders(rendered, name):
+    kept = (OUT / name).read_text(encoding="utf-8")
+    assert rendered[name] == kept, (
+        f"docs/comments/{name} differs from the comment rendered now: if the change is intended, "
+        "run `python -m tests.golden_comments` and review the diff"
+    )
+
+
+def test_the_references_show_what_they_are_meant_to(rendered):
+    bug = rendered["bug-with-duplicate.md"]
+    plan = extract_plan(bug)
+    assert plan is not None and plan.duplicate is not None and plan.duplicate.number == 10283
+    assert plan.preset == {"kind/bug": "template"}
+    assert "**Possibly the same problem as #10283** (open): both have" in visible_part(bug)
+    asked = rendered["bug-with-questions.md"]
+    plan = extract_plan(asked)
+    assert plan is not None and plan.type == "bug" and len(plan.questions) == 2
+    assert "@LinXin04, could you tell us:" in visible_part(asked)
+    feature = extract_plan(rendered["feature-request.md"])
+    assert feature is not None and feature.type == "enhancement" and not feature.questions
+    docs = rendered["documentation-request.md"]
+    plan = extract_plan(docs)
+    assert plan is not None and plan.preset == {"area/docs": "template"}
+    assert "- Already labelled: `area/docs` came with the issue (its template)." in docs
