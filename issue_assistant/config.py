@@ -27,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from issue_assistant import forms
 from issue_assistant.errors import UserError
 from issue_assistant.tomllines import line_of
 
@@ -120,6 +121,10 @@ class Ask(Strict):
     question: str = Field(min_length=1)
     detect: list[str] = Field(default_factory=list)
     requires: Literal["version"] | None = None
+    # The issue form's field that answers it (its label, as the body shows `### Label`), and the
+    # text the form prefills in it (an answer left so is empty).
+    field: str | None = Field(default=None, min_length=1)
+    prefilled: list[str] = Field(default_factory=list)
 
     @field_validator("detect")
     @classmethod
@@ -135,6 +140,20 @@ class Ask(Strict):
         if self.requires == "version" and _VERSION_LIKE.search(text):
             return True
         return any(re.search(p, text, re.IGNORECASE | re.MULTILINE) for p in self.detect)
+
+    def answered(self, title: str, answers: forms.Answers, body: str, more: list[str] = ()) -> bool:  # type: ignore[assignment]
+        """Whether the issue gives it: its form field is answered, or the title, what the
+        reporter wrote (the form's answers, or the whole body when it is not a form's) or
+        `more` (the reporter's replies) says it."""
+        blank = {forms.normal(p) for p in self.prefilled}
+        if self.field and answers:
+            found = answers.get(self.field)
+            if found is not None and not found.empty and forms.normal(found.text) not in blank:
+                return True
+        if answers:
+            said = [a.text or "\n".join(a.checked) for a in answers.given()]
+            body = "\n\n".join(t for t in said if forms.normal(t) not in blank)
+        return self.present_in("\n\n".join([title, body, *more]))
 
 
 class Label(Strict):

@@ -6,9 +6,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from issue_assistant.asking import kept_questions
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.tracker.base import Tracker
-from issue_assistant.tracker.models import Issue
+from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Comment, Issue
 
 # Bounds on what a model may write (also in `answer_schema`, as maxLength and maxItems).
 SUMMARY_MAX = 600
@@ -115,8 +116,9 @@ class LabelTier(_Model):
     upper: float | None = Field(default=None, ge=0, le=1)
     correct: int = Field(default=0, ge=0)
     proposals: int = Field(default=0, ge=0)
-    # "learned" (the label model), "vote" (similar issues' labels): where the label came from.
-    source: Literal["learned", "vote"] = "learned"
+    # "learned" (the label model), "vote" (similar issues' labels), "form" (the issue form's
+    # answer naming it): where the label came from.
+    source: Literal["learned", "vote", "form"] = "learned"
 
 
 class Bounds(_Model):
@@ -157,6 +159,8 @@ class Proposal(_Model):
     confidence: dict[str, float] = Field(default_factory=dict)
     # Per proposed label of the `similar` engine, its tier and measured precision.
     tiers: dict[str, LabelTier] = Field(default_factory=dict)
+    # Short plain sentences for maintainers on why (shown in the comment's "Why" section).
+    why: list[str] = Field(default_factory=list)
 
     def labels(self) -> list[str]:
         """Every proposed label, type first."""
@@ -282,6 +286,12 @@ def validate(
     questions = [shorten(q.strip(), QUESTION_MAX) for q in decision.questions if q and q.strip()][
         :QUESTIONS_MAX
     ]
+    # Only what is still missing, and nothing on an issue people already discuss.
+    types = [*(out["type"] or []), *(n for n in issue.labels if labels.group_of(n) == "type")]
+    questions, not_asked = kept_questions(
+        questions, labels, types, issue, _maintainer_check(tracker)
+    )
+    why = [*decision.why, *(w for w in not_asked if w not in decision.why)]
     dropped = [shorten(name, NAME_MAX) for name in dropped[:50]]
     kept_names = {n for names in out.values() for n in names}
     return decision.model_copy(
@@ -293,10 +303,22 @@ def validate(
             "priority": (out["priority"] or [None])[0],
             "duplicate": duplicate,
             "questions": questions,
+            "why": why,
             "summary": shorten(decision.summary, SUMMARY_MAX),
             "dropped": dropped,
         }
     )
+
+
+def _maintainer_check(tracker: Tracker | None):  # noqa: ANN202
+    """Whether a comment is a maintainer's (the tracker's list, else GitHub's association)."""
+    if tracker is None:
+        return lambda c: c.author_association in MAINTAINER_ASSOCIATIONS
+
+    def check(comment: Comment) -> bool:
+        return tracker.repository.is_maintainer(comment.user.login, comment.author_association)
+
+    return check
 
 
 def _valid_duplicate(dup: Duplicate, tracker: Tracker | None, issue: Issue) -> Duplicate | None:
