@@ -145,15 +145,13 @@ class Ask(Strict):
         """Whether the issue gives it: its form field is answered, or the title, what the
         reporter wrote (the form's answers, or the whole body when it is not a form's) or
         `more` (the reporter's replies) says it."""
-        blank = {forms.normal(p) for p in self.prefilled}
+        blank = frozenset(forms.normal(p) for p in self.prefilled)
         if self.field and answers:
             found = answers.get(self.field)
             if found is not None and not found.empty and forms.normal(found.text) not in blank:
                 return True
-        if answers:
-            said = [a.text or "\n".join(a.checked) for a in answers.given()]
-            body = "\n\n".join(t for t in said if forms.normal(t) not in blank)
-        return self.present_in("\n\n".join([title, body, *more]))
+        said = answers.text(blank) if answers else body
+        return self.present_in("\n\n".join([title, said, *more]))
 
 
 class Label(Strict):
@@ -226,6 +224,17 @@ class LabelsConfig(Strict):
         wanted = name.casefold() if name else None
         return next((t for t in self.type if t.name.casefold() == wanted), None)
 
+    def lacking(self, label_sets: list[list[str]]) -> list[Group]:
+        """The groups with a label to propose that some of `label_sets` (issues' labels) have
+        no label of, in the order of GROUPS."""
+        out: list[Group] = []
+        for group in GROUPS:
+            if not self.proposable(group):  # type: ignore[arg-type]
+                continue
+            if any(not any(self.group_of(n) == group for n in names) for names in label_sets):
+                out.append(group)  # type: ignore[arg-type]
+        return out
+
     def limit(self, group: Group) -> int:
         return {"type": 1, "priority": 1, "area": self.max_areas, "topic": self.max_topics}[group]
 
@@ -289,8 +298,8 @@ class BacklogConfig(Strict):
     """`[backlog]`: triaging the open issues nobody labelled (`issue-assistant backlog`)."""
 
     # An open issue lacking a label of any of these groups is selected (those lacking the
-    # first group come first).
-    groups: list[Group] = Field(default_factory=lambda: ["type"], min_length=1)
+    # first group come first). Unset: the groups the open issues lack (`LabelsConfig.lacking`).
+    groups: list[Group] | None = Field(default=None, min_length=1)
     order: Literal["oldest", "newest"] = "oldest"
     limit: int = Field(default=10, ge=1, le=500)  # pending comments a run posts at most
     per_day: int = Field(default=30, ge=0, le=5000)  # ... and a UTC day, over all runs

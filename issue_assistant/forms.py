@@ -67,6 +67,10 @@ class Answer:
         return not self.text and not self.checked
 
     @property
+    def said(self) -> str:
+        return self.text or "\n".join(self.checked)
+
+    @property
     def choice(self) -> bool:
         """A dropdown's answer: the form says so, or (without the form) one short line."""
         if self.kind:
@@ -89,9 +93,12 @@ class Answers:
     def given(self) -> list[Answer]:
         return [a for a in self.fields.values() if not a.empty]
 
-    def text(self) -> str:
-        """Only what the reporter wrote: the non-empty answers, without the form's headings."""
-        return "\n\n".join(a.text or "\n".join(a.checked) for a in self.given())
+    def text(self, skip: frozenset[str] = frozenset()) -> str:
+        """What the reporter answered: each answered field's label and answer (a field left
+        empty, or answered with a text of `skip` (normalized), says nothing)."""
+        return "\n\n".join(
+            f"{a.label}\n{a.said}" for a in self.given() if normal(a.said) not in skip
+        )
 
 
 def _key(label: str) -> str:

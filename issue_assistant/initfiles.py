@@ -146,8 +146,11 @@ def labels_toml(
     return tomlkit.dumps(doc)
 
 
-def config_toml(repository: str, description: str, origin: str) -> str:
-    """The drafted config.toml (every key optional)."""
+def config_toml(
+    repository: str, description: str, origin: str, backlog: tuple[list[str], int] | None = None
+) -> str:
+    """The drafted config.toml (every key optional); `backlog`: the groups the open issues
+    read lack, and how many open issues were read."""
     doc = tomlkit.document()
     _comment(doc, f"config.toml for {repository}, drafted by `issue-assistant init`.")
     _comment(doc, "Every key is optional; all are described in issue-assistant's")
@@ -172,4 +175,11 @@ def config_toml(repository: str, description: str, origin: str) -> str:
     approval.add(tomlkit.comment("when the proposals look right."))
     approval.add("writes", "dry-run")
     doc.add("approval", approval)
+    if backlog is not None and backlog[0]:
+        groups, opened = backlog
+        table = tomlkit.table()
+        table.add(tomlkit.comment("`backlog` proposes for the open issues lacking a label of"))
+        table.add(tomlkit.comment(f"these groups: the ones the {opened} open issues read lack."))
+        table.add("groups", groups)
+        doc.add("backlog", table)
     return tomlkit.dumps(doc)

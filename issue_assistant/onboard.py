@@ -120,6 +120,18 @@ def form_fields(source: Source, draft: LabelDraft, root: Path) -> dict[str, Draf
     return fields
 
 
+def backlog_groups(source: Source, labels_text: str) -> tuple[list[str], int]:
+    """The label groups the open issues read lack (by the drafted labels.toml), and how many
+    open issues were read."""
+    import tomllib
+
+    from issue_assistant.config import LabelsConfig
+
+    labels = LabelsConfig.model_validate(tomllib.loads(labels_text))
+    opened = [i.labels for i in source.issues if i.state == "open" and not i.is_pull_request]
+    return (list(labels.lacking(opened)) if opened else []), len(opened)
+
+
 def render_files(
     source: Source,
     draft: LabelDraft,
@@ -128,7 +140,7 @@ def render_files(
     fields: dict[str, DraftedField] | None = None,
 ) -> dict:
     labels = labels_toml(draft, source.repository, fields)
-    config = config_toml(source.repository, description, origin)
+    config = config_toml(source.repository, description, origin, backlog_groups(source, labels))
     workflow = workflow_text(published().action)
     return {LABELS_FILE: labels, CONFIG_FILE: config, WORKFLOW: workflow}
 

@@ -46,7 +46,8 @@ def test_every_form_body_of_poetry_parses_with_its_empty_answers(poetry_snapshot
     assert bug.get("poetry version").choice  # one short line
     assert bug.get("Example pyproject.toml").empty  # an empty ```TOML block
     assert not bug.get("Poetry Runtime Logs").empty  # the old form's prefilled text, unknown here
-    assert "### " not in bug.text()
+    assert "### " not in bug.text() and "Poetry Version\n2.1.1" in bug.text()
+    assert "Example pyproject.toml" not in bug.text()  # an empty field says nothing
     docs = parsed[10210]
     assert docs.get("Issue Kind").text == "Missing documentation"
     assert [a.label for a in docs.given()] == ["Issue Kind", "Existing Link", "Description"]
@@ -208,9 +209,11 @@ def test_a_form_kind_answer_decides_on_the_documentation_request(
     from issue_assistant.cli import main
 
     assert main(["init", "--snapshot", str(POETRY), "--dir", str(tmp_path)]) == 0
-    from issue_assistant.config import load_labels
+    from issue_assistant.config import load_config, load_labels
 
     labels = load_labels(tmp_path / ".github" / "issue-assistant" / "labels.toml")
+    drafted = load_config(tmp_path / ".github" / "issue-assistant" / "config.toml")
+    assert drafted.backlog.groups == ["type", "area"]  # what the 45 open issues lack
     asks = labels.type_label("kind/bug").ask
     assert [a.field for a in asks] == [
         "Poetry Version", "Example pyproject.toml", "Poetry Runtime Logs"]  # fmt: skip
