@@ -55,9 +55,8 @@ def test_analyze_on_form_typed_bugs_asks_only_for_what_the_form_left_empty(
                    config=config, engine=engine).decision  # fmt: skip
         assert d.type is None, issue.number
         version_q = [q for q in d.questions if "version" in q.lower()]
-        has_version = "### Poetry Version" in (issue.body or "") and "Poetry Version\n\n_No" not in (
-            issue.body or ""
-        )
+        body = issue.body or ""
+        has_version = "### Poetry Version" in body and "Poetry Version\n\n_No" not in body
         assert not (version_q and has_version), issue.number
         asked += bool(d.questions)
     assert asked < len(bugs)  # the form's answers give the version on most
