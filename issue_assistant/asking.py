@@ -59,7 +59,7 @@ def kept_questions(
     reason = hold(issue, is_maintainer)
     if reason:
         return [], [reason]
-    asks = [a for t in types if (spec := labels.type_label(t)) for a in spec.ask]
+    asks = _asks(labels, types)
     if not asks:
         return questions, []
     answers = forms.parse(issue.body)
@@ -75,3 +75,18 @@ def kept_questions(
         else:
             kept.append(q)
     return kept, why
+
+
+def _asks(labels: LabelsConfig, types: list[str]) -> list[Ask]:
+    return [a for t in types if (spec := labels.type_label(t)) for a in spec.ask]
+
+
+def unanswered(
+    questions: list[str], labels: LabelsConfig, types: list[str], issue: Issue
+) -> list[str]:
+    """The questions asked on `issue` that its text and the reporter's replies still do not
+    answer: those of a type's asks still missing. A question no ask holds (an engine's own)
+    cannot be checked: a reply counts as its answer."""
+    asks = {a.question.casefold().strip(): a for a in _asks(labels, types)}
+    still = missing(asks.values(), issue)
+    return [q for q in questions if asks.get(q.casefold().strip()) in still]

@@ -20,7 +20,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("tracker",),
     ("index", "asking", "formlabels", "decision"),
     ("learn", "comment", "preset"),
-    ("context", "approve", "votes"),
+    ("context", "approve", "votes", "followup"),
     ("tools",),
     ("engines",),
     ("pipeline",),
