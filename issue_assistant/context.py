@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from issue_assistant import forms
 from issue_assistant.config import ContextConfig, LabelsConfig
 from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
@@ -237,6 +238,7 @@ class Context:
         values = {
             "ctx": self,
             "issue": self.issue,
+            "answers": forms.parse(self.issue.body),
             "labels": self.labels,
             "schema": json.dumps(answer_schema(self.labels), indent=2, sort_keys=True),
         }

@@ -15,7 +15,7 @@ from issue_assistant.decision import Decision, validate
 from issue_assistant.engines import create
 from issue_assistant.pipeline import replay
 from issue_assistant.tracker.models import Comment, Issue, User
-from tests.conftest import POETRY
+from tests.conftest import POETRY, ROOT
 
 VERSION = Ask(what="the version", question="Which version?", requires="version",
               field="Poetry Version")  # fmt: skip
@@ -229,3 +229,19 @@ def test_a_form_kind_answer_decides_on_the_documentation_request(
     from issue_assistant.formlabels import kind_labels
 
     assert [n for _, n in kind_labels(forms.parse(new.body), labels)] == ["kind/feature"]
+
+
+def test_the_context_shows_the_form_answers(tmp_path, capsys):
+    """What the LLM engines read: the form's answers as fields, the empty ones named."""
+    from issue_assistant.cli import main
+
+    labels = ROOT / "tests" / "data" / "evaluate" / "poetry.labels.toml"
+    ctx = tmp_path / "ctx"
+    args = ["analyze", "--snapshot", str(POETRY), "--issue", "10308", "--labels", str(labels),
+            "--context-dir", str(ctx), "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    assert main(args) == 0
+    text = (ctx / "issue.md").read_text(encoding="utf-8")
+    assert "## The issue form's answers" in text
+    assert "- `Poetry Version`: `2.1.1`" in text
+    assert "Left empty by the reporter: `Example pyproject.toml`." in text
+    capsys.readouterr()
