@@ -68,8 +68,10 @@ def needed(issue, moment, repo, anyone: bool = False) -> set[str]:  # noqa: ANN0
     asked = False
     for c in _later(issue, moment):
         mine = c.user.login.casefold() == issue.user.login.casefold()
-        keeper = not mine and not c.user.is_bot and (
-            anyone or repo.is_maintainer(c.user.login, c.author_association)
+        keeper = (
+            not mine
+            and not c.user.is_bot
+            and (anyone or repo.is_maintainer(c.user.login, c.author_association))
         )
         request = keeper and bool(REQUEST.search(c.body))
         for what in ASKED:
@@ -142,8 +144,9 @@ def main() -> int:
           f"recall {share(right_any, need_any)}")  # fmt: skip
     print(f"newest {newest_n}: something to approve on {share(approvable, newest_n)}")
     for number, new_labels, dup, mine, gold in rows:
-        print(f"  #{number}: labels {new_labels or '-'}, duplicate "
-              f"{dup.number if dup else '-'}, asked {mine or '-'}, needed (anyone) {gold or '-'}")  # fmt: skip
+        shown = dup.number if dup else "-"
+        print(f"  #{number}: labels {new_labels or '-'}, duplicate {shown}, "
+              f"asked {mine or '-'}, needed (anyone) {gold or '-'}")  # fmt: skip
     return 0
 
 

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from issue_assistant.approve import ApplyResult, Writer, find_assistant_comment
 from issue_assistant.asking import unanswered
-from issue_assistant.comment import render_comment
+from issue_assistant.comment import Plan, render_comment
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.labelnames import find_label
 from issue_assistant.tracker.base import WritableTracker
@@ -67,28 +67,18 @@ def follow_up(
         f"The reporter answered on {replies[-1].created_at:%Y-%m-%d}; what the {asked} "
         f"question(s) asked for is in the issue now."
     ]
-    proposal = plan.model_copy(
-        update={
-            "status": "pending",
-            "type": None,
-            "areas": [],
-            "topics": [],
-            "priority": None,
-            "duplicate": None,
-            "questions": [],
-            "summary": "",
-            "tiers": {},
-            "confidence": {},
-            "evidence": [],
-            "likely_files": [],
-            "see_also": [],
-            "set_aside": [],
-            "preset": {},
-            "why": why,
-            "remove": [needs],
-            "labels_before": list(issue.labels),
-            "created_at": now,
-        }
+    # A new proposal in the same comment: only the label to take off, the record kept.
+    proposal = Plan(
+        repository=plan.repository,
+        issue=plan.issue,
+        reporter=plan.reporter,
+        created_at=now,
+        engine=plan.engine,
+        model=plan.model,
+        history=plan.history,
+        labels_before=list(issue.labels),
+        remove=[needs],
+        why=why,
     )
     writer = Writer(tracker, writes)  # type: ignore[arg-type]
     writer.edit_comment(found.comment.id, render_comment(proposal), "the comment (answered)")
