@@ -51,6 +51,7 @@ def kept_questions(
     types: list[str],
     issue: Issue,
     is_maintainer: Callable[[Comment], bool],
+    answers: forms.Answers | None = None,
 ) -> tuple[list[str], list[str]]:
     """The questions still worth asking, and why the others were not (plain sentences): none on
     an issue people already discuss; none for what a type asks that the issue already gives."""
@@ -62,7 +63,7 @@ def kept_questions(
     asks = _asks(labels, types)
     if not asks:
         return questions, []
-    answers = forms.parse(issue.body)
+    answers = forms.parse(issue.body) if answers is None else answers
     need = {a.question.casefold().strip() for a in missing(asks, issue, answers)}
     known = {a.question.casefold().strip(): a for a in asks}
     kept, why = [], []

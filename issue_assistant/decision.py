@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from issue_assistant import forms
 from issue_assistant.asking import kept_questions
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.tracker.base import Tracker
@@ -268,9 +269,14 @@ def filter_labels(
 
 
 def validate(
-    decision: Decision, labels: LabelsConfig, tracker: Tracker | None, issue: Issue
+    decision: Decision,
+    labels: LabelsConfig,
+    tracker: Tracker | None,
+    issue: Issue,
+    answers: forms.Answers | None = None,
 ) -> Decision:
-    """`decision` made to obey the label set and the tracker; what was cut is in `dropped`."""
+    """`decision` made to obey the label set and the tracker; what was cut is in `dropped`.
+    `answers`: the issue form's answers (read from the body when not given)."""
     kept, dropped = filter_labels({g: decision.group_labels(g) for g in GROUPS}, labels)
     # A group the issue already fills (a type set by an issue form, say) gets nothing more.
     out: dict[str, list[str]] = {}
@@ -289,7 +295,7 @@ def validate(
     # Only what is still missing, and nothing on an issue people already discuss.
     types = [*(out["type"] or []), *(n for n in issue.labels if labels.group_of(n) == "type")]
     questions, not_asked = kept_questions(
-        questions, labels, types, issue, _maintainer_check(tracker)
+        questions, labels, types, issue, _maintainer_check(tracker), answers
     )
     why = [*decision.why, *(w for w in not_asked if w not in decision.why)]
     dropped = [shorten(name, NAME_MAX) for name in dropped[:50]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 NO_RESPONSE = "_No response_"
@@ -202,14 +203,20 @@ def read_form(path: Path) -> IssueForm | None:
 
 
 def read_forms(checkout: Path | None) -> list[IssueForm]:
-    """The issue forms in `checkout`'s `.github/ISSUE_TEMPLATE/` (none without a checkout)."""
+    """The issue forms in `checkout`'s `.github/ISSUE_TEMPLATE/` (none without a checkout);
+    read once per folder and process."""
     if checkout is None:
         return []
+    return list(_read_forms(Path(checkout).resolve()))
+
+
+@cache
+def _read_forms(checkout: Path) -> tuple[IssueForm, ...]:
     folder = checkout / FORMS_DIR
     if not folder.is_dir():
-        return []
+        return ()
     paths = sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")])
-    return [form for p in paths if p.name != "config.yml" and (form := read_form(p))]
+    return tuple(form for p in paths if p.name != "config.yml" and (form := read_form(p)))
 
 
 # Which form field answers which of the bug type's starter questions (by the field's label).

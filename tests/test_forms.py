@@ -245,3 +245,30 @@ def test_the_context_shows_the_form_answers(tmp_path, capsys):
     assert "- `Poetry Version`: `2.1.1`" in text
     assert "Left empty by the reporter: `Example pyproject.toml`." in text
     capsys.readouterr()
+
+
+def test_the_checkouts_form_types_the_answers_the_engines_read(tmp_path, poetry_snapshot):
+    """With the form in the checkout, its prefilled text is an empty answer and its dropdown a
+    kind, for the questions and for validation (a plain body parse cannot know either)."""
+    from issue_assistant.context import Context
+
+    folder = tmp_path / ".github" / "ISSUE_TEMPLATE"
+    folder.mkdir(parents=True)
+    (folder / "bug.yml").write_text(FORM_YML)
+    body = (
+        "### Issue Kind\n\nOther\n\n### Poetry Version\n\n2.1.1\n\n"
+        "### Poetry Runtime Logs\n\nPaste the output here, over this line.\n"
+    )
+    new = _issue("it fails", body)
+    ctx = Context(issue=new, repository="python-poetry/poetry", labels=LabelsConfig(),
+                  project="", as_of=T0, tracker=poetry_snapshot, index=None,  # type: ignore[arg-type]
+                  checkout=tmp_path)  # fmt: skip
+    typed = ctx.form_answers()
+    assert typed.get("Poetry Runtime Logs").empty and typed.get("Issue Kind").kind == "dropdown"
+    assert not forms.parse(body).get("Poetry Runtime Logs").empty  # without the form
+    logs = Ask(what="output", question="What output?", field="Poetry Runtime Logs")
+    labels = LabelsConfig.model_validate({"type": [{"name": "kind/bug", "ask": [
+        logs.model_dump(exclude_defaults=True)]}]})  # fmt: skip
+    decision = Decision(questions=["What output?"])
+    assert validate(decision, labels, None, new).questions == []
+    assert validate(decision, labels, None, new, typed).questions == ["What output?"]

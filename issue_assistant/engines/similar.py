@@ -237,7 +237,7 @@ class SimilarEngine(Engine):
         """A form's answer naming a kind (`formlabels`): the labels it names are proposed (those
         the issue has aside), and the model's type is dropped, unless highly confident, when
         the answer names another group's label and no type. Returns the sentences saying so."""
-        found = formlabels.kind_labels(forms.parse(context.issue.body), self.labels)
+        found = formlabels.kind_labels(context.form_answers(), self.labels)
         named: dict[forms.Answer, list[str]] = {}
         for ans, name in found:
             named.setdefault(ans, []).append(name)
@@ -266,7 +266,8 @@ class SimilarEngine(Engine):
         # What the form's fields, the title and the reporter's replies so far say counts (the
         # backlog reads an issue as of now, with its discussion); `decision.validate` then asks
         # nothing on an issue people already discuss.
-        questions = [ask.question for ask in asking.missing(spec.ask, context.issue)]
+        still = asking.missing(spec.ask, context.issue, context.form_answers())
+        questions = [ask.question for ask in still]
         return questions + version_questions(context, spec.ask)
 
     def _summary(
