@@ -217,6 +217,10 @@ def test_a_form_kind_answer_decides_on_the_documentation_request(
     asks = labels.type_label("kind/bug").ask
     assert [a.field for a in asks] == [
         "Poetry Version", "Example pyproject.toml", "Poetry Runtime Logs"]  # fmt: skip
+    # the drafted version ask takes a version in the title, in its common forms
+    for title in ("Poetry 2.1 hides output", "broken in v1.2.3", "since 1.8.5 it fails"):
+        assert asking.missing(asks[:1], _issue(title, "### Description\n\nIt fails.")) == []
+    assert asking.missing(asks[:1], _issue("it fails", "### Description\n\nIt fails."))
     config = Config()
     engine = create("similar", config, labels)
     d = replay(poetry_snapshot, 10210, index=poetry_index, labels=labels, config=config,
