@@ -276,3 +276,18 @@ def test_the_checkouts_form_types_the_answers_the_engines_read(tmp_path, poetry_
     decision = Decision(questions=["What output?"])
     assert validate(decision, labels, None, new).questions == []
     assert validate(decision, labels, None, new, typed).questions == ["What output?"]
+
+
+def test_init_reads_the_checkouts_form_for_the_bug_type(tmp_path, capsys):
+    from issue_assistant.cli import main
+    from issue_assistant.config import load_labels
+
+    folder = tmp_path / ".github" / "ISSUE_TEMPLATE"
+    folder.mkdir(parents=True)
+    (folder / "bug.yml").write_text(FORM_YML)  # adds kind/bug; no field for a reproduction
+    assert main(["init", "--snapshot", str(POETRY), "--dir", str(tmp_path)]) == 0
+    assert "questions answered by the checkout's issue forms" in capsys.readouterr().out
+    labels = load_labels(tmp_path / ".github" / "issue-assistant" / "labels.toml")
+    fields = {a.what: a.field for a in labels.type_label("kind/bug").ask}
+    assert fields == {"the version": "Poetry Version", "steps to reproduce": None,
+                      "what happened": "Poetry Runtime Logs"}  # fmt: skip
