@@ -259,8 +259,11 @@ def draft_fields(bodies: list[str], forms: list[IssueForm]) -> dict[str, Drafted
         for key, answer in answers.fields.items():
             seen.setdefault(key, []).append(answer.text)
             shown.setdefault(key, answer.label)
+    given: dict[str, str] = {}  # the forms' own prefilled text, by field
     if forms:
-        labels = [f.label for form in forms for f in form.fields if f.kind != "checkboxes"]
+        fields = [f for form in forms for f in form.fields if f.kind != "checkboxes"]
+        labels = [f.label for f in fields]
+        given = {_key(f.label): normal(f.prefilled) for f in fields if normal(f.prefilled)}
     else:
         labels = [shown[k] for k, texts in seen.items() if len(texts) * 2 >= len(parsed) > 0]
     out: dict[str, DraftedField] = {}
@@ -272,5 +275,7 @@ def draft_fields(bodies: list[str], forms: list[IssueForm]) -> dict[str, Drafted
         ]
         if fits:
             label = fits[0]
-            out[what] = DraftedField(label, _prefilled(seen.get(_key(label), [])))
+            found = _prefilled(seen.get(_key(label), []))
+            own = given.get(_key(label))
+            out[what] = DraftedField(label, (own, *found) if own and own not in found else found)
     return out

@@ -137,7 +137,8 @@ def test_the_checkouts_forms_give_ids_types_and_prefilled_text(tmp_path):
     assert answers.get("Poetry Runtime Logs").empty  # left as the form prefilled it
     drafted = forms.draft_fields([], [found])
     assert drafted["the version"].label == "Poetry Version"
-    assert drafted["what happened"].label == "Poetry Runtime Logs"
+    assert drafted["what happened"] == forms.DraftedField(
+        "Poetry Runtime Logs", ("Paste the output here, over this line.",))  # fmt: skip
 
 
 @pytest.mark.parametrize(
