@@ -12,6 +12,7 @@ import difflib
 import logging
 import re
 import tomllib
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -141,7 +142,9 @@ class Ask(Strict):
             return True
         return any(re.search(p, text, re.IGNORECASE | re.MULTILINE) for p in self.detect)
 
-    def answered(self, title: str, answers: forms.Answers, body: str, more: list[str] = ()) -> bool:  # type: ignore[assignment]
+    def answered(
+        self, title: str, answers: forms.Answers, body: str, more: Sequence[str] = ()
+    ) -> bool:
         """Whether the issue gives it: its form field is answered, or the title, what the
         reporter wrote (the form's answers, or the whole body when it is not a form's) or
         `more` (the reporter's replies) says it."""

@@ -8,6 +8,8 @@ import textwrap
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from issue_assistant import asking, forms
 from issue_assistant.config import Ask, Config, LabelsConfig
@@ -292,3 +294,32 @@ def test_init_reads_the_checkouts_form_for_the_bug_type(tmp_path, capsys):
     fields = {a.what: a.field for a in labels.type_label("kind/bug").ask}
     assert fields == {"the version": "Poetry Version", "steps to reproduce": None,
                       "what happened": "Poetry Runtime Logs"}  # fmt: skip
+
+
+_WORDS = st.text(alphabet="abcdefghij XYZ0123.,:", min_size=1, max_size=30).filter(str.strip)
+
+
+@given(
+    st.lists(
+        st.tuples(_WORDS, st.lists(_WORDS, max_size=4)),
+        min_size=1,
+        max_size=6,
+        unique_by=lambda p: " ".join(p[0].casefold().split()),
+    )
+)
+def test_any_form_body_parses_back_to_its_fields(pairs):
+    body = "\n\n".join(
+        f"### {label.strip()}\n\n" + ("\n".join(lines) if lines else forms.NO_RESPONSE)
+        for label, lines in pairs
+    )
+    answers = forms.parse(body)
+    assert [a.label for a in answers.fields.values()] == [label.strip() for label, _ in pairs]
+    for (_, lines), got in zip(pairs, answers.fields.values(), strict=True):
+        assert got.text == "\n".join(lines).strip()
+        assert got.empty == (not "".join(lines).strip())
+
+
+@given(st.text(max_size=300))
+def test_parse_never_fails(text):
+    forms.parse(text)
+    forms.parse("### A\n\n" + text)
