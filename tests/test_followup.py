@@ -4,11 +4,14 @@ assistant's comment proposes taking the needs-info label off, pending a maintain
 
 from __future__ import annotations
 
+from issue_assistant import cli
 from issue_assistant.comment import extract_plan
 from issue_assistant.decision import Decision
+from tests.fakegithub.fixtures import TOKEN
 from tests.test_action import (
     BOT,
     PENDING,
+    REPO,
     analyze,
     apply,
     assistant_comment,
@@ -49,7 +52,9 @@ def reply(gh, tmp_path, body: str, login: str = "Codertocat"):
     return event(tmp_path, "issue_comment/created.payload.json", change)
 
 
-def test_the_reporters_answer_leads_to_a_proposal_to_remove_needs_info(gh, tmp_path, fake_engine):
+def test_the_reporters_answer_leads_to_a_proposal_to_remove_needs_info(
+    gh, tmp_path, fake_engine, monkeypatch, capsys
+):
     labels = labels_file(tmp_path)
     decision = Decision(type="bug", questions=[QUESTION], summary="A typo.")
     assert analyze(gh, tmp_path, fake_engine, decision, labels=labels) == 0
@@ -66,9 +71,19 @@ def test_the_reporters_answer_leads_to_a_proposal_to_remove_needs_info(gh, tmp_p
         assert gh.writes == [], body
     assert "still missing" in (tmp_path / "summary.md").read_text()
 
-    # the answer: the comment is edited into a new proposal, pending approval
-    gh.clear_requests()
+    # the answer: the command line's dry run says what it would do, and writes nothing
     path = reply(gh, tmp_path, "It happens with version 2.3.1 on Linux.")
+    gh.clear_requests()
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_API_URL", gh.base_url)
+    config = tmp_path / "config.toml"
+    args = ["apply", "-R", REPO, "--labels", labels, "--config", str(config)]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "#3: proposed (the reporter answered: proposed to remove 'needs info')" in out
+    assert gh.writes == []
+    # the Action's run on the reporter's comment: the comment becomes a new proposal
+    gh.clear_requests()
     assert apply(gh, tmp_path, "issue_comment", path, labels=labels) == 0
     plan = extract_plan(assistant_comment(gh).body)
     assert plan.status == "pending" and plan.remove == ["needs info"] and plan.questions == []
