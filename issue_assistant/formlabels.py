@@ -57,7 +57,15 @@ def kind_labels(answers: forms.Answers, labels: LabelsConfig) -> list[tuple[form
     return out
 
 
+def _quoted(text: str, limit: int = 60) -> str:
+    """The reporter's text on one short line, without backticks (it sits in a sentence; what
+    shows it sanitizes it too)."""
+    one = " ".join(text.replace("`", "'").split())
+    return one if len(one) <= limit else one[: limit - 1].rstrip() + "…"
+
+
 def because(answer: forms.Answer, names: list[str]) -> str:
     """The sentence for maintainers: what the form says and which labels it names."""
     shown = ", ".join(f"`{n}`" for n in names)
-    return f"The form's '{answer.label}' answer is '{answer.text}', which names {shown}."
+    label, said = _quoted(answer.label), _quoted(answer.text)
+    return f"The form's '{label}' answer is '{said}', which names {shown}."

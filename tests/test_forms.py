@@ -323,3 +323,11 @@ def test_any_form_body_parses_back_to_its_fields(pairs):
 def test_parse_never_fails(text):
     forms.parse(text)
     forms.parse("### A\n\n" + text)
+
+
+def test_the_why_line_quotes_the_reporters_answer_on_one_short_line():
+    from issue_assistant.formlabels import because
+
+    answer = forms.Answer("Issue `Kind`", "Feature\n`request` " + "x" * 100)
+    line = because(answer, ["kind/feature"])
+    assert "\n" not in line and line.count("`") == 2 and len(line) < 200
