@@ -22,6 +22,7 @@ from typing import Any
 from issue_assistant.approve import ApplyResult, Approver, resolve_writes, slash_command
 from issue_assistant.config import Config, LabelsConfig, load_both
 from issue_assistant.errors import AssistantError, UserError, print_action
+from issue_assistant.followup import follow_up_all
 from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason, writing
 from issue_assistant.render import render
 from issue_assistant.sanitize import RAW_KEYS, LogSanitizer, sanitize, sanitize_json
@@ -150,11 +151,19 @@ def run_apply(
 ) -> Outcome:
     numbers: list[int] | None = None
     reason = None
+    answer: int | None = None  # the issue whose reporter commented: a follow-up only
     if env.event_name == "issue_comment":
         payload = parse_payload(CommentPayload, event, _where(env))
         login = payload.comment.user.login if payload.comment.user else ""
+        author = payload.issue.user.login if payload.issue.user else ""
         if not slash_command(payload.comment.body):
             reason = "the comment is not an /assistant command"
+            # The reporter's reply on an issue the payload shows waiting for their answer.
+            waiting = labels.needs_info and any(
+                lab.name.casefold() == labels.needs_info.casefold() for lab in payload.issue.labels
+            )
+            if waiting and login.lower() == author.lower() and not payload.issue.pull_request:
+                reason, answer = None, payload.issue.number
         elif login.lower() == config.approval.bot_login.lower():
             reason = "the comment is the assistant's own"
         elif payload.issue.pull_request is not None:
@@ -170,7 +179,14 @@ def run_apply(
         tracker = tracker or _connect(env, config)
         writing(tracker, writes)
         approver = Approver(tracker, labels, config, writes=writes, now=now)  # type: ignore[arg-type]
-        results = approver.run(numbers)
+        moment = now or datetime.now(UTC)
+        if answer is not None:  # the reporter answered: only the follow-up
+            results = follow_up_all(tracker, labels, config, writes, moment, [answer])
+        else:
+            results = approver.run(numbers)
+            if numbers is None:  # the sweep: reporters' answers too (only what it proposed)
+                found = follow_up_all(tracker, labels, config, writes, moment)
+                results += [r for r in found if r.status == "proposed"]
     decided = [r for r in results if r.status in ("approved", "dismissed")]
     full_name = env.repository or ""
     approved = [r for r in decided if r.status == "approved"]

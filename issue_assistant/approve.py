@@ -136,7 +136,8 @@ class ApplyResult:
     """What `apply` did for one issue."""
 
     number: int
-    status: Literal["approved", "dismissed", "waiting", "skipped", "failed"]
+    # "proposed": a follow-up edited the comment into a new proposal (`followup`)
+    status: Literal["approved", "dismissed", "waiting", "skipped", "failed", "proposed"]
     reason: str = ""
     actor: str | None = None
     changes: list[str] = field(default_factory=list)
@@ -434,6 +435,12 @@ class Approver:
                 labeled = [name for name in labeled if key(name) not in taken]
         if labeled:
             changes.append(f"labeled {_code(labeled)}")
+        # Only the needs-info label may be taken off (the reporter answered: `followup`).
+        for name in plan.remove:
+            there = find_label(issue.labels, name)
+            if there is not None and key(there) == key(needs_info or ""):
+                writer.remove_label(n, there)
+                changes.append(f"removed {_code([there])}")
         if asking:
             if not any(QUESTIONS_MARKER in c.body for c in own):
                 writer.create_comment(n, render_questions(plan), "the questions")

@@ -133,10 +133,12 @@ class Plan(Proposal):
     # Labels of labels.toml the issue already had in a group given nothing more, and where each
     # came from (`preset.preset_labels`): the comment then says so instead of "not confident".
     preset: dict[str, Literal["template", "issue"]] = Field(default_factory=dict)
+    # Labels approval takes off: the needs-info label once the reporter answered (`followup`).
+    remove: list[bounded(100)] = Field(default_factory=list, max_length=5)
 
     @property
     def is_empty(self) -> bool:
-        return not (self.labels() or self.duplicate or self.questions)
+        return not (self.labels() or self.duplicate or self.questions or self.remove)
 
     @classmethod
     def from_decision(

@@ -12,6 +12,7 @@ import difflib
 import logging
 import re
 import tomllib
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -27,6 +28,7 @@ from pydantic import (
     model_validator,
 )
 
+from issue_assistant import forms
 from issue_assistant.errors import UserError
 from issue_assistant.tomllines import line_of
 
@@ -120,6 +122,10 @@ class Ask(Strict):
     question: str = Field(min_length=1)
     detect: list[str] = Field(default_factory=list)
     requires: Literal["version"] | None = None
+    # The issue form's field that answers it (its label, as the body shows `### Label`), and the
+    # text the form prefills in it (an answer left so is empty).
+    field: str | None = Field(default=None, min_length=1)
+    prefilled: list[str] = Field(default_factory=list)
 
     @field_validator("detect")
     @classmethod
@@ -135,6 +141,20 @@ class Ask(Strict):
         if self.requires == "version" and _VERSION_LIKE.search(text):
             return True
         return any(re.search(p, text, re.IGNORECASE | re.MULTILINE) for p in self.detect)
+
+    def answered(
+        self, title: str, answers: forms.Answers, body: str, more: Sequence[str] = ()
+    ) -> bool:
+        """Whether the issue gives it: its form field is answered, or the title, what the
+        reporter wrote (the form's answers, or the whole body when it is not a form's) or
+        `more` (the reporter's replies) says it."""
+        blank = frozenset(forms.normal(p) for p in self.prefilled)
+        if self.field and answers:
+            found = answers.get(self.field)
+            if found is not None and not found.empty and forms.normal(found.text) not in blank:
+                return True
+        said = answers.text(blank) if answers else body
+        return self.present_in("\n\n".join([title, said, *more]))
 
 
 class Label(Strict):
@@ -207,6 +227,17 @@ class LabelsConfig(Strict):
         wanted = name.casefold() if name else None
         return next((t for t in self.type if t.name.casefold() == wanted), None)
 
+    def lacking(self, label_sets: list[list[str]]) -> list[Group]:
+        """The groups with a label to propose that some of `label_sets` (issues' labels) have
+        no label of, in the order of GROUPS."""
+        out: list[Group] = []
+        for group in GROUPS:
+            if not self.proposable(group):  # type: ignore[arg-type]
+                continue
+            if any(not any(self.group_of(n) == group for n in names) for names in label_sets):
+                out.append(group)  # type: ignore[arg-type]
+        return out
+
     def limit(self, group: Group) -> int:
         return {"type": 1, "priority": 1, "area": self.max_areas, "topic": self.max_topics}[group]
 
@@ -270,8 +301,8 @@ class BacklogConfig(Strict):
     """`[backlog]`: triaging the open issues nobody labelled (`issue-assistant backlog`)."""
 
     # An open issue lacking a label of any of these groups is selected (those lacking the
-    # first group come first).
-    groups: list[Group] = Field(default_factory=lambda: ["type"], min_length=1)
+    # first group come first). Unset: the groups the open issues lack (`LabelsConfig.lacking`).
+    groups: list[Group] | None = Field(default=None, min_length=1)
     order: Literal["oldest", "newest"] = "oldest"
     limit: int = Field(default=10, ge=1, le=500)  # pending comments a run posts at most
     per_day: int = Field(default=30, ge=0, le=5000)  # ... and a UTC day, over all runs

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from issue_assistant import forms
 from issue_assistant.config import ContextConfig, LabelsConfig
 from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
@@ -69,6 +70,13 @@ class Context:
     checkout: Path | None = None
     # The candidates' duplicate features, computed once (`index.duplicates.pair_features`).
     pair_cache: dict = field(default_factory=dict, repr=False)
+
+    def form_answers(self) -> forms.Answers:
+        """The issue form's answers in the body, typed by the checkout's forms when there is a
+        checkout (`.github/ISSUE_TEMPLATE/*.yml`: ids, dropdowns, prefilled text)."""
+        root = self.code.root if self.code is not None else self.checkout
+        found = forms.read_forms(root) if root is not None else []
+        return forms.parse(self.issue.body, forms.form_of(self.issue.body, found))
 
     @property
     def earlier(self) -> datetime:
@@ -237,6 +245,7 @@ class Context:
         values = {
             "ctx": self,
             "issue": self.issue,
+            "answers": self.form_answers(),
             "labels": self.labels,
             "schema": json.dumps(answer_schema(self.labels), indent=2, sort_keys=True),
         }

@@ -6,9 +6,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from issue_assistant import forms
+from issue_assistant.asking import kept_questions
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.tracker.base import Tracker
-from issue_assistant.tracker.models import Issue
+from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Comment, Issue
 
 # Bounds on what a model may write (also in `answer_schema`, as maxLength and maxItems).
 SUMMARY_MAX = 600
@@ -139,8 +141,9 @@ class LabelTier(_Model):
     upper: float | None = Field(default=None, ge=0, le=1)
     correct: int = Field(default=0, ge=0)
     proposals: int = Field(default=0, ge=0)
-    # "learned" (the label model), "vote" (similar issues' labels): where the label came from.
-    source: Literal["learned", "vote"] = "learned"
+    # "learned" (the label model), "vote" (similar issues' labels), "form" (the issue form's
+    # answer naming it): where the label came from.
+    source: Literal["learned", "vote", "form"] = "learned"
 
 
 class Bounds(_Model):
@@ -302,9 +305,14 @@ def filter_labels(
 
 
 def validate(
-    decision: Decision, labels: LabelsConfig, tracker: Tracker | None, issue: Issue
+    decision: Decision,
+    labels: LabelsConfig,
+    tracker: Tracker | None,
+    issue: Issue,
+    answers: forms.Answers | None = None,
 ) -> Decision:
-    """`decision` made to obey the label set and the tracker; what was cut is in `dropped`."""
+    """`decision` made to obey the label set and the tracker; what was cut is in `dropped`.
+    `answers`: the issue form's answers (read from the body when not given)."""
     kept, dropped = filter_labels({g: decision.group_labels(g) for g in GROUPS}, labels)
     # A group the issue already fills (a type set by an issue form, say) gets nothing more.
     out: dict[str, list[str]] = {}
@@ -320,6 +328,12 @@ def validate(
     questions = [shorten(q.strip(), QUESTION_MAX) for q in decision.questions if q and q.strip()][
         :QUESTIONS_MAX
     ]
+    # Only what is still missing, and nothing on an issue people already discuss.
+    types = [*(out["type"] or []), *(n for n in issue.labels if labels.group_of(n) == "type")]
+    questions, not_asked = kept_questions(
+        questions, labels, types, issue, _maintainer_check(tracker), answers
+    )
+    why = [*decision.why, *(w for w in not_asked if w not in decision.why)]
     dropped = [shorten(name, NAME_MAX) for name in dropped[:50]]
     kept_names = {n for names in out.values() for n in names}
     return decision.model_copy(
@@ -332,7 +346,7 @@ def validate(
             "duplicate": duplicate,
             "questions": questions,
             "summary": shorten(decision.summary, SUMMARY_MAX),
-            "why": [shorten(n, WHY_MAX) for n in decision.why if n and n.strip()][:WHY_NOTES],
+            "why": [shorten(n, WHY_MAX) for n in why if n and n.strip()][:WHY_NOTES],
             "dropped": dropped,
         }
     )
@@ -342,6 +356,17 @@ def as_json(decision: Decision) -> dict[str, Any]:
     """The decision as `--json` prints it: its fields, and each proposed label's confidence in
     words beside the numbers (`confidence_words`)."""
     return {**decision.model_dump(mode="json"), "confidence_words": decision.words()}
+
+
+def _maintainer_check(tracker: Tracker | None):  # noqa: ANN202
+    """Whether a comment is a maintainer's (the tracker's list, else GitHub's association)."""
+    if tracker is None:
+        return lambda c: c.author_association in MAINTAINER_ASSOCIATIONS
+
+    def check(comment: Comment) -> bool:
+        return tracker.repository.is_maintainer(comment.user.login, comment.author_association)
+
+    return check
 
 
 def _valid_duplicate(dup: Duplicate, tracker: Tracker | None, issue: Issue) -> Duplicate | None:

@@ -12,6 +12,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import Table
 
+from issue_assistant.forms import DraftedField
 from issue_assistant.scaffold import GROUP_ORDER, Drafted, LabelDraft
 
 EXPLAIN = {
@@ -25,7 +26,9 @@ BUG_ASK = [
     {
         "what": "the version",
         "question": "Which version are you using?",
-        "detect": [r"version\s*[:=]?\s*v?\d+\.\d+", r"\bv?\d+\.\d+\.\d+\b"],
+        # with `requires`, any version-like number counts too: "Poetry 2.1", "v1.2.3", "1.8.5"
+        "detect": [r"version\s*[:=]?\s*v?\d+\.\d+", r"\bv?\d+\.\d+(\.\d+)*\b"],
+        "requires": "version",
     },
     {
         "what": "steps to reproduce",
@@ -38,6 +41,23 @@ BUG_ASK = [
         "detect": ["Traceback", "error", "exception", "instead", "expected"],
     },
 ]
+
+
+def bug_asks(fields: dict[str, DraftedField]) -> list[dict[str, Any]]:
+    """The bug type's starter questions, each with the issue form's field that answers it (and
+    the form's prefilled text there) when one was found. A field's answer is read alone, so a
+    code block elsewhere in the form no longer counts as steps to reproduce."""
+    out = []
+    for ask in BUG_ASK:
+        found = fields.get(ask["what"])
+        if found is None:
+            out.append(dict(ask))
+            continue
+        entry = dict(ask, detect=[p for p in ask["detect"] if p != "```"], field=found.label)
+        if found.prefilled:
+            entry["prefilled"] = list(found.prefilled)
+        out.append(entry)
+    return out
 
 
 def comment_text(text: str) -> str:
@@ -55,7 +75,9 @@ def _comment(doc: Any, text: str) -> None:
     doc.add(tomlkit.comment(comment_text(text)))
 
 
-def _label_table(group: str, lb: Drafted, bug: str | None) -> Table:
+def _label_table(
+    group: str, lb: Drafted, bug: str | None, fields: dict[str, DraftedField]
+) -> Table:
     table = tomlkit.table()
     table.comment(f"used on {lb.uses}")
     table.add("name", lb.name)
@@ -69,13 +91,15 @@ def _label_table(group: str, lb: Drafted, bug: str | None) -> Table:
         table.add("propose", propose)
     if group == "type" and lb.name == bug:
         asks = tomlkit.aot()
-        for ask in BUG_ASK:
+        for ask in bug_asks(fields):
             asks.append(tomlkit.item(ask))
         table.add("ask", asks)
     return table
 
 
-def labels_toml(draft: LabelDraft, repository: str) -> str:
+def labels_toml(
+    draft: LabelDraft, repository: str, fields: dict[str, DraftedField] | None = None
+) -> str:
     """The drafted labels.toml: usable labels as tables; the ones that are not, commented out
     with the reason (odd names are drafted, never a reason to refuse the draft)."""
     doc = tomlkit.document()
@@ -96,7 +120,7 @@ def labels_toml(draft: LabelDraft, repository: str) -> str:
             continue
         tables = tomlkit.aot()
         for lb in items:
-            tables.append(_label_table(group, lb, draft.bug))
+            tables.append(_label_table(group, lb, draft.bug, fields or {}))
         doc.add(tomlkit.nl())
         _comment(doc, f"---- {group}: {EXPLAIN[group]} ----")
         doc.add(group, tables)
@@ -122,8 +146,11 @@ def labels_toml(draft: LabelDraft, repository: str) -> str:
     return tomlkit.dumps(doc)
 
 
-def config_toml(repository: str, description: str, origin: str) -> str:
-    """The drafted config.toml (every key optional)."""
+def config_toml(
+    repository: str, description: str, origin: str, backlog: tuple[list[str], int] | None = None
+) -> str:
+    """The drafted config.toml (every key optional); `backlog`: the groups the open issues
+    read lack, and how many open issues were read."""
     doc = tomlkit.document()
     _comment(doc, f"config.toml for {repository}, drafted by `issue-assistant init`.")
     _comment(doc, "Every key is optional; all are described in issue-assistant's")
@@ -148,4 +175,11 @@ def config_toml(repository: str, description: str, origin: str) -> str:
     approval.add(tomlkit.comment("when the proposals look right."))
     approval.add("writes", "dry-run")
     doc.add("approval", approval)
+    if backlog is not None and backlog[0]:
+        groups, opened = backlog
+        table = tomlkit.table()
+        table.add(tomlkit.comment("`backlog` proposes for the open issues lacking a label of"))
+        table.add(tomlkit.comment(f"these groups: the ones the {opened} open issues read lack."))
+        table.add("groups", groups)
+        doc.add("backlog", table)
     return tomlkit.dumps(doc)

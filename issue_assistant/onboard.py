@@ -17,6 +17,7 @@ from pathlib import Path
 from issue_assistant.atomic import write_atomic
 from issue_assistant.config import find_file
 from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.forms import DraftedField, draft_fields, read_forms
 from issue_assistant.initfiles import comment_text, config_toml, labels_toml
 from issue_assistant.published import published
 from issue_assistant.render import render
@@ -46,6 +47,7 @@ class Source:
     description: str = ""
     readme: str | None = None
     notes: list[str] = field(default_factory=list)
+    inferred: list[str] = field(default_factory=list)
 
 
 def read_snapshot_source(path: str) -> Source:
@@ -103,9 +105,42 @@ def describe(source: Source, readme_file: str | None) -> tuple[str, str]:
     return "\n\n".join(parts), " and ".join(names)
 
 
-def render_files(source: Source, draft: LabelDraft, description: str, origin: str) -> dict:
-    labels = labels_toml(draft, source.repository)
-    config = config_toml(source.repository, description, origin)
+def form_fields(source: Source, draft: LabelDraft, root: Path) -> dict[str, DraftedField]:
+    """Which issue-form field answers each of the bug type's starter questions: from the
+    checkout's forms that add the bug label, else from the bug reports' bodies."""
+    if draft.bug is None:
+        return {}
+    found = [f for f in read_forms(root) if draft.bug in f.labels]
+    bodies = [i.body or "" for i in source.issues if draft.bug in i.labels]
+    fields = draft_fields(bodies, found)
+    if fields:
+        where = "the checkout's issue forms" if found else "the bug reports' form fields"
+        names = ", ".join(f"{what}: '{f.label}'" for what, f in fields.items())
+        source.inferred.append(f"questions answered by {where}: {names}")
+    return fields
+
+
+def backlog_groups(source: Source, labels_text: str) -> tuple[list[str], int]:
+    """The label groups the open issues read lack (by the drafted labels.toml), and how many
+    open issues were read."""
+    import tomllib
+
+    from issue_assistant.config import LabelsConfig
+
+    labels = LabelsConfig.model_validate(tomllib.loads(labels_text))
+    opened = [i.labels for i in source.issues if i.state == "open" and not i.is_pull_request]
+    return (list(labels.lacking(opened)) if opened else []), len(opened)
+
+
+def render_files(
+    source: Source,
+    draft: LabelDraft,
+    description: str,
+    origin: str,
+    fields: dict[str, DraftedField] | None = None,
+) -> dict:
+    labels = labels_toml(draft, source.repository, fields)
+    config = config_toml(source.repository, description, origin, backlog_groups(source, labels))
     workflow = workflow_text(published().action)
     return {LABELS_FILE: labels, CONFIG_FILE: config, WORKFLOW: workflow}
 
@@ -181,9 +216,9 @@ def run_init(args: argparse.Namespace) -> int:
     if draft.bug is None:
         source.notes.append("no bug type recognised: no starter [[type.ask]] list")
     description, origin = describe(source, args.readme)
-    files = render_files(source, draft, description, origin)
     root = Path(args.dir)
     target_dir(root)
+    files = render_files(source, draft, description, origin, form_fields(source, draft, root))
     check_draft(files, root)
     # Decided for every file before anything is written (a folder in the way stops them all).
     decided: list[tuple[Path, str, str | None]] = []
@@ -213,6 +248,7 @@ def run_init(args: argparse.Namespace) -> int:
         "unusable": {lb.name: lb.reason for lb in draft.unusable},
         "needs_info": draft.needs_info,
         "bug_type": draft.bug,
+        "inferred": source.inferred,
         "description_from": origin,
         "not_inferred": source.notes,
         "written": written,

@@ -249,7 +249,7 @@ def analyze(
         history=history,
     )
     raw, error = decide(engine, context, fallback)
-    decision = validate(raw, labels, view, issue)
+    decision = validate(raw, labels, view, issue, context.form_answers())
     settings = duplicate_settings(context, engine, fallback)
     evidence = similar_evidence(
         context,

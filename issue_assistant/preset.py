@@ -78,5 +78,9 @@ def describe_preset(preset: Mapping[str, str], code: Callable[[str], str] = _bac
 def nothing_to_propose(proposal: Proposal, preset: Mapping[str, str]) -> str:
     """Why a plan with no label, duplicate or question gets no comment (one line)."""
     labels = describe_preset(preset)
-    what = f"no label to add ({labels})" if labels else "no label proposed"
-    return f"nothing to propose: {what}, no duplicate, no question"
+    if labels:  # the groups still open were looked at too: say so
+        return (
+            f"nothing to propose: {labels}; no other label is clear enough, no duplicate was "
+            "found and nothing is missing to ask"
+        )
+    return "nothing to propose: no label proposed, no duplicate, no question"

@@ -29,6 +29,8 @@ def decision(context) -> Decision:  # noqa: ANN001 - the fake engine's callable 
 
 
 def config(**backlog: object):
+    """The test config, checking the type group only unless `groups` says otherwise."""
+    backlog.setdefault("groups", ["type"])
     return CONFIG.model_copy(update={"backlog": BacklogConfig(**backlog)})
 
 
@@ -343,3 +345,21 @@ def test_two_runs_at_once_leave_one_comment_per_issue(gh, tmp_path, fake_engine)
         assert gh.issues[n].labels.count(PENDING) == 1
     # and a third run, with either state, posts nothing
     assert run(gh, tmp_path / "a", limit=10).proposed == []
+
+
+def test_default_groups_are_the_ones_the_open_issues_lack(gh, tmp_path, fake_engine):
+    """Unset `[backlog] groups`: every open issue has a type (a form set it), so the run looks
+    for what they lack (the area); when nothing lacks a checked group, the report names the
+    setting that chooses them."""
+    for i in range(3):
+        at = datetime(2025, 1, 1, tzinfo=UTC) + timedelta(days=i)
+        gh.add_issue(f"Crash {i}", "Traceback", labels=["bug"], created_at=at)
+    gh.clock = NOW - timedelta(minutes=5)
+    answers(fake_engine)
+    unset = CONFIG.model_copy(update={"backlog": BacklogConfig()})
+    result = run(gh, tmp_path, unset, writes="dry-run")
+    assert result.groups == ["area", "priority"] and result.selected == 3
+    typed = run(gh, tmp_path / "typed", config(), writes="dry-run")  # `groups = ["type"]`
+    assert typed.selected == 0
+    assert "set `[backlog] groups` in config.toml" in render_run(typed)
+    assert "[backlog] groups" not in render_run(result)

@@ -130,6 +130,8 @@ def test_apply_run_requests(gh, tmp_path, vcr):
         # the claim is withdrawn before the pending label: a sweep then finds what is left
         ("DELETE", f"{BASE}/issues/comments/{comment}/reactions/{comment + 3}"),
         ("DELETE", f"{BASE}/issues/3/labels/{PENDING}"),
+        # the sweep's follow-up: the open issues waiting for the reporter's answer (none)
+        ("GET", f"{BASE}/issues"),
     ]
     assert vcr.all_played or vcr.record_mode != "none"
     assert json.loads(vcr.requests[7].body) == {"content": "eyes"}

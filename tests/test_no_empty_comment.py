@@ -87,7 +87,10 @@ def test_a_templated_issue_with_nothing_to_propose_gets_no_comment(
     assert run_action(gh, tmp_path, moment, writes) == 0
     assert gh.writes == []
     assert not [c for c in gh.comments.values() if c.user == "github-actions[bot]"]
-    reason = "nothing to propose: no label to add (`kind/bug` came with the issue (its template))"
+    reason = (
+        "nothing to propose: `kind/bug` came with the issue (its template); no other label is "
+        "clear enough, no duplicate was found and nothing is missing to ask"
+    )
     out = outputs(tmp_path)
     assert out["skipped"] == "true" and out["comment-url"] == "" and out["labels"] == ""
     decision = json.loads(out["decision"])

@@ -15,12 +15,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "issue_assistant"
 FLOORS: list[tuple[str, ...]] = [
     # small helpers, and the engine registry (names and option models, pydantic only)
     ("", "errors", "atomic", "tomllines", "labelnames", "urls", "render", "sanitize",
-     "engines.registry"),
+     "forms", "engines.registry"),
     ("config", "settings", "engines.similar_options"),
     ("tracker",),
-    ("index", "decision"),
+    ("index", "asking", "formlabels", "decision"),
     ("learn", "comment", "preset"),
-    ("context", "approve", "votes"),
+    ("context", "approve", "votes", "followup"),
     ("tools",),
     ("engines",),
     ("pipeline",),

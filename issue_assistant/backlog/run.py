@@ -251,6 +251,7 @@ def run_backlog(
     state_path = index.path / STATE_FILE
     state = BacklogState.load(state_path, now.date())
     selection = select(index.all_stored(), labels, config, state, now, order)
+    groups = selection.groups
     pair = engines() if engines is not None else engines_for(config, labels, engine_name)
     prepare(*pair)
     run = BacklogRun(

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from issue_assistant.backlog.state import BacklogState
 from issue_assistant.comment import is_assistant_comment
-from issue_assistant.config import Config, Group, LabelsConfig
+from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
 from issue_assistant.errors import UserError
 from issue_assistant.labelnames import has_label
 from issue_assistant.live import skip_reason
@@ -43,10 +43,21 @@ class Selection:
     todo: list[Issue] = field(default_factory=list)
     missing: dict[int, list[str]] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)  # the groups checked
 
 
-def checked_groups(labels: LabelsConfig, config: Config) -> list[Group]:
-    """`[backlog] groups` that labels.toml has labels for (a UserError when none has)."""
+def checked_groups(
+    labels: LabelsConfig, config: Config, issues: list[Issue] | None = None
+) -> list[Group]:
+    """`[backlog] groups` that labels.toml has labels for (a UserError when none has); unset,
+    the groups the open `issues` lack (the type first; with no issue, every group with labels)."""
+    if config.backlog.groups is None:
+        open_ = [i.labels for i in issues or [] if i.state == "open" and not i.is_pull_request]
+        found = labels.lacking(open_) if open_ else []
+        groups = found or [g for g in GROUPS if labels.proposable(g)]  # type: ignore[arg-type]
+        if not groups:
+            raise UserError("labels.toml has no label to propose")
+        return groups  # type: ignore[return-value]
     groups = [g for g in config.backlog.groups if labels.group(g)]
     if not groups:
         names = ", ".join(config.backlog.groups)
@@ -91,9 +102,10 @@ def select(
     order: str | None = None,
 ) -> Selection:
     """The open issues lacking a label of `[backlog] groups`, ordered, with the skipped ones."""
-    groups = checked_groups(labels, config)
+    issues = list(issues)
+    groups = checked_groups(labels, config, issues)
     newest = (order or config.backlog.order) == "newest"
-    out = Selection()
+    out = Selection(groups=groups)
     chosen: list[tuple[int, Issue]] = []
     for issue in issues:
         if issue.is_pull_request or issue.state != "open":

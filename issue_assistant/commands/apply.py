@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import UTC, datetime
 
 from issue_assistant.commands.args import (
     add_config_arguments,
@@ -15,8 +16,9 @@ from issue_assistant.commands.args import (
 )
 
 HELP = (
-    "Apply or dismiss the assistant's pending proposals on OWNER/REPO that a maintainer voted on "
-    "(dry run unless --apply)."
+    "Apply or dismiss the assistant's pending proposals on OWNER/REPO that a maintainer voted on, "
+    "and propose removing the needs-info label where the reporter has answered (dry run unless "
+    "--apply)."
 )
 
 
@@ -37,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from issue_assistant.approve import Approver
     from issue_assistant.commands.common import cli_writes, load_configs
+    from issue_assistant.followup import follow_up_all
     from issue_assistant.live import connect
     from issue_assistant.render import render
     from issue_assistant.settings import current
@@ -46,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
     writes = cli_writes(args.apply, config)
     tracker = connect(args.repository, bot_login=config.approval.bot_login, writes=writes)
     results = Approver(tracker, labels, config, writes=writes).run(args.issue)  # type: ignore[arg-type]
+    # The reporters' answers to approved questions (`followup`): only what it proposes is shown.
+    found = follow_up_all(tracker, labels, config, writes, datetime.now(UTC), args.issue)  # type: ignore[arg-type]
+    results += [r for r in found if r.status == "proposed"]
     if args.json:
         for result in results:
             print(json.dumps(result.to_json(), sort_keys=True))

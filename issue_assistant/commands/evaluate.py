@@ -301,6 +301,7 @@ def run(args: argparse.Namespace) -> int:
             "examined": selection.examined,
             "qualified": selection.qualified,
             "skipped_assistant": selection.skipped_assistant,
+            "not_qualified": selection.not_qualified,
         }
     )
     writer, header, done = open_results(jsonl, header, resume)

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Literal
 
+from issue_assistant import asking, formlabels, forms
 from issue_assistant.config import LabelModelConfig
-from issue_assistant.decision import REASON_MAX, Decision, Duplicate
+from issue_assistant.decision import REASON_MAX, Decision, Duplicate, LabelTier
 from issue_assistant.engines import similar_labels
 from issue_assistant.engines.base import Engine, register
 from issue_assistant.engines.similar_labels import boost_areas  # noqa: F401 - its old home
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from issue_assistant.index.candidates import Candidate
     from issue_assistant.learn.model import LabelModel
 
+_LOW = LabelTier(tier="possible")
 _HEADING = re.compile(r"^\s{0,3}#{1,6} .*$", re.MULTILINE)
 _FENCE = re.compile(r"```.*?```", re.DOTALL)
 
@@ -132,6 +134,7 @@ class SimilarEngine(Engine):
             context, self.labels, self.config, cfg, model, probs, neighbors
         )
         decision = answer.fields()
+        why = self._form_kinds(context, decision, answer.tiers)
         dup_settings = self.duplicate_settings(context)
         duplicate = self._duplicate(context, dup_settings)
         # A type the issue already carries (an issue form's, say) decides what must be asked.
@@ -147,7 +150,7 @@ class SimilarEngine(Engine):
             **decision,
             duplicate=duplicate,
             questions=questions,
-            why=similar_labels.why_notes(answer, self.labels, model, filled),
+            why=[*why, *similar_labels.why_notes(answer, self.labels, model, filled)],
             confidence=answer.confidence,
             tiers=answer.tiers,
             engine=self.name,
@@ -231,16 +234,41 @@ class SimilarEngine(Engine):
             number=best.candidate.issue.number, reason=reason, confidence=round(best.claim, 3)
         )
 
+    def _form_kinds(self, context: Context, fields: dict, tiers: dict[str, LabelTier]) -> list[str]:
+        """A form's answer naming a kind (`formlabels`): the labels it names are proposed (those
+        the issue has aside), and the model's type is dropped, unless highly confident, when
+        the answer names another group's label and no type. Returns the sentences saying so."""
+        found = formlabels.kind_labels(context.form_answers(), self.labels)
+        named: dict[forms.Answer, list[str]] = {}
+        for ans, name in found:
+            named.setdefault(ans, []).append(name)
+        why = [formlabels.because(ans, names) for ans, names in named.items()]
+        have = set(context.issue.labels)
+        for _, name in found:
+            group = self.labels.group_of(name)
+            if name in have or group is None:
+                continue
+            if group in ("type", "priority"):
+                fields[group] = name
+            elif name not in fields[group + "s"]:
+                fields[group + "s"] = [name, *fields[group + "s"]]
+            tiers[name] = LabelTier(tier="likely", source="form")
+        guessed = fields.get("type")
+        groups = {self.labels.group_of(n) for _, n in found}
+        if found and "type" not in groups and guessed and tiers.get(guessed, _LOW).tier != "high":
+            fields["type"] = None
+            why.append(f"`{guessed}` is not proposed: the form's answer names no type.")
+        return why
+
     def _questions(self, context: Context, type_name: str | None) -> list[str]:
         spec = self.labels.type_label(type_name)
         if spec is None:
             return []
-        issue = context.issue
-        # What the reporter said in a reply so far counts too (the backlog reads an issue as of
-        # now, with its discussion).
-        replies = [c.body for c in issue.comments or [] if c.user.login == issue.user.login]
-        text = "\n\n".join([issue.text, *replies])
-        questions = [ask.question for ask in spec.ask if not ask.present_in(text)]
+        # What the form's fields, the title and the reporter's replies so far say counts (the
+        # backlog reads an issue as of now, with its discussion); `decision.validate` then asks
+        # nothing on an issue people already discuss.
+        still = asking.missing(spec.ask, context.issue, context.form_answers())
+        questions = [ask.question for ask in still]
         return questions + version_questions(context, spec.ask)
 
 

@@ -43,6 +43,8 @@ class RunHeader(BaseModel):
     examined: int = 0
     qualified: int = 0
     skipped_assistant: int = 0
+    # Per reason, the closed issues of the window that did not qualify.
+    not_qualified: dict[str, int] = {}
     shard: str | None = None
 
     def same_run(self, other: RunHeader) -> bool:

@@ -8,6 +8,7 @@ from issue_assistant.config import LabelsConfig
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.gold import assistant_touched, duplicate_gold, later_labels
 from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES  # noqa: F401
+from issue_assistant.preset import opened_with
 from issue_assistant.tracker.asof import ONE_MINUTE
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
@@ -25,18 +26,47 @@ class Selection:
     qualified: int = 0
     skipped_assistant: int = 0
     events_known: int = 0
+    # Per reason, how many closed issues of the window did not qualify.
+    not_qualified: dict[str, int] = field(default_factory=dict)
     numbers: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.numbers = [i.number for i in self.issues]
 
 
-def qualifies(tracker: Tracker, issue: Issue, labels: LabelsConfig, bot_login: str) -> bool:
-    """People labelled it (a label of labels.toml, after opening) or closed it as a duplicate."""
+# Why a closed issue is not replayed (the report counts each).
+NO_LATER_LABEL = "no label of labels.toml added by people after opening, and not a duplicate"
+FORM_ONLY = (
+    "its type came with its issue form and no maintainer commented (nothing to measure on it)"
+)
+
+
+def why_not(tracker: Tracker, issue: Issue, labels: LabelsConfig, bot_login: str) -> str | None:
+    """None when the issue qualifies: people labelled it (a label of labels.toml, after
+    opening), closed it as a duplicate, or (its type came with its issue form) a maintainer
+    commented on it: its other groups, a duplicate and the questions are measured there.
+    Otherwise the reason, in words."""
     moment = issue.created_at + ONE_MINUTE
     if any(later_labels(issue, moment, labels, bot_login).values()):
-        return True
-    return duplicate_gold(tracker, issue) is not None
+        return None
+    if duplicate_gold(tracker, issue) is not None:
+        return None
+    at_opening = opened_with(issue) or set()
+    if any(labels.group_of(n) == "type" for n in at_opening):
+        repo = tracker.repository
+        if any(
+            repo.is_maintainer(c.user.login, c.author_association)
+            for c in issue.comments or []
+            if c.user.login != issue.user.login and not c.user.is_bot
+        ):
+            return None
+        return FORM_ONLY
+    return NO_LATER_LABEL
+
+
+def qualifies(tracker: Tracker, issue: Issue, labels: LabelsConfig, bot_login: str) -> bool:
+    """Whether the issue is one to replay (`why_not` says why not)."""
+    return why_not(tracker, issue, labels, bot_login) is None
 
 
 def select(
@@ -60,8 +90,11 @@ def select(
     closed = closed[:window]
     chosen: list[Issue] = []
     qualified = skipped = 0
+    reasons: dict[str, int] = {}
     for issue in closed[:examined]:
-        if not qualifies(tracker, issue, labels, bot_login):
+        reason = why_not(tracker, issue, labels, bot_login)
+        if reason is not None:
+            reasons[reason] = reasons.get(reason, 0) + 1
             continue
         qualified += 1
         if assistant_touched(issue, bot_login):
@@ -75,6 +108,7 @@ def select(
         examined=len(closed[:examined]),
         qualified=qualified,
         skipped_assistant=skipped,
+        not_qualified=reasons,
         events_known=sum(1 for i in chosen if i.events is not None),
     )
 
