@@ -35,6 +35,12 @@ SYNC_FILE = "synced_at"
 DISCUSSIONS_FILE = "discussions.json"  # kept by the tracker: only what changed is fetched
 SYNC_MARGIN = timedelta(minutes=10)
 CURSOR_FILE = "listing-cursor"
+# A full listing (every issue, not only those updated since the last run) at most this often:
+# the indexed issues it does not list were deleted or transferred, and are removed. It costs
+# one request per 100 issues, and is made only for indexes of at most `LIST_BUDGET` issues
+# (larger ones forget an issue when a run finds it gone).
+FULL_FILE = "listed-all-at"
+FULL_EVERY = timedelta(days=1)
 LIST_CHUNK = 1000
 # Issues one run lists at most: 300 requests of 100, under a third of GITHUB_TOKEN's hourly 1,000.
 LIST_BUDGET = 30_000
@@ -162,6 +168,12 @@ def refresh_index(
             since = datetime.fromisoformat(stamp.read_text().strip())
     except ValueError:
         since = None
+    full_due = since is not None and not cursor.is_file() and len(index) <= LIST_BUDGET
+    if full_due and _since_full(path / FULL_FILE, now):
+        since = None  # a full listing this run: what it does not list is gone
+    full = since is None and not cursor.is_file()
+    first_build = not stamp.is_file()  # a first listing, maybe spanning runs: a full one too
+    seen: set[int] = set()
     written = listed = 0
     last: datetime | None = None
     complete = False
@@ -190,6 +202,7 @@ def refresh_index(
             listing = iter(tracker.all_issues(since=since, sort="updated"))
             for issue in listing:
                 chunk.append(issue)
+                seen.add(issue.number)
                 listed += 1
                 if len(chunk) >= LIST_CHUNK:
                     commit()
@@ -214,6 +227,12 @@ def refresh_index(
     if complete:
         stamp.write_text((now - SYNC_MARGIN).isoformat())
         cursor.unlink(missing_ok=True)
+        if full:
+            gone = index.remove(index.numbers() - seen)
+            if gone:
+                log.info("index: %d issues no longer listed (deleted or transferred) removed", gone)
+        if full or first_build:
+            write_atomic(path / FULL_FILE, now.isoformat())
     elif listed or cursor.is_file():
         log.info("index: listing stopped after %d issues; the next run goes on from there", listed)
     index.mark_building(not stamp.is_file())
@@ -222,6 +241,15 @@ def refresh_index(
         embedded = index.embed(index.all_stored(), budget_s=EMBED_BUDGET_S)
         log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
     return index
+
+
+def _since_full(stamp: Path, now: datetime) -> bool:
+    """Whether the last full listing is older than `FULL_EVERY` (or unknown)."""
+    try:
+        last = datetime.fromisoformat(stamp.read_text().strip())
+    except (OSError, ValueError):
+        return True
+    return last.tzinfo is None or now - last >= FULL_EVERY
 
 
 def index_progress(index: IssueIndex, number: int) -> IndexProgress | None:
@@ -261,6 +289,46 @@ class CachedReads:
 
     def discussions(self) -> list[Discussion] | None:
         return discussions_of(self._tracker)
+
+
+def gone_reason(tracker: WritableTracker, number: int) -> str | None:
+    """Why issue `number` cannot be named in a write now (deleted, transferred, a pull
+    request), as GitHub says right now; None when it is an issue of this repository."""
+    try:
+        issue = tracker.get_issue(number)
+    except KeyError:
+        return "no longer an issue of this repository (deleted or transferred)"
+    return "a pull request" if issue.is_pull_request else None
+
+
+def confirm_named(tracker: WritableTracker, plan: Plan) -> Plan:
+    """`plan` without the issues and discussions it names that are no longer there: the
+    tracker is the truth at write time, not the index (each drop logged in one line)."""
+    update: dict[str, Any] = {}
+    if plan.duplicate is not None:
+        reason = gone_reason(tracker, plan.duplicate.number)
+        if reason is not None:
+            log.warning(
+                "#%d: duplicate #%d left out: %s", plan.issue, plan.duplicate.number, reason
+            )
+            update["duplicate"] = None
+            gone = plan.duplicate.number
+            update["evidence"] = [e for e in plan.evidence if e.number != gone]
+            if f"#{plan.duplicate.number}" in plan.summary:
+                update["summary"] = ""  # it speaks of the issue left out
+    if plan.see_also:
+        known = discussions_of(tracker)
+        if known is not None:
+            there = {d.number for d in known}
+            kept = [s for s in plan.see_also if s.number in there]
+            for s in plan.see_also:
+                if s.number not in there:
+                    log.warning(
+                        "#%d: discussion #%d left out: no longer there", plan.issue, s.number
+                    )
+            if len(kept) != len(plan.see_also):
+                update["see_also"] = kept
+    return plan.model_copy(update=update) if update else plan
 
 
 def _opened_with(
@@ -416,7 +484,12 @@ def analyze_live(
     try:
         issue = tracker.get_issue(number)
     except KeyError:
-        raise UserError(f"{full_name}#{number}: no such issue ({NOT_FOUND_HINT})") from None
+        if index is not None:
+            index.remove([number])  # deleted or transferred: the index forgets it
+        raise UserError(
+            f"{full_name}#{number}: no such issue in this repository (deleted or transferred? "
+            f"{NOT_FOUND_HINT})"
+        ) from None
     reason = skip_reason(issue, config)
     bot = config.approval.bot_login
     found: Found | None = None
@@ -461,6 +534,10 @@ def analyze_live(
     progress = index_progress(index, number)
     if progress is not None:
         plan = analysis.plan = plan.model_copy(update={"index_progress": progress})
+        analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)
+    confirmed = confirm_named(tracker, plan)
+    if confirmed is not plan:
+        plan = analysis.plan = confirmed
         analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)
     result.analysis, result.plan, result.comment = analysis, plan, analysis.comment
     if found is None and plan.is_empty:

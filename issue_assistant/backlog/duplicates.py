@@ -147,7 +147,7 @@ def _post(
     for group in groups:
         for issue in group.newer:
             if state.outcome(issue.number, now) is None:
-                proposal = GroupProposal(config, labels, group, issue.number)
+                proposal = GroupProposal(config, labels, group, issue.number, tracker)
                 tasks.append((issue, [], (proposal, None)))
     run.selected = len(tasks)
     runner = Runner(

@@ -24,7 +24,7 @@ from issue_assistant.backlog.state import STARTED, STATE_FILE, BacklogState, Don
 from issue_assistant.comment import Plan
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import Engine
-from issue_assistant.errors import GitHubError
+from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.live import LiveResult, analyze_live, refresh_index
 from issue_assistant.pipeline import engines_for, prepare
@@ -222,6 +222,16 @@ class Runner:
                     return
                 log.error("backlog: #%d: %s; the next run tries it again", issue.number, exc)
                 item = Item(issue.number, issue.title, "failed", reason=str(exc))
+            except UserError as exc:  # gone (deleted, transferred): the index forgot it
+                log.warning("backlog: #%d skipped: %s", issue.number, exc)
+                self.state.issues.pop(issue.number, None)
+                item = Item(issue.number, issue.title, "skipped", reason=str(exc), rule="gone")
+            except Exception as exc:  # noqa: BLE001 - one issue never stops the sweep
+                what = f"{type(exc).__name__}: {exc}"[:300]
+                log.error(
+                    "backlog: #%d failed (%s); the next run tries it again", issue.number, what
+                )
+                item = Item(issue.number, issue.title, "failed", reason=what)
             finally:
                 if self.writes != "off":
                     self.state.save(self.state_path, self.now.date())

@@ -102,21 +102,26 @@ def snapshot_and_index(
         if config.index.embeddings:
             index.enable_embeddings(lambda: load_embedder(True))
         return IndexedSnapshot(index.repository, index, path, extras), index
-    known = index.source_lines() if len(index) else set()
+    known = index.source_lines() if len(index) else {}
     scan = read_changed(path, known)
     read = scan.snapshot(path)  # whole when nothing was known, else the changed issues only
     extras = Extras(stamp=stamp, releases=read.releases(), discussions=read.discussions())
+    new_lines = iter(h for h in scan.lines if h not in known)  # one per parsed issue, in order
+    lines = {**known, **{next(new_lines): issue.number for issue in scan.issues}}
+    lines = {h: lines[h] for h in scan.lines}
     if not known:
         index = open_index(read, cache, embeddings=config.index.embeddings)
         extras.save(index.path)  # before the source: a warm run never finds one without the other
-        index.mark_source(stamp, read.repository, scan.lines)
+        index.mark_source(stamp, read.repository, lines)
         return read, index
     if config.index.embeddings:
         index.enable_embeddings(lambda: load_embedder(True))
     written = index.update(scan.issues)
+    # Issues whose line left the snapshot and came back under no other line: gone from it.
+    index.remove(set(known.values()) - set(lines.values()))
     index.embed(scan.issues)
     extras.save(index.path)
-    index.mark_source(stamp, scan.repository, scan.lines)
+    index.mark_source(stamp, scan.repository, lines)
     logging.getLogger("issue_assistant.pipeline").info(
         "index: %d issues added or changed (%d in all; %d snapshot lines unchanged, not parsed)",
         written,

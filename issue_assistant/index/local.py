@@ -31,7 +31,7 @@ def open_index(tracker: Tracker, cache_dir: str | Path, *, embeddings: bool = Fa
     index = IssueIndex(index_path(cache_dir, tracker.repository.full_name))
     if embeddings:
         index.enable_embeddings(lambda: load_embedder(True))
-    written = index.update(tracker.all_issues())
+    written = index.update(tracker.all_issues(), whole=True)
     if written:
         log.info("index: %d issues added or changed (%d in all)", written, len(index))
     if embeddings:
