@@ -1,7 +1,7 @@
 """One writer at a time per cache: a process lock (filelock) around index and state writes.
 
 A second run waits up to `WAIT_S` seconds (`$ISSUE_ASSISTANT_LOCK_WAIT` overrides) and then
-stops with `CacheBusy`, one line, exit 0. The lock is reentrant within a process, so a run that
+stops with `CacheBusy`, one line, exit 0. The lock is reentrant within a thread, so a run that
 holds it can call code that takes it again.
 """
 
@@ -40,13 +40,13 @@ def holding(folder: str | Path, wait: float | None = None) -> Iterator[None]:
     than `wait` seconds."""
     path = lock_path(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(path, is_singleton=True, thread_local=False)
+    lock = FileLock(path, is_singleton=True)  # reentrant per thread; threads wait as processes
     seconds = wait_seconds() if wait is None else wait
     try:
         lock.acquire(timeout=seconds)
     except Timeout:
         raise CacheBusy(
-            f"another run holds the cache {Path(folder)} (waited {seconds:.0f} s)"
+            f"another run holds the cache {Path(folder)} (waited {seconds:g} s)"
         ) from None
     try:
         yield

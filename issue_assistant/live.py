@@ -16,6 +16,7 @@ from typing import Any
 
 from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
 from issue_assistant.atomic import write_atomic
+from issue_assistant.cachelock import holding
 from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import Engine
@@ -149,9 +150,16 @@ def refresh_index(
     With embeddings, vectors missing from the index are computed for at most
     `EMBED_BUDGET_S` seconds per run (newest first), so a large repository's first build is
     spread over runs."""
+    path = index_path(cache_dir, tracker.repository.full_name)
+    with holding(path):  # one writer per cache: a second run waits, then says so
+        return _refresh(tracker, path, now, embeddings, margin)
+
+
+def _refresh(
+    tracker: WritableTracker, path: Path, now: datetime, embeddings: bool, margin: int | None
+) -> IssueIndex:
     from issue_assistant.index.embeddings import load_embedder
 
-    path = index_path(cache_dir, tracker.repository.full_name)
     index = IssueIndex(path)
     keep = getattr(tracker, "keep_discussions", None)
     if callable(keep):

@@ -17,6 +17,7 @@ from issue_assistant.errors import UserError
 if TYPE_CHECKING:
     from issue_assistant.config import Config, LabelsConfig
     from issue_assistant.index import IssueIndex
+    from issue_assistant.tracker.models import Repository
     from issue_assistant.tracker.snapshot import IndexedSnapshot, Snapshot
 
 
@@ -79,22 +80,27 @@ def snapshot_and_index(
     """The snapshot and its index, brought up to date; when the index was last updated from
     this very file (same size and mtime) the snapshot is not parsed at all (a warm run), and
     after a change only the issue lines that changed are parsed (`read_changed`)."""
+    from issue_assistant.cachelock import holding
+    from issue_assistant.index.local import index_path
+    from issue_assistant.tracker.snapshot import read_repository
+
+    cache = cache_dir(args, config)
+    path = Path(args.snapshot)
+    repository = read_repository(path)
+    with holding(index_path(cache, repository.full_name)):  # one writer per cache
+        return _up_to_date(path, repository, cache, config)
+
+
+def _up_to_date(
+    path: Path, repository: Repository, cache: Path, config: Config
+) -> tuple[Snapshot | IndexedSnapshot, IssueIndex]:
     import logging
 
     from issue_assistant.index import IssueIndex
     from issue_assistant.index.embeddings import load_embedder
     from issue_assistant.index.local import index_path, open_index
-    from issue_assistant.tracker.snapshot import (
-        Extras,
-        IndexedSnapshot,
-        file_stamp,
-        read_changed,
-        read_repository,
-    )
+    from issue_assistant.tracker.snapshot import Extras, IndexedSnapshot, file_stamp, read_changed
 
-    cache = cache_dir(args, config)
-    path = Path(args.snapshot)
-    repository = read_repository(path)
     stamp = file_stamp(path)
     index = IssueIndex(index_path(cache, repository.full_name))
     extras = Extras.load(index.path, stamp)

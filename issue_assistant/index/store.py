@@ -190,7 +190,10 @@ class IssueIndex:
         if not todo or self.embedder is None:
             return 0
         embedder = self.embedder
-        return self.vectors.update(todo, embedder.embed_one, budget_s=budget_s, progress=progress)
+        with holding(self.path):
+            return self.vectors.update(
+                todo, embedder.embed_one, budget_s=budget_s, progress=progress
+            )
 
     def _clear(self) -> None:
         """Everything in the index folder removed (a rebuild follows from the tracker)."""

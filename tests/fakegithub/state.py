@@ -173,7 +173,9 @@ class RepoState:
             self.comments = {k: c for k, c in self.comments.items() if c.issue != number}
             self.deleted.add(number)
 
-    def transfer_issue(self, number: int, to: str = "octo/elsewhere", new_number: int = 9001) -> None:
+    def transfer_issue(
+        self, number: int, to: str = "octo/elsewhere", new_number: int = 9001
+    ) -> None:
         """Transfer issue `number` to repository `to`: its old address redirects (301) there."""
         with self.lock:
             issue = self.issues.pop(number)
