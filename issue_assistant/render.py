@@ -36,6 +36,20 @@ def code(value: object, limit: int = 200, *, table: bool = False) -> str:
     return code_span(text if len(text) <= limit else text[: limit - 1] + "…", table=table)
 
 
+def path(value: object, limit: int = 300, *, table: bool = False) -> str:
+    """A path from a checkout as one code span: no character in it ends the span or a line."""
+    from issue_assistant.sanitize import path_span
+
+    return path_span(str(value), limit, table=table)
+
+
+def visible(value: object) -> str:
+    """A name from a checkout as text, each control character shown as an escape."""
+    from issue_assistant.sanitize import visible as shown
+
+    return shown(str(value))
+
+
 def fence(text: str | None) -> str:
     """Wrap untrusted text in a code fence longer than any backtick run inside it."""
     text = text or ""
@@ -69,6 +83,8 @@ def environment() -> Environment:
     env.filters["excerpt"] = excerpt
     env.filters["one_line"] = one_line
     env.filters["code"] = code
+    env.filters["path"] = path
+    env.filters["visible"] = visible
     env.filters["tojson_compact"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
     env.globals["date"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
     return env

@@ -70,6 +70,31 @@ def clean(text: str | None) -> str:
     return " ".join(_INVISIBLE.sub("", text or "").split())
 
 
+# Characters that can end a line or a code span, or reorder what is shown, in a name from a
+# checkout: C0/C1 controls, line and paragraph separators, bidi controls.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def has_control(name: str) -> bool:
+    """Whether `name` (a file name, a label name) holds a control character."""
+    return _CONTROL.search(name) is not None
+
+
+def visible(name: str) -> str:
+    """`name` with each control or invisible character shown as an escape (`\\n`, `\\u202e`):
+    a name is data, shown as it is, but nothing in it can end a line or a code span."""
+    return _INVISIBLE.sub(
+        lambda m: m.group().encode("unicode_escape").decode(),
+        _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), name),
+    )
+
+
+def path_span(path: str, limit: int = 300, *, table: bool = False) -> str:
+    """A path from a checkout as one code span, whatever it holds (`visible`, then cut)."""
+    text = visible(path)
+    return code_span(text if len(text) <= limit else text[: limit - 1] + "…", table=table)
+
+
 def code_span(content: str, *, table: bool = False) -> str:
     """`content` as one Markdown code span (a fence longer than any backtick run inside)."""
     if not content:

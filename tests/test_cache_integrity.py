@@ -186,8 +186,7 @@ def test_clearing_tolerates_files_that_vanish(tmp_path, monkeypatch):
     real = Path.iterdir
 
     def vanishing(self):  # noqa: ANN001, ANN202 - another process removes them meanwhile
-        for child in real(self):
-            yield child
+        yield from real(self)
         yield self / ".tantivy-meta.lock"
         yield self / "gone-folder"
 
