@@ -375,6 +375,21 @@ def open_code_index(root: str | Path, *, max_file_kb: int = 256, max_files: int 
     return _CACHE[key]
 
 
+class LazyCodeIndex:
+    """A `CodeIndex` built on first use (the MCP server answers `initialize` before a large
+    checkout is read): every attribute is the built index's."""
+
+    def __init__(self, root: str | Path, *, max_file_kb: int = 256, max_files: int = 20_000):
+        self._args = (root, max_file_kb, max_files)
+        self._built: CodeIndex | None = None
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - whatever the index's attribute is
+        if self._built is None:
+            root, kb, files = self._args
+            self._built = open_code_index(root, max_file_kb=kb, max_files=files)
+        return getattr(self._built, name)
+
+
 def code_index_for(config: object, full_name: str) -> CodeIndex | None:
     """The code index `config` (its `[code]` section) asks for, or None."""
     code = config.code  # type: ignore[attr-defined]
