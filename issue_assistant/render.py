@@ -58,6 +58,14 @@ def fence(text: str | None) -> str:
     return f"{ticks}text\n{text.rstrip()}\n{ticks}"
 
 
+def quoted(text: str | None) -> str:
+    """Untrusted text (release notes, a discussion) as data: in a code fence, each line after
+    `> `, so no line of it can read as a heading or start an instruction block, rendered or
+    raw."""
+    lines = (text or "").rstrip().splitlines() or [""]
+    return fence("\n".join(f"> {line}" for line in lines))
+
+
 def excerpt(text: str | None, limit: int = 300) -> str:
     flat = " ".join((text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
@@ -80,6 +88,7 @@ def environment() -> Environment:
     env.filters["neutralize"] = neutralize
     env.filters["safe_text"] = safe_text
     env.filters["fence"] = fence
+    env.filters["quoted"] = quoted
     env.filters["excerpt"] = excerpt
     env.filters["one_line"] = one_line
     env.filters["code"] = code

@@ -27,6 +27,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from issue_assistant.labelnames import CONTROL_CHARS
 from issue_assistant.urls import canonical_url
 
 ZWSP = "\u200b"
@@ -70,22 +71,12 @@ def clean(text: str | None) -> str:
     return " ".join(_INVISIBLE.sub("", text or "").split())
 
 
-# Characters that can end a line or a code span, or reorder what is shown, in a name from a
-# checkout: C0/C1 controls, line and paragraph separators, bidi controls.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def has_control(name: str) -> bool:
-    """Whether `name` (a file name, a label name) holds a control character."""
-    return _CONTROL.search(name) is not None
-
-
 def visible(name: str) -> str:
     """`name` with each control or invisible character shown as an escape (`\\n`, `\\u202e`):
     a name is data, shown as it is, but nothing in it can end a line or a code span."""
     return _INVISIBLE.sub(
         lambda m: m.group().encode("unicode_escape").decode(),
-        _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), name),
+        CONTROL_CHARS.sub(lambda m: m.group().encode("unicode_escape").decode(), name),
     )
 
 

@@ -37,7 +37,7 @@ from issue_assistant.index.checkout import (  # noqa: F401 (re-exported: the ind
     read_text,
     skipped,
 )
-from issue_assistant.sanitize import has_control
+from issue_assistant.labelnames import has_control
 
 log = logging.getLogger(__name__)
 
