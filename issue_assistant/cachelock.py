@@ -1,13 +1,12 @@
 """One writer at a time per cache: a process lock (filelock) around index and state writes.
 
-A second run waits up to `WAIT_S` seconds (`$ISSUE_ASSISTANT_LOCK_WAIT` overrides) and then
+A second run waits up to `Settings.lock_wait` seconds (120; `ISSUE_ASSISTANT_LOCK_WAIT`), then
 stops with `CacheBusy`, one line, exit 0. The lock is reentrant within a thread, so a run that
 holds it can call code that takes it again.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,17 +14,9 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from issue_assistant.errors import CacheBusy
+from issue_assistant.settings import current
 
-WAIT_S = 120.0
 LOCK_NAME = ".issue-assistant.lock"
-
-
-def wait_seconds() -> float:
-    raw = os.environ.get("ISSUE_ASSISTANT_LOCK_WAIT", "")
-    try:
-        return max(float(raw), 0.0) if raw.strip() else WAIT_S
-    except ValueError:
-        return WAIT_S
 
 
 def lock_path(folder: str | Path) -> Path:
@@ -41,7 +32,7 @@ def holding(folder: str | Path, wait: float | None = None) -> Iterator[None]:
     path = lock_path(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(path, is_singleton=True)  # reentrant per thread; threads wait as processes
-    seconds = wait_seconds() if wait is None else wait
+    seconds = current().lock_wait if wait is None else wait
     try:
         lock.acquire(timeout=seconds)
     except Timeout:
