@@ -29,6 +29,8 @@ from issue_assistant.tracker.snapshot import write_snapshot
 from tests.test_races_faults import record
 from tests.test_vectors import DIM, embed, issue, store
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 CATEGORY = "cache"
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

@@ -19,6 +19,8 @@ from issue_assistant.render import render
 from issue_assistant.sanitize import path_span, visible
 from tests.test_races_faults import record
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 HOSTILE = "solver\n\n@octocat <img src=x onerror=alert(1)> [pwn](https://evil.example) x.py"
 ON_DISK = "solver\n\n@octocat <img src=x onerror=alert(1)> [pwn](javascript:alert(1)) x.py"
 REPO = "octo/repo"

@@ -23,6 +23,8 @@ from tests.fakegithub.fixtures import TOKEN
 from tests.test_asof_titles import NEW, OLD, T0, snapshot
 from tests.test_races_faults import record
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 MOMENT = T0 + timedelta(days=6)  # after #2 was opened, before #1 was renamed
 
 

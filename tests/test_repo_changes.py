@@ -21,6 +21,8 @@ from tests.test_backlog import BOT, NOW, REPO, answers, proposals, run, seed
 from tests.test_backlog_duplicates import gh as dup_gh  # noqa: F401 - the groups' fixture
 from tests.test_races_faults import record
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 CATEGORY = "change"
 
 

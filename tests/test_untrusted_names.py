@@ -17,6 +17,8 @@ from issue_assistant.tracker.models import Discussion, Issue, LabelInfo, Release
 from issue_assistant.tracker.snapshot import Snapshot, write_snapshot
 from tests.test_races_faults import record
 
+PROPERTY = "reliability"  # what each case records for tests/reliability.py
+
 ROOT = Path(__file__).resolve().parents[1]
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 ODD = ["needs\ninfo", "area\tdocs", "topic: x\r", "kind\u2028bug"]
