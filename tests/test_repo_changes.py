@@ -17,7 +17,7 @@ from issue_assistant.pipeline import index_path
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import make_tracker
 from tests.test_approve import CONFIG, LABELS
-from tests.test_backlog import BOT, NOW, REPO, answers, proposals, run, seed
+from tests.test_backlog import BOT, NOW, REPO, answers, cli_base, proposals, run, seed
 from tests.test_backlog_duplicates import gh as dup_gh  # noqa: F401 - the groups' fixture
 from tests.test_races_faults import record
 
@@ -138,17 +138,10 @@ def test_the_command_line_sweep_exits_0_after_a_deleted_issue(
     gh, tmp_path, fake_engine, monkeypatch, capsys, record_property
 ):  # noqa: E501
     from issue_assistant.cli import main
-    from tests.test_approve import DATA
 
     numbers = seed(gh, 2)
     answers(fake_engine)
-    config = tmp_path / "config.toml"
-    config.write_text((DATA / "config.toml").read_text())
-    monkeypatch.setenv("GITHUB_TOKEN", "test-token")
-    monkeypatch.setenv("GITHUB_API_URL", gh.base_url)
-    monkeypatch.chdir(tmp_path)
-    base = ["backlog", "-R", REPO, "--labels", str(DATA / "labels.toml"), "--config", str(config)]
-    base += ["--cache-dir", str(tmp_path / "cache")]
+    base = cli_base(gh, tmp_path, monkeypatch)
     assert main(base) == 0  # a dry run: the index
     gh.delete_issue(numbers[0])
     codes = [main([*base, "--apply"]) for _ in range(2)]

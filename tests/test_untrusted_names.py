@@ -53,9 +53,7 @@ def test_init_reports_every_label_name_it_cannot_use(
 
 
 def _context(tmp_path):  # noqa: ANN202
-    from issue_assistant.config import Config, load_labels
-    from issue_assistant.pipeline import build_context, open_index
-    from issue_assistant.tracker.asof import AsOfView
+    from tests.test_text_cuts import context_files
 
     repo = Repository(
         full_name="o/r", fetched_at=NOW + timedelta(days=9), includes=["releases", "discussions"]
@@ -84,17 +82,7 @@ def _context(tmp_path):  # noqa: ANN202
         )
     ]
     snap = Snapshot(repo, issues, releases=releases, discussions=discussions)
-    view = AsOfView.for_issue(snap, 2)
-    labels = load_labels(ROOT / "labels.toml")
-    context = build_context(
-        view,
-        view.target(),
-        index=open_index(snap, tmp_path),
-        labels=labels,
-        config=Config(),
-        as_of=view.moment,
-    )
-    return context.files()
+    return context_files(snap, tmp_path)
 
 
 def test_release_and_discussion_text_never_reads_as_a_heading(tmp_path, record_property):
