@@ -296,3 +296,31 @@ def test_backlog_state_of_the_wrong_kind_is_set_aside(tmp_path, caplog, kind, re
     assert state.spent == today  # the day's bound holds
     assert path.is_file() and BacklogState.load(path, today).spent == today
     assert [r for r in caplog.records if "unreadable" in r.getMessage()]
+
+
+def test_the_actions_second_run_is_a_notice_and_exit_0():
+    from issue_assistant.errors import CacheBusy, annotation, print_action
+
+    busy = CacheBusy("another run holds the cache /tmp/x (waited 120 s)")
+    assert annotation(busy).startswith("::notice::") and print_action(busy) == 0
+
+
+def test_threads_updating_one_index_take_turns(tmp_path):
+    import threading
+
+    errors: list[Exception] = []
+
+    def one(start: int) -> None:
+        try:
+            for k in range(5):
+                IssueIndex(tmp_path / "idx").update([issue(start + k)])
+        except Exception as exc:  # noqa: BLE001 - the point of the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one, args=(s,)) for s in (1, 100)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert IssueIndex(tmp_path / "idx").numbers() == {*range(1, 6), *range(100, 105)}

@@ -182,3 +182,29 @@ def test_a_failed_full_listing_removes_nothing(gh, tmp_path):
     gh.fail_next("GET", r"/issues$", 502, times=9)
     later = refresh_index(make_tracker(gh), tmp_path, NOW + FULL_EVERY + timedelta(hours=1))
     assert set(numbers) <= later.numbers()
+
+
+def test_two_backlog_runs_on_one_cache_take_turns(gh, tmp_path, fake_engine, record_property):
+    """Two runs sharing one `--cache-dir` at once: the second waits for the first (the cache's
+    lock), then finds nothing left; no tantivy `LockBusy`, one comment per issue."""
+    import threading
+
+    numbers = seed(gh, 3)
+    answers(fake_engine, 40)
+    results: dict[str, object] = {}
+
+    def one(name: str) -> None:
+        try:
+            results[name] = run(gh, tmp_path, limit=10)
+        except Exception as exc:  # noqa: BLE001 - counted: the point of the test
+            results[name] = exc
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    errors = [r for r in results.values() if isinstance(r, Exception)]
+    doubled = sum(n - 1 for n in proposals(gh).values())
+    record(record_property, CATEGORY, 0, doubled, len(errors), kind="shared cache", where="backlog")
+    assert errors == [] and proposals(gh) == dict.fromkeys(numbers, 1)
