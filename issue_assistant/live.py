@@ -23,6 +23,7 @@ from issue_assistant.engines import Engine
 from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
+from issue_assistant.named import confirm_named
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
 from issue_assistant.preset import nothing_to_propose, opened_with
 from issue_assistant.settings import current
@@ -299,46 +300,6 @@ class CachedReads:
         return discussions_of(self._tracker)
 
 
-def gone_reason(tracker: WritableTracker, number: int) -> str | None:
-    """Why issue `number` cannot be named in a write now (deleted, transferred, a pull
-    request), as GitHub says right now; None when it is an issue of this repository."""
-    try:
-        issue = tracker.get_issue(number)
-    except KeyError:
-        return "no longer an issue of this repository (deleted or transferred)"
-    return "a pull request" if issue.is_pull_request else None
-
-
-def confirm_named(tracker: WritableTracker, plan: Plan) -> Plan:
-    """`plan` without the issues and discussions it names that are no longer there: the
-    tracker is the truth at write time, not the index (each drop logged in one line)."""
-    update: dict[str, Any] = {}
-    if plan.duplicate is not None:
-        reason = gone_reason(tracker, plan.duplicate.number)
-        if reason is not None:
-            log.warning(
-                "#%d: duplicate #%d left out: %s", plan.issue, plan.duplicate.number, reason
-            )
-            update["duplicate"] = None
-            gone = plan.duplicate.number
-            update["evidence"] = [e for e in plan.evidence if e.number != gone]
-            if f"#{plan.duplicate.number}" in plan.summary:
-                update["summary"] = ""  # it speaks of the issue left out
-    if plan.see_also:
-        known = discussions_of(tracker)
-        if known is not None:
-            there = {d.number for d in known}
-            kept = [s for s in plan.see_also if s.number in there]
-            for s in plan.see_also:
-                if s.number not in there:
-                    log.warning(
-                        "#%d: discussion #%d left out: no longer there", plan.issue, s.number
-                    )
-            if len(kept) != len(plan.see_also):
-                update["see_also"] = kept
-    return plan.model_copy(update=update) if update else plan
-
-
 def _opened_with(
     tracker: object, issue: Issue, labels: LabelsConfig, given: list[str] | None
 ) -> set[str] | None:
@@ -543,7 +504,7 @@ def analyze_live(
     if progress is not None:
         plan = analysis.plan = plan.model_copy(update={"index_progress": progress})
         analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)
-    confirmed = confirm_named(tracker, plan)
+    confirmed = confirm_named(tracker, plan)  # the tracker, not the index, is the truth now
     if confirmed is not plan:
         plan = analysis.plan = confirmed
         analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)

@@ -20,7 +20,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("tracker",),
     ("index", "decision"),
     ("learn", "comment", "preset"),
-    ("context", "approve", "votes"),
+    ("context", "approve", "votes", "named"),
     ("tools",),
     ("engines",),
     ("pipeline",),

@@ -22,6 +22,7 @@ from issue_assistant.context import Context, similar_candidates
 from issue_assistant.decision import REASON_MAX, Decision, Duplicate, shorten
 from issue_assistant.engines import Engine
 from issue_assistant.index import IssueIndex, duplicates
+from issue_assistant.named import gone_reason
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
@@ -183,17 +184,10 @@ class GroupProposal(Engine):
 
     def original_gone(self) -> str | None:
         """Why the group's original cannot be proposed now, as the tracker (not the index) says:
-        deleted, transferred, a pull request, or no longer open."""
+        deleted, transferred, or no longer open."""
         if self.tracker is None:
             return None
-        number = self.group.original.number
-        try:
-            now = self.tracker.get_issue(number)
-        except KeyError:
-            return f"#{number} is no longer an issue of this repository (deleted or transferred)"
-        if now.is_pull_request or now.state != "open":
-            return f"#{number} is no longer open"
-        return None
+        return gone_reason(self.tracker, self.group.original.number, open_only=True)
 
     def decide(self, context: Context) -> Decision:
         original = self.group.original
