@@ -195,7 +195,7 @@ def _refresh(
         written += index.update(chunk)
         newest = max(i.updated_at or i.created_at for i in chunk)
         last = newest if last is None else max(last, newest)
-        write_atomic(cursor, last.isoformat())  # the resume point, after every chunk
+        write_atomic(cursor, last.isoformat(), own=True)  # the resume point, after every chunk
         chunk = []
 
     margin = RATE_MARGIN if margin is None else margin
@@ -234,14 +234,14 @@ def _refresh(
         log.warning("index: listing stopped (%s); going on with what is indexed", exc)
     commit()
     if complete:
-        stamp.write_text((now - SYNC_MARGIN).isoformat())
+        write_atomic(stamp, (now - SYNC_MARGIN).isoformat(), own=True)
         cursor.unlink(missing_ok=True)
         if full:
             gone = index.remove(index.numbers() - seen)
             if gone:
                 log.info("index: %d issues no longer listed (deleted or transferred) removed", gone)
         if full or first_build:
-            write_atomic(path / FULL_FILE, now.isoformat())
+            write_atomic(path / FULL_FILE, now.isoformat(), own=True)
     elif listed or cursor.is_file():
         log.info("index: listing stopped after %d issues; the next run goes on from there", listed)
     index.mark_building(not stamp.is_file())

@@ -324,3 +324,44 @@ def test_threads_updating_one_index_take_turns(tmp_path):
         t.join()
     assert errors == []
     assert IssueIndex(tmp_path / "idx").numbers() == {*range(1, 6), *range(100, 105)}
+
+
+STATE_FILES = [
+    "synced_at",
+    "listing-cursor",
+    "listed-all-at",
+    "discussions.json",
+    "issue-assistant-meta.json",
+    "issue-assistant-hashes.json",
+    "issue-assistant-lines.bin",
+    "backlog.json",
+    "boilerplate.json",
+]
+
+
+@pytest.mark.parametrize("name", STATE_FILES)
+def test_a_state_file_that_is_a_folder_is_replaced(tmp_path, name, record_property):
+    from issue_assistant.live import refresh_index
+    from tests.fakegithub import FakeGitHub
+    from tests.fakegithub.fixtures import make_tracker
+    from tests.test_backlog import NOW, seed
+
+    with FakeGitHub("octo/repo", token="test-token") as gh:
+        numbers = seed(gh, 3)
+        refresh_index(make_tracker(gh), tmp_path, NOW)
+        path = index_path(tmp_path, "octo/repo") / name
+        if path.is_file():
+            path.unlink()
+        (path / "inner").mkdir(parents=True, exist_ok=True)
+        tracebacks = 0
+        try:
+            index = refresh_index(make_tracker(gh), tmp_path, NOW + timedelta(days=2))
+            index.boilerplate()
+        except Exception:  # noqa: BLE001 - counted: the point of the test
+            tracebacks = 1
+            raise
+        finally:
+            record(
+                record_property, CATEGORY, 0, 0, tracebacks, kind=f"{name} a folder", where="live"
+            )
+    assert set(numbers) <= index.numbers()

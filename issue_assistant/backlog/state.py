@@ -73,7 +73,7 @@ class BacklogState(BaseModel):
     def save(self, path: Path, today: date) -> None:
         keep = sorted(self.posted)[-KEPT_DAYS:]
         self.posted = {d: self.posted[d] for d in keep}
-        write_atomic(path, self.model_dump_json(indent=1) + "\n")
+        write_atomic(path, self.model_dump_json(indent=1) + "\n", own=True)
 
     def outcome(self, number: int, now: datetime) -> Done | None:
         """The earlier outcome that still keeps `number` out, or None (also for a proposal

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import tantivy
 
-from issue_assistant.atomic import write_atomic, write_atomic_with
+from issue_assistant.atomic import make_room, write_atomic, write_atomic_with
 from issue_assistant.cachelock import holding
 from issue_assistant.index.query import STOPWORDS, issue_query
 from issue_assistant.tracker.models import Issue, Repository
@@ -250,7 +250,7 @@ class IssueIndex:
         """The small meta file (and, with `hashes`, the hashes file first: a reader of the meta
         file's count finds hashes at least as new)."""
         if hashes:
-            write_atomic(self.path / HASHES, json.dumps(self._hashes))
+            write_atomic(self.path / HASHES, json.dumps(self._hashes), own=True)
             self._count = len(self._hashes)
         tmp = self.path / (META + ".tmp")
         meta: dict = {"schema_version": SCHEMA_VERSION, "count": self._count, "source": self.source}
@@ -260,6 +260,8 @@ class IssueIndex:
             meta["building"] = True
         if self.repository is not None:
             meta["repository"] = self.repository.model_dump(mode="json")
+        make_room(tmp)
+        make_room(self.path / META)
         tmp.write_text(json.dumps(meta))
         tmp.replace(self.path / META)
 
@@ -277,8 +279,8 @@ class IssueIndex:
             if lines is not None:
                 packed = array.array("Q", lines).tobytes()
                 numbers = array.array("q", lines.values()).tobytes()
-                write_atomic_with(self.path / LINE_NUMBERS, lambda fh: fh.write(numbers))
-                write_atomic_with(self.path / LINES, lambda fh: fh.write(packed))
+                write_atomic_with(self.path / LINE_NUMBERS, lambda fh: fh.write(numbers), own=True)
+                write_atomic_with(self.path / LINES, lambda fh: fh.write(packed), own=True)
             self.source = source
             if repository is not None:
                 self.repository = repository

@@ -72,6 +72,8 @@ class VectorStore:
         info = self._read_info()
         if "bad" in info:
             return info["bad"]
+        if (self.path / INFO).exists() and not (self.path / INFO).is_file():
+            return f"{INFO} is not a file"
         if not info or info.get("model") != self.model_id or info.get("format") != FORMAT:
             return None  # another model or format: nothing committed, rebuilt by appending
         rows = info.get("rows", 0)
@@ -79,7 +81,7 @@ class VectorStore:
             return f"rows is {rows!r}, not a count"
         if info.get("dim", self.dim) != self.dim:
             return f"dim is {info.get('dim')!r}, not {self.dim}"
-        for name in (VECTORS, ROWS):
+        for name in (INFO, VECTORS, ROWS):
             where = self.path / name
             if where.exists() and not where.is_file():
                 return f"{name} is not a file"
@@ -242,7 +244,7 @@ class VectorStore:
 
     def _write_info(self, rows: int) -> None:
         info = {"model": self.model_id, "dim": self.dim, "rows": rows, "format": FORMAT}
-        write_atomic(self.path / INFO, json.dumps(info))
+        write_atomic(self.path / INFO, json.dumps(info), own=True)
 
     def _compact(self) -> None:
         """Rewrite the files with each number's last row only."""
@@ -253,7 +255,9 @@ class VectorStore:
         self.path.mkdir(parents=True, exist_ok=True)
         self._write_info(0)  # nothing committed while the files are replaced
         for name, data in ((VECTORS, vecs.astype(np.float32)), (ROWS, rows.astype(ROW_TYPE))):
-            write_atomic_with(self.path / name, lambda fh, data=data: fh.write(data.tobytes()))
+            write_atomic_with(
+                self.path / name, lambda fh, data=data: fh.write(data.tobytes()), own=True
+            )
         self._write_info(len(rows))
         self._load()
 
