@@ -38,6 +38,12 @@ class UserError(AssistantError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class IssueGone(UserError):
+    """The issue is no longer one of this repository (deleted, or transferred elsewhere)."""
+
+    reason = "no longer an issue of this repository (deleted or transferred)"
+
+
 class EngineError(AssistantError):
     """An engine failed to produce a decision; nothing may be written from it."""
 

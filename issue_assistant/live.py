@@ -20,7 +20,7 @@ from issue_assistant.cachelock import holding
 from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import Engine
-from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
+from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, IssueGone
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.named import confirm_named
@@ -455,7 +455,7 @@ def analyze_live(
     except KeyError:
         if index is not None:
             index.remove([number])  # deleted or transferred: the index forgets it
-        raise UserError(
+        raise IssueGone(
             f"{full_name}#{number}: no such issue in this repository (deleted or transferred? "
             f"{NOT_FOUND_HINT})"
         ) from None

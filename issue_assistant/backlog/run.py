@@ -26,7 +26,7 @@ from issue_assistant.cachelock import holding
 from issue_assistant.comment import Plan
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import Engine
-from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.errors import GitHubError, IssueGone
 from issue_assistant.index import IssueIndex
 from issue_assistant.live import LiveResult, analyze_live, refresh_index
 from issue_assistant.pipeline import engines_for, index_path, prepare
@@ -224,10 +224,10 @@ class Runner:
                     return
                 log.error("backlog: #%d: %s; the next run tries it again", issue.number, exc)
                 item = Item(issue.number, issue.title, "failed", reason=str(exc))
-            except UserError as exc:  # gone (deleted, transferred): the index forgot it
-                log.warning("backlog: #%d skipped: %s", issue.number, exc)
+            except IssueGone as exc:  # deleted or transferred: the index forgot it
+                log.warning("backlog: #%d skipped: %s", issue.number, exc.reason)
                 self.state.issues.pop(issue.number, None)
-                item = Item(issue.number, issue.title, "skipped", reason=str(exc), rule="gone")
+                item = Item(issue.number, issue.title, "skipped", reason=exc.reason, rule="gone")
             except Exception as exc:  # noqa: BLE001 - one issue never stops the sweep
                 what = f"{type(exc).__name__}: {exc}"[:300]
                 log.error(
