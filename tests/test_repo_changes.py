@@ -210,3 +210,32 @@ def test_two_backlog_runs_on_one_cache_take_turns(gh, tmp_path, fake_engine, rec
     doubled = sum(n - 1 for n in proposals(gh).values())
     record(record_property, CATEGORY, 0, doubled, len(errors), kind="shared cache", where="backlog")
     assert errors == [] and proposals(gh) == dict.fromkeys(numbers, 1)
+
+
+def test_only_the_issues_and_discussions_still_there_are_named(gh, record_property):
+    from issue_assistant.comment import Evidence, Plan
+    from issue_assistant.decision import Duplicate, SeeAlso
+    from issue_assistant.named import confirm_named
+
+    seed(gh, 3)
+    gh.add_discussion("How to load parquet?", "question", "carol", category="Q&A", created_at=NOW)
+    gh.transfer_issue(1)
+    plan = Plan(
+        repository=REPO,
+        issue=3,
+        reporter="alice",
+        created_at=NOW,
+        type="feature",
+        engine="fake",
+        duplicate=Duplicate(number=1, confidence=0.9),
+        summary="Like #1.",
+        evidence=[Evidence(number=n, title="x", state="open") for n in (1, 2)],
+        see_also=[SeeAlso(number=1, title="How to load parquet?"), SeeAlso(number=7, title="gone")],
+    )
+    kept = confirm_named(make_tracker(gh), plan)
+    named = int(kept.duplicate is not None) + sum(s.number == 7 for s in kept.see_also)
+    record(record_property, CATEGORY, named, 0, 0, kind="transferred", where="named in a comment")
+    assert kept.duplicate is None and kept.summary == "" and kept.type == "feature"
+    assert [e.number for e in kept.evidence] == [2] and [s.number for s in kept.see_also] == [1]
+    same = Plan(repository=REPO, issue=3, reporter="a", created_at=NOW, type="feature", engine="x")
+    assert confirm_named(make_tracker(gh), same) is same  # nothing named: nothing read
