@@ -36,11 +36,12 @@ def code(value: object, limit: int = 200, *, table: bool = False) -> str:
     return code_span(text if len(text) <= limit else text[: limit - 1] + "…", table=table)
 
 
-def path(value: object, limit: int = 300, *, table: bool = False) -> str:
-    """A path from a checkout as one code span: no character in it ends the span or a line."""
+def path(value: object, limit: int = 300, *, table: bool = False, link: bool = False) -> str:
+    """A path from a checkout as one code span: no character in it ends the span or a line
+    (`link`: the text of a link)."""
     from issue_assistant.sanitize import path_span
 
-    return path_span(str(value), limit, table=table)
+    return path_span(str(value), limit, table=table, link=link)
 
 
 def visible(value: object) -> str:

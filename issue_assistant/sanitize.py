@@ -80,9 +80,13 @@ def visible(name: str) -> str:
     )
 
 
-def path_span(path: str, limit: int = 300, *, table: bool = False) -> str:
-    """A path from a checkout as one code span, whatever it holds (`visible`, then cut)."""
+def path_span(path: str, limit: int = 300, *, table: bool = False, link: bool = False) -> str:
+    """A path from a checkout as one code span, whatever it holds (`visible`, then cut).
+    `link`: the span is a link's text, at the start of a line: `]` is shown as `\\x5d`, else
+    `[`a]: x`](...)` would read as a link reference definition, not a link."""
     text = visible(path)
+    if link:
+        text = text.replace("]", "\\x5d")
     return code_span(text if len(text) <= limit else text[: limit - 1] + "…", table=table)
 
 

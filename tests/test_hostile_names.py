@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
@@ -119,3 +120,33 @@ def test_the_file_link_url_keeps_the_name_inside_the_link(record_property):
     assert not any(c in url for c in " \n<>()[]")
     body = f"[{path_span(HOSTILE)}]({url})"
     assert live_parts(body) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(min_size=1, max_size=120))
+def test_any_name_in_the_comment_adds_nothing_live(name):
+    ours = live_parts(render_comment(_plan("src/solver.py")))
+    body = render_comment(_plan(name))
+    assert [p for p in live_parts(body) if p not in ours] == []
+    spans = [
+        c.content
+        for t in MD.parse(body)
+        if t.type == "inline"
+        for c in t.children or []
+        if c.type == "code_inline"
+    ]
+    shown = visible(name)
+    plain, linked = f"{shown}:3", f"{shown}:4".replace("]", "\\x5d")
+    assert sum(s.strip() in (plain.strip(), linked.strip()) for s in spans) == 2, spans
+
+
+@pytest.mark.parametrize("name", ["src/a]", 'x]: https://evil.example "t"'])
+def test_a_name_that_would_make_a_link_reference_definition_stays_a_link(name, record_property):
+    """`[`a]:4`](...)` at a line's start reads as a link reference definition (the line
+    vanishes): the `]` is shown escaped so the file's link stays a link."""
+    body = render_comment(_plan(name))
+    tokens = [c for t in MD.parse(body) if t.type == "inline" for c in t.children or []]
+    links = [str(c.attrGet("href")) for c in tokens if c.type == "link_open"]
+    live = [p for p in live_parts(body) if "evil" in p]
+    record(record_property, "text", 0, 0, 0, leaks=len(live), kind="file name", where="file link")
+    assert live == [] and links == [f"https://github.com/{REPO}/blob/abc/x.py#L4"]
