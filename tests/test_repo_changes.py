@@ -109,6 +109,9 @@ FAULTS = {
     "bad body": lambda gh, n: gh.fail_next("GET", rf"/issues/{n}$", 200, body={"number": n}),
     "server error": lambda gh, n: gh.fail_next("GET", rf"/issues/{n}$", 502, times=9),
     "locked": lambda gh, n: setattr(gh.issues[n], "locked", True),
+    "locked at the write": lambda gh, n: gh.fail_next(
+        "POST", rf"/issues/{n}/comments$", 403, body={"message": "Issue is locked."}
+    ),
 }
 
 
