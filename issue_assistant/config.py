@@ -30,6 +30,7 @@ from pydantic import (
 
 from issue_assistant import forms
 from issue_assistant.errors import UserError
+from issue_assistant.labelnames import has_control
 from issue_assistant.tomllines import line_of
 
 GROUPS = ("type", "area", "topic", "priority")
@@ -58,7 +59,7 @@ def _label_name(name: str) -> str:
         raise ValueError(f"a label name has at most {LABEL_MAX} characters, not {len(name)}")
     if "," in name:
         raise ValueError("a label name cannot hold a comma")
-    if name != name.strip() or any(ord(c) < 32 or ord(c) == 127 for c in name):
+    if name != name.strip() or has_control(name):  # a line separator or bidi control too
         raise ValueError("a label name cannot start or end with spaces or hold control characters")
     return name
 

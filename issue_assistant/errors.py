@@ -38,6 +38,12 @@ class UserError(AssistantError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class IssueGone(UserError):
+    """The issue is no longer one of this repository (deleted, or transferred elsewhere)."""
+
+    reason = "no longer an issue of this repository (deleted or transferred)"
+
+
 class EngineError(AssistantError):
     """An engine failed to produce a decision; nothing may be written from it."""
 
@@ -102,7 +108,7 @@ def annotation(exc: AssistantError, clean: Callable[[str], str] | None = None) -
     line = line.removeprefix(f"{AssistantError.label}: ")
     text = clean(line) if clean else line
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return f"::error::{text}"
+    return f"::{'notice' if exc.exit_code == 0 else 'error'}::{text}"
 
 
 def print_action(
@@ -114,3 +120,12 @@ def print_action(
     """The Action's one place to show an error: one `::error::` line; the exit status."""
     print(annotation(exc, clean), file=stream or sys.stderr)
     return exc.exit_code
+
+
+class CacheBusy(AssistantError):
+    """Another run holds the cache (its index or backlog state) past the wait: nothing was done.
+    Exit 0: the other run does the work (the Action's second run has nothing to do)."""
+
+    exit_code = 0
+    label = "skipped"
+    consequence = "nothing was done"

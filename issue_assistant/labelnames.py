@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+
+# Characters that can end a line or a code span, or reorder what is shown, in a name (a label's,
+# a checkout file's): C0/C1 controls, line and paragraph separators, bidi controls.
+CONTROL_CHARS = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]")
+
+
+def has_control(name: str) -> bool:
+    """Whether `name` (a file name, a label name) holds a control character."""
+    return CONTROL_CHARS.search(name) is not None
 
 
 def key(name: str) -> str:

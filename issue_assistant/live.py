@@ -16,13 +16,15 @@ from typing import Any
 
 from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
 from issue_assistant.atomic import write_atomic
+from issue_assistant.cachelock import holding
 from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.decision import as_json
 from issue_assistant.engines import Engine
-from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
+from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, IssueGone
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
+from issue_assistant.named import confirm_named
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
 from issue_assistant.preset import nothing_to_propose, opened_with
 from issue_assistant.settings import current
@@ -36,6 +38,12 @@ SYNC_FILE = "synced_at"
 DISCUSSIONS_FILE = "discussions.json"  # kept by the tracker: only what changed is fetched
 SYNC_MARGIN = timedelta(minutes=10)
 CURSOR_FILE = "listing-cursor"
+# A full listing (every issue, not only those updated since the last run) at most this often:
+# the indexed issues it does not list were deleted or transferred, and are removed. It costs
+# one request per 100 issues, and is made only for indexes of at most `LIST_BUDGET` issues
+# (larger ones forget an issue when a run finds it gone).
+FULL_FILE = "listed-all-at"
+FULL_EVERY = timedelta(days=1)
 LIST_CHUNK = 1000
 # Issues one run lists at most: 300 requests of 100, under a third of GITHUB_TOKEN's hourly 1,000.
 LIST_BUDGET = 30_000
@@ -144,9 +152,16 @@ def refresh_index(
     With embeddings, vectors missing from the index are computed for at most
     `EMBED_BUDGET_S` seconds per run (newest first), so a large repository's first build is
     spread over runs."""
+    path = index_path(cache_dir, tracker.repository.full_name)
+    with holding(path):  # one writer per cache: a second run waits, then says so
+        return _refresh(tracker, path, now, embeddings, margin)
+
+
+def _refresh(
+    tracker: WritableTracker, path: Path, now: datetime, embeddings: bool, margin: int | None
+) -> IssueIndex:
     from issue_assistant.index.embeddings import load_embedder
 
-    path = index_path(cache_dir, tracker.repository.full_name)
     index = IssueIndex(path)
     keep = getattr(tracker, "keep_discussions", None)
     if callable(keep):
@@ -163,6 +178,12 @@ def refresh_index(
             since = datetime.fromisoformat(stamp.read_text().strip())
     except ValueError:
         since = None
+    full_due = since is not None and not cursor.is_file() and len(index) <= LIST_BUDGET
+    if full_due and _since_full(path / FULL_FILE, now):
+        since = None  # a full listing this run: what it does not list is gone
+    full = since is None and not cursor.is_file()
+    first_build = not stamp.is_file()  # a first listing, maybe spanning runs: a full one too
+    seen: set[int] = set()
     written = listed = 0
     last: datetime | None = None
     complete = False
@@ -175,7 +196,7 @@ def refresh_index(
         written += index.update(chunk)
         newest = max(i.updated_at or i.created_at for i in chunk)
         last = newest if last is None else max(last, newest)
-        write_atomic(cursor, last.isoformat())  # the resume point, after every chunk
+        write_atomic(cursor, last.isoformat(), own=True)  # the resume point, after every chunk
         chunk = []
 
     margin = RATE_MARGIN if margin is None else margin
@@ -191,6 +212,7 @@ def refresh_index(
             listing = iter(tracker.all_issues(since=since, sort="updated"))
             for issue in listing:
                 chunk.append(issue)
+                seen.add(issue.number)
                 listed += 1
                 if len(chunk) >= LIST_CHUNK:
                     commit()
@@ -213,8 +235,14 @@ def refresh_index(
         log.warning("index: listing stopped (%s); going on with what is indexed", exc)
     commit()
     if complete:
-        stamp.write_text((now - SYNC_MARGIN).isoformat())
+        write_atomic(stamp, (now - SYNC_MARGIN).isoformat(), own=True)
         cursor.unlink(missing_ok=True)
+        if full:
+            gone = index.remove(index.numbers() - seen)
+            if gone:
+                log.info("index: %d issues no longer listed (deleted or transferred) removed", gone)
+        if full or first_build:
+            write_atomic(path / FULL_FILE, now.isoformat(), own=True)
     elif listed or cursor.is_file():
         log.info("index: listing stopped after %d issues; the next run goes on from there", listed)
     index.mark_building(not stamp.is_file())
@@ -223,6 +251,15 @@ def refresh_index(
         embedded = index.embed(index.all_stored(), budget_s=EMBED_BUDGET_S)
         log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
     return index
+
+
+def _since_full(stamp: Path, now: datetime) -> bool:
+    """Whether the last full listing is older than `FULL_EVERY` (or unknown)."""
+    try:
+        last = datetime.fromisoformat(stamp.read_text().strip())
+    except (OSError, ValueError):
+        return True
+    return last.tzinfo is None or now - last >= FULL_EVERY
 
 
 def index_progress(index: IssueIndex, number: int) -> IndexProgress | None:
@@ -417,7 +454,12 @@ def analyze_live(
     try:
         issue = tracker.get_issue(number)
     except KeyError:
-        raise UserError(f"{full_name}#{number}: no such issue ({NOT_FOUND_HINT})") from None
+        if index is not None:
+            index.remove([number])  # deleted or transferred: the index forgets it
+        raise IssueGone(
+            f"{full_name}#{number}: no such issue in this repository (deleted or transferred? "
+            f"{NOT_FOUND_HINT})"
+        ) from None
     reason = skip_reason(issue, config)
     bot = config.approval.bot_login
     found: Found | None = None
@@ -462,6 +504,10 @@ def analyze_live(
     progress = index_progress(index, number)
     if progress is not None:
         plan = analysis.plan = plan.model_copy(update={"index_progress": progress})
+        analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)
+    confirmed = confirm_named(tracker, plan)  # the tracker, not the index, is the truth now
+    if confirmed is not plan:
+        plan = analysis.plan = confirmed
         analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)
     result.analysis, result.plan, result.comment = analysis, plan, analysis.comment
     if found is None and plan.is_empty:

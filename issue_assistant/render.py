@@ -36,12 +36,35 @@ def code(value: object, limit: int = 200, *, table: bool = False) -> str:
     return code_span(text if len(text) <= limit else text[: limit - 1] + "…", table=table)
 
 
+def path(value: object, limit: int = 300, *, table: bool = False, link: bool = False) -> str:
+    """A path from a checkout as one code span: no character in it ends the span or a line
+    (`link`: the text of a link)."""
+    from issue_assistant.sanitize import path_span
+
+    return path_span(str(value), limit, table=table, link=link)
+
+
+def visible(value: object) -> str:
+    """A name from a checkout as text, each control character shown as an escape."""
+    from issue_assistant.sanitize import visible as shown
+
+    return shown(str(value))
+
+
 def fence(text: str | None) -> str:
     """Wrap untrusted text in a code fence longer than any backtick run inside it."""
     text = text or ""
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}text\n{text.rstrip()}\n{ticks}"
+
+
+def quoted(text: str | None) -> str:
+    """Untrusted text (release notes, a discussion) as data: in a code fence, each line after
+    `> `, so no line of it can read as a heading or start an instruction block, rendered or
+    raw."""
+    lines = (text or "").rstrip().splitlines() or [""]
+    return fence("\n".join(f"> {line}" for line in lines))
 
 
 def excerpt(text: str | None, limit: int = 300) -> str:
@@ -68,9 +91,12 @@ def environment() -> Environment:
     env.filters["neutralize"] = neutralize
     env.filters["safe_text"] = safe_text
     env.filters["fence"] = fence
+    env.filters["quoted"] = quoted
     env.filters["excerpt"] = excerpt
     env.filters["one_line"] = one_line
     env.filters["code"] = code
+    env.filters["path"] = path
+    env.filters["visible"] = visible
     env.filters["tojson_compact"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
     env.globals["date"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
     return env

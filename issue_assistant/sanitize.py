@@ -27,6 +27,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from issue_assistant.labelnames import CONTROL_CHARS
 from issue_assistant.urls import canonical_url
 
 ZWSP = "\u200b"
@@ -68,6 +69,25 @@ def parser() -> MarkdownIt:
 def clean(text: str | None) -> str:
     """Control, zero-width and bidi characters removed; whitespace runs as one space."""
     return " ".join(_INVISIBLE.sub("", text or "").split())
+
+
+def visible(name: str) -> str:
+    """`name` with each control or invisible character shown as an escape (`\\n`, `\\u202e`):
+    a name is data, shown as it is, but nothing in it can end a line or a code span."""
+    return _INVISIBLE.sub(
+        lambda m: m.group().encode("unicode_escape").decode(),
+        CONTROL_CHARS.sub(lambda m: m.group().encode("unicode_escape").decode(), name),
+    )
+
+
+def path_span(path: str, limit: int = 300, *, table: bool = False, link: bool = False) -> str:
+    """A path from a checkout as one code span, whatever it holds (`visible`, then cut).
+    `link`: the span is a link's text, at the start of a line: `]` is shown as `\\x5d`, else
+    `[`a]: x`](...)` would read as a link reference definition, not a link."""
+    text = visible(path)
+    if link:
+        text = text.replace("]", "\\x5d")
+    return code_span(text if len(text) <= limit else text[: limit - 1] + "…", table=table)
 
 
 def code_span(content: str, *, table: bool = False) -> str:

@@ -83,6 +83,10 @@ class Settings(BaseModel):
     runner_temp: str | None = _env("RUNNER_TEMP")
     # The assistant's own.
     cache_dir: str | None = _env("ISSUE_ASSISTANT_CACHE")
+    # How long a run waits for another run that holds the same cache (`cachelock`), seconds.
+    lock_wait: float = Field(
+        default=120.0, ge=0, le=3600, validation_alias=AliasChoices("ISSUE_ASSISTANT_LOCK_WAIT")
+    )
     max_retries: int = Field(
         default=3, ge=0, le=20, validation_alias=AliasChoices("ISSUE_ASSISTANT_MAX_RETRIES")
     )

@@ -42,6 +42,7 @@ ORDER = [
     "cache",
     "init",
     "sweep",
+    "change",
     "asof",
     "text",
 ]
@@ -56,6 +57,7 @@ TITLES = {
     "cache": "caches and files that heal",
     "init": "init on real-world labels",
     "sweep": "the approval sweep",
+    "change": "the repository changing under the assistant",
     "asof": "as of the moment",
     "text": "text in the comment and context files",
 }

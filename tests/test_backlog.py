@@ -273,21 +273,27 @@ def test_a_rate_limit_mid_issue_stops_the_run_and_the_next_finishes_it(gh, tmp_p
     assert proposals(gh) == dict.fromkeys(numbers, 1)
 
 
-def test_the_command_line(gh, tmp_path, fake_engine, monkeypatch, capsys):
-    import json
-
-    from issue_assistant.cli import main
+def cli_base(gh: FakeGitHub, tmp_path, monkeypatch) -> list[str]:  # noqa: ANN001
+    """`backlog` on the fake GitHub with the test configuration, from `tmp_path`."""
     from tests.test_approve import DATA
 
-    seed(gh, 2)
-    answers(fake_engine)
     config = tmp_path / "config.toml"
     config.write_text((DATA / "config.toml").read_text())
     monkeypatch.setenv("GITHUB_TOKEN", "test-token")
     monkeypatch.setenv("GITHUB_API_URL", gh.base_url)
     monkeypatch.chdir(tmp_path)
     base = ["backlog", "-R", REPO, "--labels", str(DATA / "labels.toml"), "--config", str(config)]
-    base += ["--cache-dir", str(tmp_path / "cache")]
+    return [*base, "--cache-dir", str(tmp_path / "cache")]
+
+
+def test_the_command_line(gh, tmp_path, fake_engine, monkeypatch, capsys):
+    import json
+
+    from issue_assistant.cli import main
+
+    seed(gh, 2)
+    answers(fake_engine)
+    base = cli_base(gh, tmp_path, monkeypatch)
     assert main([*base, "--limit", "1"]) == 0  # a dry run
     out = capsys.readouterr()
     report = tmp_path / "octo-repo-backlog.md"

@@ -70,6 +70,7 @@ def test_analyze_run_requests(gh, tmp_path, fake_engine, vcr):
         ("GET", f"{BASE}/issues"),  # candidates come from the index, not one GET each
         ("GET", f"{BASE}/releases"),  # the newest page only
         ("POST", "/graphql"),  # the discussions changed since the last run (here: all)
+        ("GET", f"{BASE}/issues/1"),  # the proposed duplicate, still an issue here?
         ("POST", f"{BASE}/issues/3/comments"),
         ("GET", f"{BASE}/issues/3/comments"),  # the oldest assistant comment is the claim
         ("POST", f"{BASE}/issues/3/labels"),

@@ -55,4 +55,6 @@ def test_properties_are_added_up_by_category_and_failures_are_findings(tmp_path)
 def test_the_reliability_files_are_found_by_the_property_name():
     names = {p.name for p in reliability.reliability_files()}
     assert {"test_races_faults.py", "test_malformed_inputs.py"} <= names
+    issue_27 = {"test_repo_changes.py", "test_cache_integrity.py", "test_hostile_names.py"}
+    assert issue_27 | {"test_mcp_bounds.py", "test_untrusted_names.py"} <= names
     assert "test_reliability_report.py" not in names

@@ -16,11 +16,11 @@ FLOORS: list[tuple[str, ...]] = [
     # small helpers, and the engine registry (names and option models, pydantic only)
     ("", "errors", "atomic", "tomllines", "labelnames", "urls", "render", "sanitize",
      "forms", "engines.registry"),
-    ("config", "settings", "engines.similar_options"),
+    ("config", "settings", "cachelock", "engines.similar_options"),
     ("tracker",),
     ("index", "asking", "formlabels", "decision"),
     ("learn", "comment", "preset"),
-    ("context", "approve", "votes", "followup"),
+    ("context", "approve", "votes", "followup", "named"),
     ("tools",),
     ("engines",),
     ("pipeline",),

@@ -128,13 +128,30 @@ def test_the_see_also_cut_inside_a_code_span_leaves_no_mention():
     assert LIMITS["see_also"] <= LIMITS["title"]
 
 
-def test_context_headings_hold_one_line_text_in_a_code_span(tmp_path):
-    from datetime import timedelta
+def context_files(snap, tmp_path) -> dict[str, str]:  # noqa: ANN001
+    """The context files of issue 2 of `snap`, as of a minute after it was opened."""
     from pathlib import Path
 
     from issue_assistant.config import Config, load_labels
     from issue_assistant.pipeline import build_context, open_index
     from issue_assistant.tracker.asof import AsOfView
+
+    view = AsOfView.for_issue(snap, 2)
+    labels = load_labels(Path(__file__).resolve().parents[1] / "labels.toml")
+    context = build_context(
+        view,
+        view.target(),
+        index=open_index(snap, tmp_path),
+        labels=labels,
+        config=Config(),
+        as_of=view.moment,
+    )
+    return context.files()
+
+
+def test_context_headings_hold_one_line_text_in_a_code_span(tmp_path):
+    from datetime import timedelta
+
     from issue_assistant.tracker.models import Discussion, Issue, Release, Repository, User
     from issue_assistant.tracker.snapshot import Snapshot
 
@@ -169,17 +186,7 @@ def test_context_headings_hold_one_line_text_in_a_code_span(tmp_path):
         )
     ]
     snap = Snapshot(repo, issues, releases=releases, discussions=discussions)
-    view = AsOfView.for_issue(snap, 2)
-    labels = load_labels(Path(__file__).resolve().parents[1] / "labels.toml")
-    context = build_context(
-        view,
-        view.target(),
-        index=open_index(snap, tmp_path),
-        labels=labels,
-        config=Config(),
-        as_of=view.moment,
-    )
-    files = context.files()
+    files = context_files(snap, tmp_path)
     headings = [
         line
         for name in ("similar.md", "releases.md", "discussions.md")

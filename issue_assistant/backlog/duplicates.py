@@ -16,7 +16,7 @@ from typing import Any
 from issue_assistant.approve import Mode
 from issue_assistant.backlog.groups import Group, GroupProposal, find_groups
 from issue_assistant.backlog.report import issue_link, server_url
-from issue_assistant.backlog.run import BacklogRun, Runner
+from issue_assistant.backlog.run import BacklogRun, Runner, backlog_lock
 from issue_assistant.backlog.selection import Recheck
 from issue_assistant.backlog.state import STATE_FILE, BacklogState
 from issue_assistant.config import Config, LabelsConfig
@@ -118,7 +118,8 @@ def duplicates_live(
     full_name = tracker.repository.full_name
     result = DuplicatesResult(full_name, now, len(opened), groups, config.backlog.original)
     if post:
-        result.run = _post(tracker, labels, config, writes, limit, now, index, groups)
+        with backlog_lock(cache, full_name):
+            result.run = _post(tracker, labels, config, writes, limit, now, index, groups)
     result.markdown = render_groups(result, api_url)
     return result
 
@@ -147,7 +148,7 @@ def _post(
     for group in groups:
         for issue in group.newer:
             if state.outcome(issue.number, now) is None:
-                proposal = GroupProposal(config, labels, group, issue.number)
+                proposal = GroupProposal(config, labels, group, issue.number, tracker)
                 tasks.append((issue, [], (proposal, None)))
     run.selected = len(tasks)
     runner = Runner(

@@ -12,6 +12,7 @@ on each newer issue of a group, carrying that one duplicate and nothing else.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,8 +22,11 @@ from issue_assistant.context import Context, similar_candidates
 from issue_assistant.decision import REASON_MAX, Decision, Duplicate, shorten
 from issue_assistant.engines import Engine
 from issue_assistant.index import IssueIndex, duplicates
+from issue_assistant.named import gone_reason
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
+
+log = logging.getLogger(__name__)
 
 # Earlier issues retrieved per open issue before keeping the open ones (closed ones rank too).
 DEPTH = 40
@@ -163,16 +167,34 @@ class GroupProposal(Engine):
 
     name = "duplicates"
 
-    def __init__(self, config: Config, labels: LabelsConfig, group: Group, number: int) -> None:
+    def __init__(
+        self,
+        config: Config,
+        labels: LabelsConfig,
+        group: Group,
+        number: int,
+        tracker: Tracker | None = None,
+    ) -> None:
         from issue_assistant.engines.base import Deadline
 
         self.config, self.labels, self.options = config, labels, None  # type: ignore[assignment]
         self.strategy = "rag"
         self.deadline = Deadline(config.engine.timeout_seconds)
-        self.group, self.number = group, number
+        self.group, self.number, self.tracker = group, number, tracker
+
+    def original_gone(self) -> str | None:
+        """Why the group's original cannot be proposed now, as the tracker (not the index) says:
+        deleted, transferred, or no longer open."""
+        if self.tracker is None:
+            return None
+        return gone_reason(self.tracker, self.group.original.number, open_only=True)
 
     def decide(self, context: Context) -> Decision:
         original = self.group.original
+        gone = self.original_gone()
+        if gone is not None:
+            log.warning("duplicates: #%d: nothing proposed: %s", self.number, gone)
+            return Decision(summary="", engine=self.name)
         link = self.group.link_of(self.number)
         score = link.score if link is not None else 0.0
         others = [f"#{m.number}" for m in self.group.members if m.number != self.number]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,13 +22,14 @@ from issue_assistant.approve import Mode
 from issue_assistant.backlog.selection import Recheck, Skipped, checked_groups, select
 from issue_assistant.backlog.selection import with_discussion as discussion_of
 from issue_assistant.backlog.state import STARTED, STATE_FILE, BacklogState, Done
+from issue_assistant.cachelock import holding
 from issue_assistant.comment import Plan
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import Engine
-from issue_assistant.errors import GitHubError
+from issue_assistant.errors import GitHubError, IssueGone
 from issue_assistant.index import IssueIndex
 from issue_assistant.live import LiveResult, analyze_live, refresh_index
-from issue_assistant.pipeline import engines_for, prepare
+from issue_assistant.pipeline import engines_for, index_path, prepare
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue
@@ -222,6 +224,16 @@ class Runner:
                     return
                 log.error("backlog: #%d: %s; the next run tries it again", issue.number, exc)
                 item = Item(issue.number, issue.title, "failed", reason=str(exc))
+            except IssueGone as exc:  # deleted or transferred: the index forgot it
+                log.warning("backlog: #%d skipped: %s", issue.number, exc.reason)
+                self.state.issues.pop(issue.number, None)
+                item = Item(issue.number, issue.title, "skipped", reason=exc.reason, rule="gone")
+            except Exception as exc:  # noqa: BLE001 - one issue never stops the sweep
+                what = f"{type(exc).__name__}: {exc}"[:300]
+                log.error(
+                    "backlog: #%d failed (%s); the next run tries it again", issue.number, what
+                )
+                item = Item(issue.number, issue.title, "failed", reason=what)
             finally:
                 if self.writes != "off":
                     self.state.save(self.state_path, self.now.date())
@@ -244,8 +256,31 @@ def run_backlog(
 ) -> BacklogRun:
     """Triage the open issues nobody labelled: at most `limit` proposals this run."""
     now = now or datetime.now(UTC)
-    groups = checked_groups(labels, config)
     cache = current().cache_root(config.index.cache_dir, str(cache_dir) if cache_dir else None)
+    with backlog_lock(cache, tracker.repository.full_name):
+        return _run(tracker, labels, config, writes, limit, order, engine_name, now, cache, engines)
+
+
+def backlog_lock(cache: Path, full_name: str) -> AbstractContextManager[None]:
+    """One backlog run at a time per cache (its state file); the index has its own lock, so
+    the runs on new issues are not held up by a sweep."""
+    folder = index_path(cache, full_name)
+    return holding(folder.with_name(folder.name + "-backlog"))
+
+
+def _run(
+    tracker: WritableTracker,
+    labels: LabelsConfig,
+    config: Config,
+    writes: Mode,
+    limit: int | None,
+    order: str | None,
+    engine_name: str | None,
+    now: datetime,
+    cache: Path,
+    engines: Callable[[], tuple[Engine, Engine | None]] | None,
+) -> BacklogRun:
+    groups = checked_groups(labels, config)
     margin = config.backlog.rate_margin  # the run's own margin, not the Action's
     index = refresh_index(tracker, cache, now, config.index.embeddings, margin=margin)
     state_path = index.path / STATE_FILE

@@ -10,6 +10,7 @@ day's comments all posted (the day's bound holds); the next day starts afresh.
 from __future__ import annotations
 
 import logging
+import shutil
 from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
@@ -47,11 +48,13 @@ class BacklogState(BaseModel):
 
     @classmethod
     def load(cls, path: Path, today: date) -> BacklogState:
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             return cls()
         try:
+            if not path.is_file():
+                raise OSError("not a file")
             return cls.model_validate_json(path.read_bytes())
-        except (OSError, ValueError, ValidationError) as exc:
+        except (OSError, ValueError, ValidationError, RecursionError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             log.warning(
                 "backlog: %s is unreadable (%s): set aside; no comment is posted today, so "
@@ -59,13 +62,18 @@ class BacklogState(BaseModel):
                 path,
                 first,
             )
-            path.replace(path.with_name(path.name + ".unreadable"))
+            aside = path.with_name(path.name + ".unreadable")
+            if aside.is_dir() and not aside.is_symlink():
+                shutil.rmtree(aside, ignore_errors=True)
+            else:
+                aside.unlink(missing_ok=True)
+            path.replace(aside)
             return cls(spent=today)
 
     def save(self, path: Path, today: date) -> None:
         keep = sorted(self.posted)[-KEPT_DAYS:]
         self.posted = {d: self.posted[d] for d in keep}
-        write_atomic(path, self.model_dump_json(indent=1) + "\n")
+        write_atomic(path, self.model_dump_json(indent=1) + "\n", own=True)
 
     def outcome(self, number: int, now: datetime) -> Done | None:
         """The earlier outcome that still keeps `number` out, or None (also for a proposal

@@ -17,6 +17,7 @@ from issue_assistant.errors import UserError
 if TYPE_CHECKING:
     from issue_assistant.config import Config, LabelsConfig
     from issue_assistant.index import IssueIndex
+    from issue_assistant.tracker.models import Repository
     from issue_assistant.tracker.snapshot import IndexedSnapshot, Snapshot
 
 
@@ -79,22 +80,27 @@ def snapshot_and_index(
     """The snapshot and its index, brought up to date; when the index was last updated from
     this very file (same size and mtime) the snapshot is not parsed at all (a warm run), and
     after a change only the issue lines that changed are parsed (`read_changed`)."""
+    from issue_assistant.cachelock import holding
+    from issue_assistant.index.local import index_path
+    from issue_assistant.tracker.snapshot import read_repository
+
+    cache = cache_dir(args, config)
+    path = Path(args.snapshot)
+    repository = read_repository(path)
+    with holding(index_path(cache, repository.full_name)):  # one writer per cache
+        return _up_to_date(path, repository, cache, config)
+
+
+def _up_to_date(
+    path: Path, repository: Repository, cache: Path, config: Config
+) -> tuple[Snapshot | IndexedSnapshot, IssueIndex]:
     import logging
 
     from issue_assistant.index import IssueIndex
     from issue_assistant.index.embeddings import load_embedder
     from issue_assistant.index.local import index_path, open_index
-    from issue_assistant.tracker.snapshot import (
-        Extras,
-        IndexedSnapshot,
-        file_stamp,
-        read_changed,
-        read_repository,
-    )
+    from issue_assistant.tracker.snapshot import Extras, IndexedSnapshot, file_stamp, read_changed
 
-    cache = cache_dir(args, config)
-    path = Path(args.snapshot)
-    repository = read_repository(path)
     stamp = file_stamp(path)
     index = IssueIndex(index_path(cache, repository.full_name))
     extras = Extras.load(index.path, stamp)
@@ -102,21 +108,26 @@ def snapshot_and_index(
         if config.index.embeddings:
             index.enable_embeddings(lambda: load_embedder(True))
         return IndexedSnapshot(index.repository, index, path, extras), index
-    known = index.source_lines() if len(index) else set()
+    known = index.source_lines() if len(index) else {}
     scan = read_changed(path, known)
     read = scan.snapshot(path)  # whole when nothing was known, else the changed issues only
     extras = Extras(stamp=stamp, releases=read.releases(), discussions=read.discussions())
+    new_lines = iter(h for h in scan.lines if h not in known)  # one per parsed issue, in order
+    lines = {**known, **{next(new_lines): issue.number for issue in scan.issues}}
+    lines = {h: lines[h] for h in scan.lines}
     if not known:
         index = open_index(read, cache, embeddings=config.index.embeddings)
         extras.save(index.path)  # before the source: a warm run never finds one without the other
-        index.mark_source(stamp, read.repository, scan.lines)
+        index.mark_source(stamp, read.repository, lines)
         return read, index
     if config.index.embeddings:
         index.enable_embeddings(lambda: load_embedder(True))
     written = index.update(scan.issues)
+    # Issues whose line left the snapshot and came back under no other line: gone from it.
+    index.remove(set(known.values()) - set(lines.values()))
     index.embed(scan.issues)
     extras.save(index.path)
-    index.mark_source(stamp, scan.repository, scan.lines)
+    index.mark_source(stamp, scan.repository, lines)
     logging.getLogger("issue_assistant.pipeline").info(
         "index: %d issues added or changed (%d in all; %d snapshot lines unchanged, not parsed)",
         written,

@@ -122,7 +122,7 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
 
     from issue_assistant.commands.common import cache_dir
     from issue_assistant.config import LabelsConfig, find_file, load_config, load_labels
-    from issue_assistant.index.code import open_code_index
+    from issue_assistant.index.code import LazyCodeIndex
     from issue_assistant.pipeline import open_index
     from issue_assistant.tools import Checkout, Toolbox
     from issue_assistant.tools.view import RepoView
@@ -137,8 +137,9 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
     code = None
     if checkout is not None:
         limits = {"max_file_kb": config.code.max_file_kb, "max_files": config.code.max_files}
-        code = open_code_index(args.checkout, **limits)
-    return Toolbox(RepoView.build(tracker, index, labels, args.as_of, code), checkout)
+        code = LazyCodeIndex(args.checkout, **limits)  # read on first use, not before serving
+    view = RepoView.build(tracker, index, labels, args.as_of, code)  # type: ignore[arg-type]
+    return Toolbox(view, checkout)
 
 
 def server(box: Toolbox):  # noqa: ANN201

@@ -88,7 +88,7 @@ class Boilerplate:
             "indexed": self.indexed,
             "common": {k: t.isoformat() for k, t in sorted(self.common.items())},
         }
-        write_atomic(directory / FILE, json.dumps(data) + "\n")
+        write_atomic(directory / FILE, json.dumps(data) + "\n", own=True)
 
     @classmethod
     def load(cls, directory: Path) -> Boilerplate | None:

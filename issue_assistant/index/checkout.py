@@ -4,9 +4,11 @@ checkout `[code] checkout` names."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import subprocess
+import time
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -47,6 +49,13 @@ SKIP_DIRS = frozenset(
         "_build",
     }
 )
+log = logging.getLogger(__name__)
+
+# A folder that is not a git checkout is walked for at most this many names or seconds (a
+# checkout given as `/` or a home folder must not hold up a start).
+WALK_MAX = 200_000
+WALK_SECONDS = 10.0
+
 SKIP_SUFFIXES = (".min.js", ".min.css", ".map", ".lock", ".svg", ".pb.go", "_pb2.py")
 SKIP_NAMES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock"})
 Kind = Literal["source", "test", "doc"]
@@ -110,11 +119,20 @@ def list_files(root: Path) -> list[str]:
         paths = [p for p in out.stdout.decode("utf-8", "replace").split("\0") if p]
     else:
         paths = []
+        deadline = time.monotonic() + WALK_SECONDS
         for here, dirs, names in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
             rel = Path(here).relative_to(root).as_posix()
             prefix = "" if rel == "." else rel + "/"
             paths += [prefix + n for n in names]
+            if len(paths) >= WALK_MAX or time.monotonic() > deadline:
+                log.warning(
+                    "code: %s is not a git checkout and is large: only its first %d files are "
+                    "looked at",
+                    root,
+                    len(paths),
+                )
+                break
     return sorted(p for p in paths if not skipped(p))
 
 

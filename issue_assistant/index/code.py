@@ -12,6 +12,7 @@ the benchmark's baseline. The likely files the assistant shows come from `index.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
+from urllib.parse import quote
 
 import tantivy
 
@@ -35,6 +37,9 @@ from issue_assistant.index.checkout import (  # noqa: F401 (re-exported: the ind
     read_text,
     skipped,
 )
+from issue_assistant.labelnames import has_control
+
+log = logging.getLogger(__name__)
 
 DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
 MAX_TEXT = 20_000  # characters of identifiers and of docs kept per file
@@ -130,7 +135,7 @@ class LikelyFile:
         if not sha:
             return None
         anchor = f"#L{self.line}" if self.line else ""
-        return f"https://github.com/{repository}/blob/{sha}/{self.path}{anchor}"
+        return f"https://github.com/{repository}/blob/{sha}/{quote(self.path)}{anchor}"
 
 
 FIELDS = ("path_words", "idents", "docs")
@@ -206,6 +211,7 @@ class CodeIndex:
         self.files: dict[str, str] = {}  # path -> text (kept for line lookups)
         self.keys: dict[str, str | None] = {}  # path -> its content's key (a blob id)
         self.idents: dict[str, str] = {}  # path -> its identifier words (for reasons)
+        self.skipped_names = 0  # files left out for a control character in their name
         self.change((), files, sha=self.sha, memo=memo)
 
     def change(
@@ -219,11 +225,15 @@ class CodeIndex:
         """Drop the `removed` paths and index the `added` files (a path both removed and added
         is replaced): moving the index from one commit to the next re-indexes what changed."""
         writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+        left_out = 0
         for path in removed:
             if path in self.files:
                 writer.delete_documents_by_term("path", path)
                 del self.files[path], self.keys[path], self.idents[path]
         for f in added:
+            if has_control(f.path):  # a name that could carry Markdown: never indexed
+                left_out += 1
+                continue
             if f.path in self.files:
                 writer.delete_documents_by_term("path", f.path)
             self.files[f.path], self.keys[f.path] = f.text, f.key
@@ -241,6 +251,9 @@ class CodeIndex:
             writer.add_document(doc)
         writer.commit()
         writer.wait_merging_threads()
+        if left_out:
+            self.skipped_names += left_out
+            log.warning("code: %d files with a control character in their name left out", left_out)
         self.index.reload()
         self.sha = sha
         self._searcher = self.index.searcher()
@@ -360,6 +373,21 @@ def open_code_index(root: str | Path, *, max_file_kb: int = 256, max_files: int 
     if key not in _CACHE:
         _CACHE[key] = CodeIndex(key[0], max_file_kb=max_file_kb, max_files=max_files)
     return _CACHE[key]
+
+
+class LazyCodeIndex:
+    """A `CodeIndex` built on first use (the MCP server answers `initialize` before a large
+    checkout is read): every attribute is the built index's."""
+
+    def __init__(self, root: str | Path, *, max_file_kb: int = 256, max_files: int = 20_000):
+        self._args = (root, max_file_kb, max_files)
+        self._built: CodeIndex | None = None
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - whatever the index's attribute is
+        if self._built is None:
+            root, kb, files = self._args
+            self._built = open_code_index(root, max_file_kb=kb, max_files=files)
+        return getattr(self._built, name)
 
 
 def code_index_for(config: object, full_name: str) -> CodeIndex | None:

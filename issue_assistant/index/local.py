@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from issue_assistant.cachelock import holding
 from issue_assistant.index.store import IssueIndex
 
 if TYPE_CHECKING:
@@ -28,16 +29,18 @@ def open_index(tracker: Tracker, cache_dir: str | Path, *, embeddings: bool = Fa
     with `embeddings`: slow the first time, about 0.1-0.3 s per issue on a small CPU)."""
     from issue_assistant.index.embeddings import load_embedder
 
-    index = IssueIndex(index_path(cache_dir, tracker.repository.full_name))
-    if embeddings:
-        index.enable_embeddings(lambda: load_embedder(True))
-    written = index.update(tracker.all_issues())
-    if written:
-        log.info("index: %d issues added or changed (%d in all)", written, len(index))
-    if embeddings:
-        embedded = index.embed(tracker.all_issues(), progress=_embed_progress)
-        if embedded:
-            log.info("index: %d issue vectors computed", embedded)
+    path = index_path(cache_dir, tracker.repository.full_name)
+    with holding(path):  # one writer per cache: a second run waits, then says so
+        index = IssueIndex(path)
+        if embeddings:
+            index.enable_embeddings(lambda: load_embedder(True))
+        written = index.update(tracker.all_issues(), whole=True)
+        if written:
+            log.info("index: %d issues added or changed (%d in all)", written, len(index))
+        if embeddings:
+            embedded = index.embed(tracker.all_issues(), progress=_embed_progress)
+            if embedded:
+                log.info("index: %d issue vectors computed", embedded)
     return index
 
 

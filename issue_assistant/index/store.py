@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import tantivy
 
-from issue_assistant.atomic import write_atomic, write_atomic_with
+from issue_assistant.atomic import make_room, write_atomic, write_atomic_with
+from issue_assistant.cachelock import holding
 from issue_assistant.index.query import STOPWORDS, issue_query
 from issue_assistant.tracker.models import Issue, Repository
 
@@ -38,6 +39,7 @@ HASHES = "issue-assistant-hashes.json"
 # The hashes of the snapshot's issue lines the index was last brought up to date from (8 bytes
 # each): an update from a newer snapshot parses only the lines not among them.
 LINES = "issue-assistant-lines.bin"
+LINE_NUMBERS = "issue-assistant-line-numbers.bin"  # the issue number of each line above
 TITLE_BEFORE = "title_before"
 RENAMED_AT = "renamed_at"
 
@@ -115,6 +117,10 @@ class IssueIndex:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        with holding(self.path):  # opening may clear or rebuild the folder
+            self._init()
+
+    def _init(self) -> None:
         if self.path.exists() and not self.path.is_dir():
             log.warning("index: %s is a file, not the index folder; rebuilt", self.path)
             self.path.unlink()
@@ -188,15 +194,18 @@ class IssueIndex:
         if not todo or self.embedder is None:
             return 0
         embedder = self.embedder
-        return self.vectors.update(todo, embedder.embed_one, budget_s=budget_s, progress=progress)
+        with holding(self.path):
+            return self.vectors.update(
+                todo, embedder.embed_one, budget_s=budget_s, progress=progress
+            )
 
     def _clear(self) -> None:
         """Everything in the index folder removed (a rebuild follows from the tracker)."""
-        for child in self.path.iterdir():
+        for child in self.path.iterdir():  # another process may remove files meanwhile
             if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child)
+                shutil.rmtree(child, ignore_errors=True)
             else:
-                child.unlink()
+                child.unlink(missing_ok=True)
 
     def _open(self) -> tantivy.Index:
         """The tantivy index, checked: files tantivy cannot read (truncated, zeroed), or a
@@ -245,7 +254,7 @@ class IssueIndex:
         """The small meta file (and, with `hashes`, the hashes file first: a reader of the meta
         file's count finds hashes at least as new)."""
         if hashes:
-            write_atomic(self.path / HASHES, json.dumps(self._hashes))
+            write_atomic(self.path / HASHES, json.dumps(self._hashes), own=True)
             self._count = len(self._hashes)
         tmp = self.path / (META + ".tmp")
         meta: dict = {"schema_version": SCHEMA_VERSION, "count": self._count, "source": self.source}
@@ -255,6 +264,8 @@ class IssueIndex:
             meta["building"] = True
         if self.repository is not None:
             meta["repository"] = self.repository.model_dump(mode="json")
+        make_room(tmp)
+        make_room(self.path / META)
         tmp.write_text(json.dumps(meta))
         tmp.replace(self.path / META)
 
@@ -262,34 +273,44 @@ class IssueIndex:
         self,
         source: dict | None,
         repository: Repository | None = None,
-        lines: Iterable[int] | None = None,
+        lines: dict[int, int] | None = None,
     ) -> None:
         """Remember what the index was last brought up to date from (a snapshot's size and
-        mtime, and the hashes of its issue lines), so a warm run can skip reading the snapshot
-        when it has not changed, and an update parse only the lines that did."""
-        if lines is not None:
-            packed = array.array("Q", lines).tobytes()
-            write_atomic_with(self.path / LINES, lambda fh: fh.write(packed))
-        self.source = source
-        if repository is not None:
-            self.repository = repository
-        self._write_meta()
+        mtime, and the hash of each issue line with its issue's number), so a warm run can skip
+        reading the snapshot when it has not changed, and an update parse only the lines that
+        did (and tell which issues left it)."""
+        with holding(self.path):
+            if lines is not None:
+                packed = array.array("Q", lines).tobytes()
+                numbers = array.array("q", lines.values()).tobytes()
+                write_atomic_with(self.path / LINE_NUMBERS, lambda fh: fh.write(numbers), own=True)
+                write_atomic_with(self.path / LINES, lambda fh: fh.write(packed), own=True)
+            self.source = source
+            if repository is not None:
+                self.repository = repository
+            self._write_meta()
 
-    def source_lines(self) -> set[int]:
-        """The issue-line hashes of `mark_source` (empty when unknown or after another update)."""
+    def source_lines(self) -> dict[int, int]:
+        """The issue-line hashes of `mark_source` with their issue numbers (empty when unknown,
+        unreadable, or after another update)."""
         try:
             data = (self.path / LINES).read_bytes()
+            raw = (self.path / LINE_NUMBERS).read_bytes()
         except OSError:
-            return set()
-        hashes = array.array("Q")
+            return {}
+        hashes, numbers = array.array("Q"), array.array("q")
         hashes.frombytes(data[: len(data) // 8 * 8])
-        return set(hashes)
+        numbers.frombytes(raw[: len(raw) // 8 * 8])
+        if len(hashes) != len(numbers) or len(data) % 8 or len(raw) % 8:
+            return {}
+        return dict(zip(hashes, numbers, strict=True))
 
     def mark_building(self, building: bool) -> None:
         """Whether a first build is still under way (its listing spans runs); saved on change."""
         if building != self.building:
-            self.building = building
-            self._write_meta()
+            with holding(self.path):
+                self.building = building
+                self._write_meta()
 
     def label_names(self) -> set[str]:
         """Every label spelling the indexed issues and pull requests carry (kept with the index,
@@ -378,6 +399,10 @@ class IssueIndex:
     def __len__(self) -> int:
         return self._count
 
+    def numbers(self) -> set[int]:
+        """The numbers of every indexed issue and pull request (from the content hashes)."""
+        return {int(n) for n in self._hashes}
+
     def highest_number(self) -> int:
         """The highest issue or pull request number indexed (0 when empty): a count of what
         the tracker holds, numbers being shared and given in order."""
@@ -429,15 +454,48 @@ class IssueIndex:
             self._cached_searcher = self.index.searcher()
         return self._cached_searcher
 
-    def update(self, issues: Iterable[Issue]) -> int:
-        """Add new issues and re-index changed ones; returns how many documents were written."""
-        changed: list[tuple[Issue, str]] = []
-        for issue in issues:
-            fp = _fingerprint(issue)
-            if self._hashes.get(str(issue.number)) != fp:
-                changed.append((issue, fp))
-        if not changed:
-            return 0
+    def update(self, issues: Iterable[Issue], *, whole: bool = False) -> int:
+        """Add new issues and re-index changed ones; returns how many documents were written.
+        With `whole`, `issues` is everything the tracker holds: the indexed issues not among
+        them (deleted, transferred) are removed, with their vectors."""
+        with holding(self.path):
+            changed: list[tuple[Issue, str]] = []
+            seen: set[str] = set()
+            for issue in issues:
+                fp = _fingerprint(issue)
+                seen.add(str(issue.number))
+                if self._hashes.get(str(issue.number)) != fp:
+                    changed.append((issue, fp))
+            gone = [int(n) for n in self._hashes if n not in seen] if whole else []
+            if gone:
+                self.remove(gone)
+            if not changed:
+                return 0
+            return self._write(changed)
+
+    def remove(self, numbers: Iterable[int]) -> int:
+        """Remove issues gone from the tracker (deleted, transferred): their documents, content
+        hashes and vectors; returns how many were indexed."""
+        with holding(self.path):
+            gone = sorted({n for n in numbers if str(n) in self._hashes})
+            if not gone:
+                return 0
+            (self.path / LINES).unlink(missing_ok=True)
+            writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+            for n in gone:  # by query: a delete by term on this unsigned field deletes nothing
+                writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "number", n))
+            writer.commit()
+            writer.wait_merging_threads()
+            for n in gone:
+                self._hashes.pop(str(n), None)
+            if self.vectors is not None:
+                self.vectors.remove(gone)
+            self._write_meta(hashes=True)
+            self._reloaded()
+            log.info("index: %d issues gone from the tracker removed", len(gone))
+            return len(gone)
+
+    def _write(self, changed: list[tuple[Issue, str]]) -> int:
         # Written by another source now: the snapshot lines no longer tell what is indexed.
         (self.path / LINES).unlink(missing_ok=True)
         writer = self.index.writer(heap_size=50_000_000, num_threads=1)
@@ -457,6 +515,11 @@ class IssueIndex:
             if self._label_names is not None:
                 self._label_names.update(issue.labels)
         self._write_meta(hashes=True)
+        self._reloaded()
+        return len(changed)
+
+    def _reloaded(self) -> None:
+        """Searches see the last commit; what was kept from the one before is dropped."""
         self.index.reload()
         self._df.clear()
         self._counts.clear()
@@ -466,7 +529,6 @@ class IssueIndex:
         self._parsed.clear()
         self._cached_searcher = None
         self._boilerplate = None
-        return len(changed)
 
     @staticmethod
     def _document(issue: Issue) -> tantivy.Document:

@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -61,9 +62,30 @@ class VectorStore:
 
     def _read_info(self) -> dict:
         try:
-            return json.loads((self.path / INFO).read_text())
-        except (OSError, ValueError):
+            info = json.loads((self.path / INFO).read_text())
+        except (OSError, ValueError, RecursionError):
             return {}
+        return info if isinstance(info, dict) else {"bad": "vectors.json is not an object"}
+
+    def _problem(self) -> str | None:
+        """Why the stored files cannot be used as they are (None: usable, or nothing stored)."""
+        info = self._read_info()
+        if "bad" in info:
+            return info["bad"]
+        if (self.path / INFO).exists() and not (self.path / INFO).is_file():
+            return f"{INFO} is not a file"
+        if not info or info.get("model") != self.model_id or info.get("format") != FORMAT:
+            return None  # another model or format: nothing committed, rebuilt by appending
+        rows = info.get("rows", 0)
+        if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+            return f"rows is {rows!r}, not a count"
+        if info.get("dim", self.dim) != self.dim:
+            return f"dim is {info.get('dim')!r}, not {self.dim}"
+        for name in (INFO, VECTORS, ROWS):
+            where = self.path / name
+            if where.exists() and not where.is_file():
+                return f"{name} is not a file"
+        return None
 
     def _committed(self) -> int:
         info = self._read_info()
@@ -79,15 +101,31 @@ class VectorStore:
         return min(int(info.get("rows", 0)), size)
 
     def _load(self) -> None:
+        problem = self._problem()
+        if problem is not None:
+            self._reset(problem)
         n = self._committed()
         if n:
             self.vectors = np.memmap(self.path / VECTORS, np.float32, "r", shape=(n, self.dim))
             self.rows = np.memmap(self.path / ROWS, ROW_TYPE, "r", shape=(n,))
+            if (np.asarray(self.rows["number"]) <= 0).any():
+                self._reset("a row with a number that is not positive")
+                return self._load()
         else:
             self.vectors = np.zeros((0, self.dim), dtype=np.float32)
             self.rows = np.zeros(0, dtype=ROW_TYPE)
         self._row_of: dict[int, int] | None = None
         self._live: np.ndarray | None = None
+
+    def _reset(self, problem: str) -> None:
+        """The stored files removed, in one logged line: the vectors are computed again."""
+        log.warning("embeddings: %s cannot be used (%s); rebuilt", self.path, problem)
+        for name in (INFO, VECTORS, ROWS):
+            where = self.path / name
+            if where.is_dir() and not where.is_symlink():
+                shutil.rmtree(where, ignore_errors=True)
+            else:
+                where.unlink(missing_ok=True)
 
     def __len__(self) -> int:
         """How many issues have a vector (superseded rows not counted)."""
@@ -117,7 +155,8 @@ class VectorStore:
             return None
         if text is not None and int(self.rows["fp"][row]) != text_fingerprint(text):
             return None
-        return np.asarray(self.vectors[row])
+        vec = np.asarray(self.vectors[row])
+        return vec if np.isfinite(vec).all() else None
 
     def missing(self, issues: Iterable[Issue]) -> list[tuple[Issue, str]]:
         """Issues whose vector is absent or was made from another text, with their text."""
@@ -178,6 +217,15 @@ class VectorStore:
             self._compact()
         return written
 
+    def remove(self, numbers: Iterable[int]) -> int:
+        """Drop the rows of `numbers` (issues gone from the tracker); returns how many."""
+        gone = np.isin(np.asarray(self.rows["number"]), np.fromiter(set(numbers), dtype=np.int64))
+        if not gone.any():
+            return 0
+        keep = np.flatnonzero(~gone)
+        self._rewrite(np.asarray(self.rows[keep]), np.asarray(self.vectors[keep]))
+        return int(gone.sum())
+
     def _append(self, new_rows: list[tuple[int, int, int]], new_vecs: list[np.ndarray]) -> int:
         """Write the new rows at the end of both files, then commit their count."""
         self.path.mkdir(parents=True, exist_ok=True)
@@ -196,7 +244,7 @@ class VectorStore:
 
     def _write_info(self, rows: int) -> None:
         info = {"model": self.model_id, "dim": self.dim, "rows": rows, "format": FORMAT}
-        write_atomic(self.path / INFO, json.dumps(info))
+        write_atomic(self.path / INFO, json.dumps(info), own=True)
 
     def _compact(self) -> None:
         """Rewrite the files with each number's last row only."""
@@ -207,7 +255,9 @@ class VectorStore:
         self.path.mkdir(parents=True, exist_ok=True)
         self._write_info(0)  # nothing committed while the files are replaced
         for name, data in ((VECTORS, vecs.astype(np.float32)), (ROWS, rows.astype(ROW_TYPE))):
-            write_atomic_with(self.path / name, lambda fh, data=data: fh.write(data.tobytes()))
+            write_atomic_with(
+                self.path / name, lambda fh, data=data: fh.write(data.tobytes()), own=True
+            )
         self._write_info(len(rows))
         self._load()
 
@@ -237,15 +287,24 @@ class VectorStore:
         created later, superseded or excluded are masked out of the scores."""
         if not len(self.rows):
             return []
+        numbers = np.array(self.rows["number"])  # a copy: a heal below rewrites the rows
         ok = (np.asarray(self.rows["created"]) < _seconds(before)) & self.live
         if exclude is not None:
-            ok &= np.asarray(self.rows["number"]) != exclude
+            ok &= numbers != exclude
         count = int(ok.sum())
         if not count:
             return []
         scores = np.asarray(self.vectors) @ query.astype(np.float32)
+        bad = ~np.isfinite(scores)
+        if bad.any():  # a row that is not a vector (NaN, inf): never served, dropped
+            log.warning("embeddings: %d stored vectors are not finite; recomputed", int(bad.sum()))
+            ok &= ~bad
+            self.remove(int(n) for n in numbers[bad])
+            count = int(ok.sum())
+            if not count:
+                return []
         scores[~ok] = -np.inf
         k = min(limit, count)
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(self.rows["number"][i]), float(scores[i])) for i in top]
+        return [(int(numbers[i]), float(scores[i])) for i in top]

@@ -215,7 +215,7 @@ def calibration_path(directory: str | Path) -> Path:
 
 def write_calibration(calibration: Calibration, directory: str | Path) -> Path:
     text = json.dumps(calibration.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-    return write_atomic(calibration_path(directory), text)
+    return write_atomic(calibration_path(directory), text, own=True)
 
 
 def _problem(exc: Exception) -> str:

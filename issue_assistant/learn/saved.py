@@ -56,7 +56,7 @@ class Saved:
         data.pop("path")
         data["cutoff"] = self.cutoff.isoformat()
         data["newest"] = self.newest.isoformat() if self.newest else None
-        write_atomic(self.state_path, json.dumps(data, sort_keys=True))
+        write_atomic(self.state_path, json.dumps(data, sort_keys=True), own=True)
 
     @classmethod
     def load(cls, path: Path) -> Saved | None:

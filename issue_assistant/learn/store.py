@@ -66,7 +66,7 @@ def model_path(directory: str | Path) -> Path:
 
 
 def _write(model: LabelModel, path: Path, labels_key: str) -> Path:
-    return write_atomic_with(path, lambda fh: artifact.write_to(model, labels_key, fh))
+    return write_atomic_with(path, lambda fh: artifact.write_to(model, labels_key, fh), own=True)
 
 
 def save_model(model: LabelModel, directory: str | Path, labels_key: str) -> Path:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 import pathspec
 
 from issue_assistant.errors import ToolFailure, UserError
+from issue_assistant.index.checkout import WALK_MAX, WALK_SECONDS
 
 IGNORED_DIRS = frozenset(
     {
@@ -101,7 +103,11 @@ class Checkout:
     def walk(self) -> Iterator[tuple[str, Path]]:
         """Every file not ignored, in path order; symlinked folders are not followed and
         symlinked files only when they stay inside the root."""
+        seen, deadline = 0, time.monotonic() + WALK_SECONDS
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            seen += len(filenames) + len(dirnames)
+            if seen > WALK_MAX or time.monotonic() > deadline:  # `/` or a home folder
+                return
             base = Path(dirpath)
             prefix = base.relative_to(self.root).as_posix()
             prefix = "" if prefix == "." else prefix + "/"

@@ -55,9 +55,17 @@ class RepoView:
         out: list[Candidate] = []
         for hit in self.index.search(text, as_of=self.as_of, limit=limit):
             issue = self.get_issue(hit.number)
-            if issue is not None:
+            if issue is not None and self._matched_then(text, hit.title, issue):
                 out.append(Candidate(issue, hit.score))
         return out
+
+    def _matched_then(self, text: str, indexed: str, issue: Issue) -> bool:
+        """Whether a hit would have matched as of the moment: an issue renamed since (its title
+        then is not the one indexed, as when the index was made without its history) matches
+        only on words of its title then or its description."""
+        if self.as_of is None or issue.title == indexed:
+            return True
+        return bool(set(self.index.vector(text)) & set(self.index.vector(issue.text)))
 
     def get_issue(self, number: int) -> Issue | None:
         try:

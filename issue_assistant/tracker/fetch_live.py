@@ -82,7 +82,9 @@ class DiscussionStore:
             "enabled": self.enabled,
             "discussions": items,
         }
-        write_atomic(self.path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        write_atomic(
+            self.path, json.dumps(data, ensure_ascii=False, separators=(",", ":")), own=True
+        )
 
     def discussions(self) -> list[Discussion]:
         """Every discussion kept, oldest first ([] where discussions are off)."""

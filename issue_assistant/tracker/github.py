@@ -213,15 +213,35 @@ class GitHubTracker(GitHubClient):
         `history`."""
         path = f"{self.path}/issues/{number}"
         try:
-            issue = to_issue(self.request("GET", path))
+            data = self.request("GET", path)
         except GitHubError as exc:
-            if exc.status in (404, 410):
+            if exc.status in (404, 410):  # deleted (410), or never there
                 raise KeyError(number) from exc
             raise
+        try:
+            if not self.ours(data, number):  # transferred: GitHub answers from the new place
+                raise KeyError(number)
+            issue = to_issue(data)
+        except KeyError as exc:
+            if exc.args == (number,):
+                raise
+            what = f"an answer that is not an issue (no {exc})"
+            raise GitHubError("GET", path, None, what) from None
+        except (AttributeError, TypeError, ValueError) as exc:  # not a KeyError: it is there
+            what = f"an answer that is not an issue ({type(exc).__name__}: {exc})"[:200]
+            raise GitHubError("GET", path, None, what) from None
         if history:
             events, comments = self.history(number)
             issue = issue.model_copy(update={"events": events, "comments": comments})
         return issue
+
+    def ours(self, data: Any, number: int) -> bool:
+        """Whether an answer for issue `number` is that issue of this repository (an issue
+        transferred since is answered from its new repository, under another number)."""
+        if data.get("number") != number:
+            return False
+        where = str(data.get("repository_url") or "")
+        return not where or where.rstrip("/").lower().endswith("/repos/" + self.full_name.lower())
 
     def history(self, number: int) -> tuple[list[Event], list[Comment]]:
         """The issue's label/close/duplicate events and its comments, from its timeline."""

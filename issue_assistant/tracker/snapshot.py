@@ -143,7 +143,7 @@ class Extras(BaseModel):
     discussions: list[Discussion] | None = None
 
     def save(self, directory: Path) -> None:
-        write_atomic(directory / EXTRAS, self.model_dump_json())
+        write_atomic(directory / EXTRAS, self.model_dump_json(), own=True)
 
     @classmethod
     def load(cls, directory: Path, stamp: dict) -> Extras | None:

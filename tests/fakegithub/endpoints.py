@@ -63,6 +63,7 @@ class Endpoints(ContextEndpoints, RenderedState):
         ("GET", r"/repos/{repo}/releases", "_list_releases"),
         ("GET", r"/repos/{repo}/pulls/(\d+)/files", "_list_pull_files"),
         ("POST", r"/graphql", "_graphql"),
+        ("GET", r"/repos/([^/]+/[^/]+)/issues/(\d+)", "_get_moved_issue"),
     )
 
     def _page(
@@ -88,7 +89,7 @@ class Endpoints(ContextEndpoints, RenderedState):
     def _issue(self, number: str) -> Any:
         issue = self.issues.get(int(number))
         if issue is None:
-            raise ApiError(404)
+            raise ApiError(410 if int(number) in self.deleted else 404)
         return issue
 
     # ---- endpoints -----------------------------------------------------------------------
@@ -128,7 +129,21 @@ class Endpoints(ContextEndpoints, RenderedState):
         return self._page(f"/repos/{self.full_name}/issues", data, query)
 
     def _get_issue(self, number: str, *, query: dict[str, str], body: Any) -> Any:
+        if int(number) in self.moved:
+            to, issue = self.moved[int(number)]
+            where = f"{self.base_url}/repos/{to}/issues/{issue.number}"
+            return 301, {"Location": where}, {"message": "Moved Permanently", "url": where}
         return self.issue_json(self._issue(number))
+
+    def _get_moved_issue(self, repo: str, number: str, *, query: dict[str, str], body: Any) -> Any:
+        """A transferred issue, answered from its new repository."""
+        for to, issue in self.moved.values():
+            if to.lower() == repo.lower() and issue.number == int(number):
+                data = self.issue_json(issue)
+                data["repository_url"] = f"{self.base_url}/repos/{to}"
+                data["url"] = f"{self.base_url}/repos/{to}/issues/{issue.number}"
+                return data
+        raise ApiError(404)
 
     def _edit_issue(self, number: str, *, query: dict[str, str], body: Any) -> Any:
         issue = self._issue(number)

@@ -94,6 +94,8 @@ class RepoState:
         self.labels: dict[str, dict[str, str | None]] = {}
         self.permissions: dict[str, str] = {}
         self.users: dict[str, str] = {}  # login -> type, in order of first appearance
+        self.deleted: set[int] = set()  # answered 410 Gone, as GitHub does
+        self.moved: dict[int, tuple[str, FakeIssue]] = {}  # transferred: the new home
         self._ids = 1000
         self.user(viewer)
 
@@ -163,6 +165,22 @@ class RepoState:
                 is_pull_request=is_pull_request,
             )
             return number
+
+    def delete_issue(self, number: int) -> None:
+        """Delete issue `number` (with its comments): GitHub answers 410 for it from now on."""
+        with self.lock:
+            del self.issues[number]
+            self.comments = {k: c for k, c in self.comments.items() if c.issue != number}
+            self.deleted.add(number)
+
+    def transfer_issue(
+        self, number: int, to: str = "octo/elsewhere", new_number: int = 9001
+    ) -> None:
+        """Transfer issue `number` to repository `to`: its old address redirects (301) there."""
+        with self.lock:
+            issue = self.issues.pop(number)
+            issue.number = new_number
+            self.moved[number] = (to, issue)
 
     def add_comment(
         self,
