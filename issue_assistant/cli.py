@@ -57,11 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_completion(parser: argparse.ArgumentParser) -> None:
     """`--print-completion bash|zsh|tcsh`: a shell completion script, from the optional `shtab`
-    (`pip install 'issue-assistant[completion]'`); imported only when asked for."""
+    (`names.install_line("completion")`); imported only when asked for."""
     try:
         import shtab
     except ImportError:
-        parser.error("--print-completion needs shtab: pip install 'issue-assistant[completion]'")
+        from issue_assistant.names import install_line
+
+        parser.error(f"--print-completion needs shtab: {install_line('completion')}")
     shtab.add_argument_to(parser, ["--print-completion"])
 
 

@@ -27,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from issue_assistant import names
 from issue_assistant.errors import UserError
 from issue_assistant.tomllines import line_of
 
@@ -516,7 +517,7 @@ def _check_engine_tables(p: Path, text: str, config: Config, moved: list[str]) -
 
 #: where the two files are looked for, in this order, as labeler and release-drafter read
 #: `.github/`; a file at the repository root comes last, and only when it is ours.
-SEARCH_DIRS = (Path(".github") / "issue-assistant", Path(".github"))
+SEARCH_DIRS = tuple(Path(d) for d in names.SEARCH_DIRS)
 
 
 def _own_keys(name: str) -> set[str]:
@@ -538,7 +539,16 @@ def is_ours(path: Path, name: str) -> bool:
 
 def find_file(name: str, explicit: str | None, root: Path | None = None) -> Path | None:
     """An explicit path (which must exist), else `name` under `.github/issue-assistant/`, then
-    `.github/`, then at the root when it is ours (`is_ours`)."""
+    `.github/`, then at the root when it is ours (`is_ours`); `-v` says which was read."""
+    found = _find(name, explicit, root)
+    if found is not None:
+        log.info("%s: read %s", name, found)
+    else:
+        log.info("%s: none found (looked in %s)", name, names.lookup(name))
+    return found
+
+
+def _find(name: str, explicit: str | None, root: Path | None) -> Path | None:
     if explicit:
         p = Path(explicit)
         if not p.is_file():

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from issue_assistant.errors import UserError
-
-DISTRIBUTION = "issue-assistant"
+from issue_assistant.names import DISTRIBUTION
 #: owners and names that stand for "yours" in examples; a `uses:` naming one cannot run
 PLACEHOLDERS = frozenset(
     {"OWNER", "REPO", "NAME", "USER", "ORG", "YOUR-ORG", "YOUR_ORG", "FORK-OWNER", "FORK-NAME"}

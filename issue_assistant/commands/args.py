@@ -8,18 +8,16 @@ import sys
 from datetime import UTC, datetime
 
 from issue_assistant.errors import UserError
+from issue_assistant.names import lookup_order
 
 #: the values of `config.Strategy` (kept here so the parser needs no pydantic; a test compares)
 STRATEGIES = ("zero-shot", "rag", "agent")
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--labels", metavar="FILE", help="labels.toml (default: ./labels.toml, then .github/)"
-    )
-    parser.add_argument(
-        "--config", metavar="FILE", help="config.toml (default: ./config.toml, then .github/)"
-    )
+    for name in ("labels", "config"):
+        order = lookup_order(f"{name}.toml")
+        parser.add_argument(f"--{name}", metavar="FILE", help=f"{name}.toml: {order}")
 
 
 def add_snapshot_argument(parser: argparse.ArgumentParser, required: bool = True) -> None:

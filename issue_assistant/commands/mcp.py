@@ -185,9 +185,9 @@ def run(args: argparse.Namespace) -> int:
         import anyio
         from mcp.server.stdio import stdio_server
     except ImportError:
-        raise UserError(
-            "the mcp command needs the MCP SDK: pip install 'issue-assistant[mcp]'"
-        ) from None
+        from issue_assistant.names import install_line
+
+        raise UserError(f"the mcp command needs the MCP SDK: {install_line('mcp')}") from None
     box = toolbox(args)
     log.info("mcp: serving %s on stdio", ", ".join(box.names()))
     srv = server(box)
