@@ -13,6 +13,7 @@ from pathlib import Path
 
 from issue_assistant.errors import UserError
 from issue_assistant.names import DISTRIBUTION
+
 #: owners and names that stand for "yours" in examples; a `uses:` naming one cannot run
 PLACEHOLDERS = frozenset(
     {"OWNER", "REPO", "NAME", "USER", "ORG", "YOUR-ORG", "YOUR_ORG", "FORK-OWNER", "FORK-NAME"}
