@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from importlib import import_module
 
 from issue_assistant import __version__
+from issue_assistant.commands.args import check_sources
 from issue_assistant.errors import AssistantError, UserError, print_cli
 
 VERBOSE = "say what is being done (-vv: and every request's detail); quiet otherwise"
@@ -118,6 +119,7 @@ def _main(args: argparse.Namespace) -> int:
                     f"inside an engine's run only `issue-assistant search` may run, "
                     f"not `{args.command}`"
                 )
+            check_sources(args)
             return int(args._run(args) or 0)
     except AssistantError as exc:
         return print_cli(exc)

@@ -19,7 +19,7 @@ from issue_assistant.atomic import write_atomic
 from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import Engine
-from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
+from issue_assistant.errors import GitHubError, UserError, no_such_issue
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
@@ -416,7 +416,8 @@ def analyze_live(
     try:
         issue = tracker.get_issue(number)
     except KeyError:
-        raise UserError(f"{full_name}#{number}: no such issue ({NOT_FOUND_HINT})") from None
+        _ = tracker.repository  # a repository that is not there says so itself
+        raise UserError(no_such_issue(full_name, number)) from None
     reason = skip_reason(issue, config)
     bot = config.approval.bot_login
     found: Found | None = None

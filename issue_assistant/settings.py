@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from issue_assistant.errors import UserError
+from issue_assistant.errors import NO_TOKEN, UserError
 
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -145,10 +145,7 @@ class Settings(BaseModel):
 
     def require_token(self) -> str:
         if not self.github_token:
-            raise UserError(
-                "GITHUB_TOKEN is not set (nor GH_TOKEN, nor the github-token input): "
-                "a token is needed to read the repository"
-            )
+            raise UserError(NO_TOKEN)
         return self.github_token
 
     def cache_root(self, configured: str = "", flag: str | None = None) -> Path:

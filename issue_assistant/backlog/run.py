@@ -223,7 +223,7 @@ class Runner:
                 log.error("backlog: #%d: %s; the next run tries it again", issue.number, exc)
                 item = Item(issue.number, issue.title, "failed", reason=str(exc))
             finally:
-                if self.writes != "off":
+                if self.writes == "live":  # a dry run leaves nothing a later run would read
                     self.state.save(self.state_path, self.now.date())
             self.run.items.append(item)
             proposed += item.proposed

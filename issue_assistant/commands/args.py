@@ -64,6 +64,18 @@ def add_repository_argument(
         parser.add_argument("repository", nargs="?", help=argparse.SUPPRESS)
 
 
+#: the one answer to `--snapshot FILE` and `-R OWNER/REPO` given together, on every command
+BOTH_SOURCES = (
+    "--snapshot and -R both given: give one (--snapshot FILE works offline, -R reads GitHub)"
+)
+
+
+def check_sources(args: argparse.Namespace) -> None:
+    """A command that reads a snapshot or GitHub is given one of them, not both."""
+    if getattr(args, "snapshot", None) and getattr(args, "repo", None):
+        raise UserError(BOTH_SOURCES)
+
+
 def deprecated(old: str, new: str) -> None:
     """One line on stderr: `old` still works, `new` is the way to say it."""
     print(f"issue-assistant: warning: {old} is deprecated: use {new}", file=sys.stderr)
