@@ -70,6 +70,10 @@ BOTH_SOURCES = (
 )
 
 
+#: `--apply` where the source is a snapshot: nothing is ever written to one
+APPLY_OFFLINE = "--apply goes with -R OWNER/REPO: a snapshot is never written to"
+
+
 def check_sources(args: argparse.Namespace) -> None:
     """A command that reads a snapshot or GitHub is given one of them, not both."""
     if getattr(args, "snapshot", None) and getattr(args, "repo", None):
@@ -95,7 +99,7 @@ def repository_of(args: argparse.Namespace) -> str | None:
 def add_limit_argument(parser: argparse.ArgumentParser, default: int, help: str) -> None:
     """`--limit N`, a count of issues (`--issues N`, its old name, still works, hidden: it was
     too close to `--issue N`)."""
-    parser.add_argument("--limit", type=int, default=None, metavar="N", help=help)
+    parser.add_argument("-L", "--limit", type=int, default=None, metavar="N", help=help)
     parser.add_argument("--issues", type=int, dest="issues_count", help=argparse.SUPPRESS)
     parser.set_defaults(limit_default=default)
 

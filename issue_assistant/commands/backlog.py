@@ -7,7 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from issue_assistant.commands.args import add_config_arguments, add_repository_argument, moment
+from issue_assistant.commands.args import (
+    APPLY_OFFLINE,
+    add_config_arguments,
+    add_repository_argument,
+    moment,
+)
 from issue_assistant.errors import UserError
 
 HELP = (
@@ -22,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser, positional=False, help="the repository on GitHub (default: $GH_REPO)"
     )
     parser.add_argument(
+        "-L",
         "--limit",
         type=int,
         metavar="N",
@@ -86,6 +92,10 @@ def _check(args: argparse.Namespace) -> None:
         raise UserError("--post needs the live repository (-R OWNER/REPO), not --snapshot")
     if args.as_of is not None and not args.snapshot:
         raise UserError("--as-of goes with --snapshot")
+    if args.apply and args.snapshot:
+        raise UserError(APPLY_OFFLINE)
+    if args.apply and args.duplicates and not args.post:
+        raise UserError("--apply with --duplicates writes nothing without --post")
 
 
 def _report_path(args: argparse.Namespace, full_name: str, kind: str) -> Path:

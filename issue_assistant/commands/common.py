@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -136,7 +137,20 @@ def cli_writes(apply: bool, config: Config) -> str:
     ceiling = (current().writes or config.approval.writes or "live").lower()
     if ceiling not in order:
         raise UserError(f"writes must be one of {', '.join(order)}, not {ceiling!r}")
-    return min(wanted, ceiling, key=order.index)
+    mode = min(wanted, ceiling, key=order.index)
+    if apply and mode != "live":
+        # Never silent: the one line that says --apply was held back, and by which setting.
+        setting = (
+            f"ISSUE_ASSISTANT_WRITES={current().writes}"
+            if current().writes
+            else f'[approval] writes = "{config.approval.writes}" in config.toml'
+        )
+        print(
+            f"issue-assistant: warning: --apply: nothing will be written, {setting} "
+            f"({mode}); remove it or make it live to write",
+            file=sys.stderr,
+        )
+    return mode
 
 
 def get_issue(snapshot: Snapshot | IndexedSnapshot, number: int):  # noqa: ANN201

@@ -1,0 +1,151 @@
+"""Issue 26: one error contract and no silent dry run, through the real CLI and the real PyGithub
+client against the fake GitHub. A user error (an unknown repository or issue, no token, flags
+that contradict) is exit 2 in the same sentence on every command; a spent rate limit says when
+it resets and what to do; `--apply` that a setting holds back says so on stderr, naming it."""
+
+from __future__ import annotations
+
+import pytest
+
+from issue_assistant.cli import main
+from issue_assistant.commands.args import APPLY_OFFLINE, BOTH_SOURCES
+from issue_assistant.errors import NO_TOKEN, no_such_issue, no_such_repository
+from issue_assistant.tracker import fetch
+from issue_assistant.tracker.github import Throttle
+from tests.fakegithub import FakeGitHub
+from tests.fakegithub.fixtures import TOKEN
+from tests.test_errors_actionable import LABELS
+from tests.test_fetch_snapshot import small_repo
+
+SNAPSHOT = "../shared/data/poetry-sample.jsonl.gz"
+
+
+@pytest.fixture
+def gh(monkeypatch, tmp_path):
+    with FakeGitHub("octo/repo", token=TOKEN) as server:
+        small_repo(server)
+        monkeypatch.setenv("GITHUB_API_URL", server.base_url)
+        monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+        monkeypatch.setenv("ISSUE_ASSISTANT_CACHE", str(tmp_path / "cache"))
+        for name in ("GH_TOKEN", "GH_REPO", "GITHUB_REPOSITORY", "ISSUE_ASSISTANT_WRITES"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setattr(fetch, "FETCH_THROTTLE", Throttle(0, 0))
+        monkeypatch.chdir(tmp_path)
+        yield server
+
+
+def errors(capsys) -> list[str]:
+    return [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+
+
+def live(command: str, repo: str) -> list[str]:
+    """The command on `repo`, reading GitHub; every file it writes under the current folder."""
+    labels = ["--labels", str(LABELS)]
+    return {
+        "analyze": ["analyze", "-R", repo, "--issue", "3", *labels],
+        "apply": ["apply", "-R", repo, *labels],
+        "backlog": ["backlog", "-R", repo, *labels],
+        "evaluate": ["evaluate", "-R", repo, "-L", "5", *labels],
+        "calibrate": ["calibrate", "-R", repo, *labels],
+        "snapshot": ["snapshot", "-R", repo, "-o", "s.jsonl"],
+        "init": ["init", "-R", repo, "--dir", "drafts"],
+    }[command]
+
+
+COMMANDS = ["analyze", "apply", "backlog", "evaluate", "calibrate", "snapshot", "init"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_unknown_repository_is_exit_2_in_one_sentence(gh, command, capsys):
+    assert main(live(command, "octo/nope")) == 2
+    assert errors(capsys) == [f"issue-assistant: error: {no_such_repository('octo/nope')}"]
+
+
+@pytest.mark.parametrize("argv", [["analyze", "--issue", "99999"], ["apply", "--issue", "99999"]])
+def test_an_unknown_issue_is_exit_2_in_one_sentence(gh, argv, capsys):
+    assert main([argv[0], "-R", "octo/repo", *argv[1:], "--labels", str(LABELS)]) == 2
+    assert errors(capsys) == [f"issue-assistant: error: {no_such_issue('octo/repo', 99999)}"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_no_token_is_exit_2_in_one_sentence(gh, command, monkeypatch, capsys):
+    monkeypatch.delenv("GITHUB_TOKEN")
+    assert main(live(command, "octo/repo")) == 2
+    assert errors(capsys) == [f"issue-assistant: error: {NO_TOKEN}"]
+    assert gh.requests == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["analyze", "--issue", "3"],
+        ["evaluate"],
+        ["calibrate"],
+        ["init"],
+        ["mcp"],
+        ["backlog", "--duplicates"],
+    ],
+)
+def test_snapshot_and_repository_together_are_refused(gh, argv, capsys):
+    assert main([*argv, "--snapshot", SNAPSHOT, "-R", "octo/repo"]) == 2
+    assert errors(capsys) == [f"issue-assistant: error: {BOTH_SOURCES}"]
+    assert gh.requests == []
+
+
+def test_a_spent_rate_limit_says_when_it_resets_and_what_to_do(gh, capsys):
+    gh.fail_primary_rate_limit("GET", r"/repos/octo/repo/issues$", reset_in=1800)
+    assert main(live("evaluate", "octo/repo")) == 1
+    [line] = errors(capsys)
+    assert "API rate limit exceeded" in line
+    assert "GitHub's hourly limit resets at " in line and " UTC: run the same command again" in line
+    assert "a personal token: 5,000 requests an hour" in line
+
+
+@pytest.mark.parametrize("argv", [["analyze", "--issue", "3"], ["apply"], ["backlog"]])
+@pytest.mark.parametrize(
+    ("config", "variable", "setting"),
+    [
+        ('[approval]\nwrites = "dry-run"\n', None, '[approval] writes = "dry-run" in config.toml'),
+        ("", "off", "ISSUE_ASSISTANT_WRITES=off"),
+    ],
+)
+def test_apply_held_back_by_a_setting_says_so(
+    gh, argv, config, variable, setting, fake_engine, tmp_path, monkeypatch, capsys
+):
+    (tmp_path / "config.toml").write_text(config, encoding="utf-8")
+    if variable:
+        monkeypatch.setenv("ISSUE_ASSISTANT_WRITES", variable)
+    gh.add_issue("Please support TOML", "It would help.", "erin")
+    fake_engine.enqueue(*[{"type": "feature", "summary": "Asks for TOML."}] * 10)
+    code = main([argv[0], "-R", "octo/repo", *argv[1:], "--labels", str(LABELS), "--apply"])
+    held = [ln for ln in errors(capsys) if "--apply" in ln]
+    assert code == 0 and gh.writes == []
+    assert held == [
+        f"issue-assistant: warning: --apply: nothing will be written, {setting} "
+        f"({variable or 'dry-run'}); remove it or make it live to write"
+    ]
+
+
+def test_without_apply_or_when_live_there_is_no_such_line(gh, fake_engine, tmp_path, capsys):
+    (tmp_path / "config.toml").write_text('[approval]\nwrites = "dry-run"\n', encoding="utf-8")
+    assert main(["apply", "-R", "octo/repo", "--labels", str(LABELS)]) == 0
+    assert not [ln for ln in errors(capsys) if "--apply" in ln]
+    (tmp_path / "config.toml").write_text("", encoding="utf-8")
+    assert main(["apply", "-R", "octo/repo", "--labels", str(LABELS), "--apply"]) == 0
+    assert not [ln for ln in errors(capsys) if "--apply" in ln]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["analyze", "--snapshot", SNAPSHOT, "--issue", "3", "--apply"], APPLY_OFFLINE),
+        (["backlog", "--duplicates", "--snapshot", SNAPSHOT, "--apply"], APPLY_OFFLINE),
+        (
+            ["backlog", "--duplicates", "-R", "octo/repo", "--apply"],
+            "--apply with --duplicates writes nothing without --post",
+        ),
+    ],
+)
+def test_apply_where_nothing_can_be_written_is_a_user_error(gh, argv, message, capsys):
+    assert main([*argv, "--labels", str(LABELS)]) == 2
+    assert errors(capsys) == [f"issue-assistant: error: {message}"]
