@@ -326,7 +326,8 @@ class Approver:
         vote = self.rule.first_vote(found.comment, reactions, comments, self.now)
         if vote is None:
             log.info("#%d: waiting for a maintainer", n)
-            return ApplyResult(n, "waiting", "no maintainer has voted yet")
+            ignored = self.rule.not_counted(found.comment, reactions, comments, self.now)
+            return ApplyResult(n, "waiting", "; ".join(ignored) or "no maintainer has voted yet")
         return found, vote, comments
 
     def _decide(

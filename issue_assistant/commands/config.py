@@ -27,13 +27,14 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.commands.common import load_configs
     from issue_assistant.config import GROUPS
     from issue_assistant.engines import available
+    from issue_assistant.engines.registry import is_known
     from issue_assistant.pipeline import engines_for, prepare
     from issue_assistant.published import check_workflows
 
     labels, config = load_configs(args)
     counts = {g: len(labels.group(g)) for g in GROUPS}  # type: ignore[arg-type]
     engine = config.engine.name
-    if engine not in available():
+    if not is_known(engine):
         raise UserError(f"engine {engine!r} is not installed (available: {', '.join(available())})")
     try:
         main, fallback = engines_for(config, labels)
