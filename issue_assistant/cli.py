@@ -16,10 +16,9 @@ from contextlib import contextmanager
 from importlib import import_module
 
 from issue_assistant import __version__
-from issue_assistant.commands.args import check_sources
+from issue_assistant.commands.args import VERBOSE, check_sources
 from issue_assistant.errors import AssistantError, UserError, print_cli
 
-VERBOSE = "say what is being done (-vv: and every request's detail); quiet otherwise"
 COMMANDS = [
     "init",
     "analyze",
@@ -47,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     # given before it when it is not repeated after.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         module = import_module(f"issue_assistant.commands.{name}")
         p = sub.add_parser(name, help=module.HELP, description=module.HELP, parents=[common])
@@ -102,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     if "--print-completion" in (sys.argv[1:] if argv is None else argv):
         add_completion(parser)
     args = parser.parse_args(argv)
+    if args.command is None:  # bare `issue-assistant`: the help, as `gh` does
+        parser.print_help()
+        return 0
     with logging_for(args.verbose):
         return _main(args)
 

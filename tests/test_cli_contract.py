@@ -149,3 +149,56 @@ def test_without_apply_or_when_live_there_is_no_such_line(gh, fake_engine, tmp_p
 def test_apply_where_nothing_can_be_written_is_a_user_error(gh, argv, message, capsys):
     assert main([*argv, "--labels", str(LABELS)]) == 2
     assert errors(capsys) == [f"issue-assistant: error: {message}"]
+
+
+# ---- conventions a `gh` user expects ------------------------------------------------------
+
+
+def test_bare_command_prints_the_help_and_succeeds(capsys):
+    from issue_assistant.cli import COMMANDS
+
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: issue-assistant") and all(f"    {c} " in out for c in COMMANDS)
+
+
+def test_a_group_command_lists_its_subcommands(capsys):
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "subcommands:" in out and "    check " in out
+
+
+def test_config_check_v_names_the_files_it_read(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "labels.toml").write_text(LABELS.read_text(), encoding="utf-8")
+    assert main(["config", "check", "-v"]) == 0
+    err = capsys.readouterr().err
+    assert f"labels.toml: read {tmp_path / '.github' / 'labels.toml'}" in err
+    assert "config.toml: none found (looked in .github/issue-assistant/config.toml, " in err
+    assert main(["config", "check"]) == 0
+    assert "read" not in capsys.readouterr().err  # quiet without -v
+
+
+@pytest.mark.parametrize(
+    "argv", [["evaluate"], ["backlog"], ["init"], ["search", "q"], ["calibrate"]]
+)
+def test_dash_l_is_limit(argv):
+    from issue_assistant.cli import build_parser
+
+    assert build_parser().parse_args([*argv, "-L", "7"]).limit == 7
+
+
+def test_the_test_engines_are_hidden_from_lists_and_errors_but_usable(tmp_path, capsys):
+    from issue_assistant.engines import available
+    from issue_assistant.engines.registry import engine_class
+
+    assert "fake" not in available() and "fake-llm" not in available() and "similar" in available()
+    assert engine_class("fake").name == "fake"
+    config = tmp_path / "config.toml"
+    config.write_text('[engine]\nname = "nosuch"\n', encoding="utf-8")
+    assert main(["config", "check", "--labels", str(LABELS), "--config", str(config)]) == 2
+    [line] = errors(capsys)
+    assert "unknown engine 'nosuch' (available: " in line and "fake" not in line
+    config.write_text('[engine]\nname = "fake"\n', encoding="utf-8")
+    assert main(["config", "check", "--labels", str(LABELS), "--config", str(config)]) == 0

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from issue_assistant.errors import UserError
 from issue_assistant.names import lookup_order
 
+VERBOSE = "say what is being done (-vv: and every request's detail); quiet otherwise"
 #: the values of `config.Strategy` (kept here so the parser needs no pydantic; a test compares)
 STRATEGIES = ("zero-shot", "rag", "agent")
 

@@ -5,24 +5,33 @@ from __future__ import annotations
 import argparse
 import json
 
-from issue_assistant.commands.args import add_config_arguments, add_json_argument
+from issue_assistant.commands.args import VERBOSE, add_config_arguments, add_json_argument
 from issue_assistant.errors import UserError
 
-HELP = (
+HELP = "Work with labels.toml and config.toml: `config check` validates them."
+CHECK = (
     "Check labels.toml and config.toml (unknown keys, wrong types, invalid names, duplicate "
     "labels), load the engine and its fallback, as analyze would, and check that the "
-    "workflows in .github/workflows name no placeholder action (OWNER/...)."
+    "workflows in .github/workflows name no placeholder action (OWNER/...); -v names the "
+    "files read."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["check"], help="what to do")
-    add_json_argument(parser, "the label counts, the engine, its strategy and the fallback")
-    add_config_arguments(parser)
+    sub = parser.add_subparsers(dest="action", metavar="SUBCOMMAND", title="subcommands")
+    check = sub.add_parser("check", help=CHECK, description=CHECK)
+    check.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE)
+    add_json_argument(check, "the label counts, the engine, its strategy and the fallback")
+    add_config_arguments(check)
+    parser.set_defaults(_help=parser.format_help)
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
+
+    if args.action is None:  # a group: what it holds, as `gh issue` does
+        print(args._help(), end="")
+        return 0
 
     from issue_assistant.commands.common import load_configs
     from issue_assistant.config import GROUPS
