@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from importlib import import_module
 
 from issue_assistant import __version__
-from issue_assistant.commands.args import VERBOSE, check_sources
+from issue_assistant.commands.args import QUIET, VERBOSE, check_sources
 from issue_assistant.errors import AssistantError, UserError, print_cli
 
 COMMANDS = [
@@ -42,10 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE)
+    parser.add_argument("-q", "--quiet", action="store_true", help=QUIET)
     # `-v` after the subcommand too (`issue-assistant evaluate -v`); SUPPRESS keeps the count
     # given before it when it is not repeated after.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=QUIET)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         module = import_module(f"issue_assistant.commands.{name}")
@@ -104,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:  # bare `issue-assistant`: the help, as `gh` does
         parser.print_help()
         return 0
-    with logging_for(args.verbose):
+    from issue_assistant.progress import quiet
+
+    with logging_for(args.verbose), quiet(args.quiet):
         return _main(args)
 
 

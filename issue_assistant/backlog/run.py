@@ -28,6 +28,7 @@ from issue_assistant.errors import GitHubError
 from issue_assistant.index import IssueIndex
 from issue_assistant.live import LiveResult, analyze_live, refresh_index
 from issue_assistant.pipeline import engines_for, prepare
+from issue_assistant.progress import Progress
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue
@@ -125,6 +126,7 @@ class Runner:
     engines: tuple[Engine, Engine | None]
     run: BacklogRun
     recheck: Recheck
+    progress: Progress | None = None
 
     def stop_reason(self, nxt: int, proposed: int) -> str | None:
         cfg = self.config.backlog
@@ -227,6 +229,8 @@ class Runner:
                     self.state.save(self.state_path, self.now.date())
             self.run.items.append(item)
             proposed += item.proposed
+            if self.progress is not None:
+                self.progress.advance(note=f"#{issue.number} {item.action}")
 
 
 def run_backlog(
@@ -266,7 +270,9 @@ def run_backlog(
     runner = Runner(
         tracker, labels, config, writes, now, index, state, state_path, pair, run, recheck
     )
-    runner.walk([(i, selection.missing.get(i.number, []), None) for i in selection.todo])
+    with Progress("backlog").start(len(selection.todo)) as progress:
+        runner.progress = progress
+        runner.walk([(i, selection.missing.get(i.number, []), None) for i in selection.todo])
     run.posted_today = state.posted_on(now.date(), config.backlog.per_day)
     log.info(
         "backlog: %d selected, %d proposed, %d skipped here (%d by the selection)%s",

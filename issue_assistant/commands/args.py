@@ -11,6 +11,7 @@ from issue_assistant.errors import UserError
 from issue_assistant.names import lookup_order
 
 VERBOSE = "say what is being done (-vv: and every request's detail); quiet otherwise"
+QUIET = "no progress (a bar on a terminal, a line every 10 s otherwise): errors and warnings only"
 #: the values of `config.Strategy` (kept here so the parser needs no pydantic; a test compares)
 STRATEGIES = ("zero-shot", "rag", "agent")
 

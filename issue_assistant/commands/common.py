@@ -114,8 +114,10 @@ def snapshot_and_index(
         return read, index
     if config.index.embeddings:
         index.enable_embeddings(lambda: load_embedder(True))
-    written = index.update(scan.issues)
-    index.embed(scan.issues)
+    from issue_assistant.progress import callback, counted
+
+    written = index.update(counted(scan.issues, "index", total=len(scan.issues)))
+    index.embed(scan.issues, progress=callback("embeddings"))
     extras.save(index.path)
     index.mark_source(stamp, scan.repository, scan.lines)
     logging.getLogger("issue_assistant.pipeline").info(
@@ -151,6 +153,25 @@ def cli_writes(apply: bool, config: Config) -> str:
             file=sys.stderr,
         )
     return mode
+
+
+def unused_report(path: Path, *, chosen: bool, force: bool, beside: tuple[str, ...] = ()) -> Path:
+    """Never overwrite a report silently: `path` when it is free (with the files `beside` it:
+    the same name with those suffixes), or with --force; a path given by --report that exists
+    is an error; the default name moves to the next free one (`-2`, `-3`, ...), said on stderr."""
+
+    def taken(p: Path) -> bool:
+        return any(q.exists() for q in (p, *(p.with_suffix(s) for s in beside)))
+
+    if force or not taken(path):
+        return path
+    if chosen:
+        raise UserError("the report exists: --force overwrites it", where=str(path))
+    n = 2
+    while taken(other := path.with_name(f"{path.stem}-{n}{path.suffix}")):
+        n += 1
+    print(f"issue-assistant: {path} exists: writing {other} (--force overwrites)", file=sys.stderr)
+    return other
 
 
 def get_issue(snapshot: Snapshot | IndexedSnapshot, number: int):  # noqa: ANN201

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from issue_assistant.commands.args import VERBOSE, add_config_arguments, add_json_argument
+from issue_assistant.commands.args import QUIET, VERBOSE, add_config_arguments, add_json_argument
 from issue_assistant.errors import UserError
 
 HELP = "Work with labels.toml and config.toml: `config check` validates them."
@@ -21,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="SUBCOMMAND", title="subcommands")
     check = sub.add_parser("check", help=CHECK, description=CHECK)
     check.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE)
+    check.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=QUIET)
     add_json_argument(check, "the label counts, the engine, its strategy and the fallback")
     add_config_arguments(check)
     parser.set_defaults(_help=parser.format_help)

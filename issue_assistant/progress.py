@@ -1,0 +1,212 @@
+"""The progress of a long run, one way for every command (`evaluate`, `index`, `snapshot`,
+`calibrate`, `backlog`): a rich bar on a terminal (taken down at the end); off a terminal (a log,
+GitHub Actions, where CI is set) a plain line every ten seconds, and a last line when any was
+said, so a run shorter than that stays quiet, as every command is on success; nothing with `-q`.
+Lines go to stderr, so `--json` on stdout stays clean.
+
+The time remaining is measured from the items this run did, the first item's start taken when
+the work begins (not before a model loads), so it is sane from the first item on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import IO, Any, TypeVar
+
+T = TypeVar("T")
+#: seconds between two plain lines
+EVERY = 10.0
+_QUIET: ContextVar[bool] = ContextVar("issue_assistant_quiet", default=False)
+
+
+@contextmanager
+def quiet(on: bool = True) -> Iterator[None]:
+    """No progress at all while this holds (`-q`)."""
+    token = _QUIET.set(on)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
+def clock(seconds: float) -> str:
+    """`0:07`, `12:40`, `1:02:03`."""
+    s = max(0, int(seconds + 0.5))
+    h, m = divmod(s // 60, 60)
+    return f"{h}:{m:02d}:{s % 60:02d}" if h else f"{m}:{s % 60:02d}"
+
+
+def on_terminal(stream: IO[str]) -> bool:
+    """A person watching: a terminal, and not CI (Actions sets CI and is no terminal anyway)."""
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+    return tty and not os.environ.get("CI")
+
+
+class Progress:
+    """One run's progress over `total` items (None: not known yet, as while listing)."""
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        stream: IO[str] | None = None,
+        terminal: bool | None = None,
+        every: float | None = None,
+        now: Callable[[], float] | None = None,
+    ) -> None:
+        self.what = what
+        self.stream = stream or sys.stderr
+        self.enabled = not _QUIET.get()
+        self.terminal = on_terminal(self.stream) if terminal is None else terminal
+        self.every = EVERY if every is None else every
+        self.now = now or _now
+        self.total: int | None = None
+        self.done = self.new = 0
+        self.note = ""
+        self.t0 = self.first = self.said = 0.0
+        self.spoke = False  # a plain line was said: the last one is said too
+        self.timed = True
+        self._bar: Any = None
+        self._task: Any = None
+
+    # ---- the run -------------------------------------------------------------------------
+
+    def start(self, total: int | None, done: int = 0, *, timed: bool = True) -> Progress:
+        """From now on; `timed=False` when the work began before (the first item's time is
+        then unknown, and the time remaining waits for the second)."""
+        self.total, self.done, self.new, self.timed = total, done, 0, timed
+        self.t0 = self.said = self.now()
+        if self.enabled and self.terminal:
+            self._bar = _bar(self.what, self.stream)
+            self._bar.start()
+            self._task = self._bar.add_task(self.what, total=total, completed=done, note="")
+        return self
+
+    def advance(self, n: int = 1, note: str = "") -> None:
+        self.done += n
+        self.new += n
+        if self.new == n:
+            self.first = self.now()  # the end of the first item(s): its time is known
+        self.note = note
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.update(self._task, advance=n, note=note)
+        elif self.now() - self.said >= self.every:
+            self.line(self.status())
+
+    def stop(self) -> None:
+        """The last line (off a terminal), or the bar taken down."""
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+        elif self.spoke and self.new:
+            self.line(f"{self.what}: {self._count()} done in {clock(self.now() - self.t0)}")
+        self.spoke, self.new = False, 0  # said once
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- words ---------------------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        """One line: above the bar on a terminal, else on its own (nothing when quiet)."""
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.console.print(text, highlight=False, markup=False, soft_wrap=True)
+        else:
+            print(text, file=self.stream, flush=True)
+            self.spoke = True
+        self.said = self.now()
+
+    def describe(self, text: str) -> None:
+        """What is being done now (a wait, say): on the bar, else in the next line."""
+        self.note = text
+        if self._bar is not None:
+            self._bar.update(self._task, note=text)
+
+    def remaining(self) -> float | None:
+        """Seconds left: the first item's time at first, then the rate of those after it."""
+        if self.total is None or not self.new:
+            return None
+        left = max(self.total - self.done, 0)
+        if self.new == 1 or self.now() <= self.first:
+            return (self.first - self.t0) * left if self.timed else None
+        return (self.now() - self.first) / (self.new - 1) * left
+
+    def status(self) -> str:
+        parts = [f"{self.what}: {self._count()}"]
+        if self.note:
+            parts.append(self.note)
+        parts.append(f"elapsed {clock(self.now() - self.t0)}")
+        left = self.remaining()
+        if left is not None:
+            parts.append(f"remaining ~{clock(left)}")
+        return " ".join(parts)
+
+    def _count(self) -> str:
+        return f"{self.done}/{self.total}" if self.total is not None else str(self.done)
+
+
+def _bar(what: str, stream: IO[str]) -> Any:
+    """The rich bar (imported here: a command that shows none never loads rich's progress)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as Bar
+
+    return Bar(
+        TextColumn(what, markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("remaining"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[note]}", markup=False),
+        console=Console(file=stream, force_terminal=True),
+        transient=True,
+    )
+
+
+def counted(items: Iterable[T], what: str, total: int | None = None) -> Iterator[T]:
+    """`items`, with their progress shown as they are consumed."""
+    with Progress(what).start(total) as progress:
+        for item in items:
+            yield item
+            progress.advance()
+
+
+def callback(what: str) -> Callable[[int, int], None]:
+    """A `progress(done, total)` callback for a loop that reports its own count."""
+    state: dict[str, Progress] = {}
+
+    def report(done: int, total: int) -> None:
+        progress = state.get("p")
+        if progress is None:
+            progress = state["p"] = Progress(what).start(total, done - 1, timed=False)
+        progress.advance(done - progress.done)
+        if done >= total:
+            progress.stop()
+
+    return report
