@@ -5,6 +5,8 @@ it resets and what to do; `--apply` that a setting holds back says so on stderr,
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from issue_assistant.cli import main
@@ -17,7 +19,7 @@ from tests.fakegithub.fixtures import TOKEN
 from tests.test_errors_actionable import LABELS
 from tests.test_fetch_snapshot import small_repo
 
-SNAPSHOT = "../shared/data/poetry-sample.jsonl.gz"
+SNAPSHOT = str(Path(__file__).resolve().parents[2] / "shared" / "data" / "poetry-sample.jsonl.gz")
 
 
 @pytest.fixture
@@ -202,3 +204,71 @@ def test_the_test_engines_are_hidden_from_lists_and_errors_but_usable(tmp_path, 
     assert "unknown engine 'nosuch' (available: " in line and "fake" not in line
     config.write_text('[engine]\nname = "fake"\n', encoding="utf-8")
     assert main(["config", "check", "--labels", str(LABELS), "--config", str(config)]) == 0
+
+
+# ---- files ----------------------------------------------------------------------------------
+
+
+def test_the_default_outputs_in_a_checkout_are_ignored_by_git():
+    """evaluate and backlog write to the current folder by default: in this project's checkout
+    (where the README's commands run) git ignores them, with the names a second run takes."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from issue_assistant.evaluate.report import default_report_path
+
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    report = default_report_path(root, "huggingface/datasets")
+    names = [report, report.with_name(report.stem + "-2.md")]
+    names += [report.with_suffix(s) for s in (".jsonl", ".jsonl.bak", ".github.jsonl.gz")]
+    names += [root / f"python-poetry-poetry-{k}.md" for k in ("backlog", "duplicates")]
+    names += [root / "python-poetry-poetry-backlog-accuracy.md", root / "x-backlog-2.md"]
+    for path in names:
+        done = subprocess.run(["git", "check-ignore", "-q", "--no-index", str(path)], cwd=root)
+        assert done.returncode == 0, f"{path.name} is not ignored by git"
+    kept = subprocess.run(["git", "check-ignore", "-q", "--no-index", "docs/evaluate.md"], cwd=root)
+    assert kept.returncode == 1
+
+
+@pytest.fixture(scope="module")
+def poetry_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("poetry-cache")
+
+
+def test_a_report_is_never_overwritten_silently(tmp_path, monkeypatch, capsys, poetry_cache):
+    """The default name moves to the next free one, said on stderr; a --report that exists is
+    an error; --force overwrites (evaluate's own run: tests/test_evaluate_run.py)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ISSUE_ASSISTANT_CACHE", str(poetry_cache))
+    labels = Path(__file__).parent / "data" / "evaluate" / "poetry.labels.toml"
+    argv = ["backlog", "--duplicates", "--snapshot", SNAPSHOT, "--labels", str(labels)]
+    first = tmp_path / "python-poetry-poetry-duplicates.md"
+    assert main(argv) == 0
+    assert capsys.readouterr().out.strip() == str(first)
+    first.write_text("kept", encoding="utf-8")
+    assert main(argv) == 0
+    second = tmp_path / "python-poetry-poetry-duplicates-2.md"
+    out, err = capsys.readouterr()
+    assert out.strip() == str(second) and second.is_file()
+    assert f"{first} exists: writing {second} (--force overwrites)" in err
+    assert first.read_text(encoding="utf-8") == "kept"
+    assert main([*argv, "--report", str(first)]) == 2
+    assert "the report exists: --force overwrites it" in capsys.readouterr().err
+    assert main([*argv, "--report", str(first), "--force"]) == 0
+    assert first.read_text(encoding="utf-8") != "kept"
+
+
+def test_the_next_free_name_counts_the_files_beside_the_report(tmp_path, capsys):
+    from issue_assistant.commands.common import unused_report
+    from issue_assistant.commands.evaluate import BESIDE
+
+    report = tmp_path / "o-r-accuracy.md"
+    assert unused_report(report, chosen=False, force=False, beside=BESIDE) == report
+    (tmp_path / "o-r-accuracy.jsonl").write_text("")  # a run's results without its report
+    (tmp_path / "o-r-accuracy-2.github.jsonl.gz").write_text("")
+    third = tmp_path / "o-r-accuracy-3.md"
+    assert unused_report(report, chosen=False, force=False, beside=BESIDE) == third
+    assert unused_report(report, chosen=False, force=True, beside=BESIDE) == report

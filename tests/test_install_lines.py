@@ -100,6 +100,7 @@ def test_the_lookup_order_is_said_the_same_in_help_action_and_docs():
         order = names.lookup_order(f"{name}.toml")
         assert f"- {name}.toml: {order}\n" in docs
         assert names.lookup(f"{name}.toml") in action[name]["description"]
-        for command in ("analyze", "evaluate", "config", "backlog"):
-            helps = {a.dest: a.help for a in sub[command]._actions}
-            assert helps[name] == f"{name}.toml: {order}", command
+        check = sub["config"]._subparsers._group_actions[0].choices["check"]  # type: ignore[union-attr]
+        for command in (sub["analyze"], sub["evaluate"], sub["backlog"], sub["mcp"], check):
+            helps = {a.dest: a.help for a in command._actions}
+            assert helps[name] == f"{name}.toml: {order}", command.prog

@@ -60,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "./OWNER-REPO-duplicates.md with --duplicates)",
     )
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite the report of an earlier run (default: a new name beside it, or an "
+        "error for a --report that exists)",
+    )
+    parser.add_argument(
         "--snapshot",
         metavar="FILE",
         help="with --duplicates: work offline from a snapshot (the open issues of --as-of)",
@@ -156,7 +162,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _finish(args: argparse.Namespace, markdown: str, data: dict, path: Path) -> int:
     from issue_assistant.backlog.report import write_report
+    from issue_assistant.commands.common import unused_report
 
+    path = unused_report(path, chosen=bool(args.report), force=args.force)
     write_report(path, markdown)
     if args.json:
         print(json.dumps({**data, "report": str(path)}, indent=2, sort_keys=True, default=str))
