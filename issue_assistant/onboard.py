@@ -218,6 +218,7 @@ def run_init(args: argparse.Namespace) -> int:
         "written": written,
         "kept": kept,
         "next": [cmd.format(source=origin_flag) for cmd in NEXT],
+        "action": {"uses": published().action, "before_release": published().source},
     }
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))

@@ -37,6 +37,11 @@ class Published:
         return f"{self.repository}@{self.major}"
 
     @property
+    def source(self) -> str:
+        """The action from source (`source/action.yml` on main): it runs before any release."""
+        return f"{self.repository}/source@main"
+
+    @property
     def image(self) -> str:
         """The image of the newest release of this major version (registries want lowercase)."""
         return f"ghcr.io/{self.repository.lower()}:{self.major}"

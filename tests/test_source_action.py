@@ -91,3 +91,24 @@ def test_run_as_its_step_runs_it_the_action_triages(tmp_path, fake_engine):
     assert f"labels.toml: read {step['INPUT_LABELS']}" in done.stderr
     assert outputs(tmp_path)["skipped"] == "true"
     assert "nothing to propose" in (tmp_path / "summary.md").read_text(encoding="utf-8")
+
+
+def test_init_says_which_reference_runs_today(tmp_path, monkeypatch, capsys):
+    """What init prints and the workflow it writes name the published action and, for before
+    the first release, the action from source, which is a real file of this repository."""
+    from issue_assistant.cli import main
+    from issue_assistant.published import published
+
+    monkeypatch.chdir(tmp_path)
+    snapshot = ROOT.parent / "shared" / "data" / "poetry-sample.jsonl.gz"
+    assert main(["init", "--snapshot", str(snapshot), "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    ref = published()
+    assert ref.source == f"{ref.repository}/source@main"
+    assert (
+        f"The workflow uses {ref.action}, whose image the first release publishes; until that "
+        f"release exists, use {ref.source} instead (the action from source)."
+    ) in out
+    workflow = (tmp_path / ".github" / "workflows" / "issue-assistant.yml").read_text()
+    assert f"#   uses: {ref.source}\n" in workflow and f"uses: {ref.action}  #" in workflow
+    assert (ROOT / ref.source.split("/", 2)[2].split("@")[0] / "action.yml").is_file()
