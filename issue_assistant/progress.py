@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -187,6 +188,35 @@ def _bar(what: str, stream: IO[str]) -> Any:
         console=Console(file=stream, force_terminal=True),
         transient=True,
     )
+
+
+@contextmanager
+def working(what: str, doing: str = "still at it", *, every: float | None = None) -> Iterator[None]:
+    """A step without items to count (a model fit): the bar's clock on a terminal, else a line
+    every ten seconds while it lasts (`label model: still fitting, 0:20 so far`)."""
+    progress = Progress(what, every=every)
+    if not progress.enabled:
+        yield
+        return
+    progress.start(None)
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(progress.every):
+            progress.line(f"{what}: {doing}, {clock(progress.now() - progress.t0)} so far")
+
+    thread = None
+    if progress._bar is None:
+        thread = threading.Thread(target=beat, name="progress-working", daemon=True)
+        thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        if thread is not None:
+            thread.join()
+        progress.spoke = False  # no count to end on: the step's own lines say what it did
+        progress.stop()
 
 
 def counted(items: Iterable[T], what: str, total: int | None = None) -> Iterator[T]:

@@ -65,9 +65,7 @@ def main() -> int:
         paths = [str(p) for p in files(ROOT, Path(tmp))]
         print(f"lint: {len(paths)} workflows: {', '.join(Path(p).name for p in paths)}")
         # zizmor also audits the action's own definition; actionlint reads workflows only.
-        found = subprocess.run(
-            [zizmor, "--offline", "--no-progress", *ACTIONS, *paths], cwd=ROOT
-        )
+        found = subprocess.run([zizmor, "--offline", "--no-progress", *ACTIONS, *paths], cwd=ROOT)
         linted = subprocess.run([node, str(LINT / "actionlint.cjs"), *paths], cwd=ROOT)
     return 1 if found.returncode or linted.returncode else 0
 
