@@ -4,8 +4,9 @@ GitHub Actions, where CI is set) a plain line every ten seconds, and a last line
 said, so a run shorter than that stays quiet, as every command is on success; nothing with `-q`.
 Lines go to stderr, so `--json` on stdout stays clean.
 
-The time remaining is measured from the items this run did, the first item's start taken when
-the work begins (not before a model loads), so it is sane from the first item on.
+The time remaining is measured on the items after the first: the first carries the run's
+warm-up (a model loaded or fit while it waits), which made a 30 s run open at "remaining
+~46:05"; so none is said until a second item is done.
 """
 
 from __future__ import annotations
@@ -78,16 +79,13 @@ class Progress:
         self.note = ""
         self.t0 = self.first = self.said = 0.0
         self.spoke = False  # a plain line was said: the last one is said too
-        self.timed = True
         self._bar: Any = None
         self._task: Any = None
 
     # ---- the run -------------------------------------------------------------------------
 
-    def start(self, total: int | None, done: int = 0, *, timed: bool = True) -> Progress:
-        """From now on; `timed=False` when the work began before (the first item's time is
-        then unknown, and the time remaining waits for the second)."""
-        self.total, self.done, self.new, self.timed = total, done, 0, timed
+    def start(self, total: int | None, done: int = 0) -> Progress:
+        self.total, self.done, self.new = total, done, 0
         self.t0 = self.said = self.now()
         if self.enabled and self.terminal:
             self._bar = _bar(self.what, self.stream)
@@ -143,12 +141,10 @@ class Progress:
             self._bar.update(self._task, note=text)
 
     def remaining(self) -> float | None:
-        """Seconds left: the first item's time at first, then the rate of those after it."""
-        if self.total is None or not self.new:
+        """Seconds left at the rate of the items after the first (None before the second)."""
+        if self.total is None or self.new < 2 or self.now() <= self.first:
             return None
         left = max(self.total - self.done, 0)
-        if self.new == 1 or self.now() <= self.first:
-            return (self.first - self.t0) * left if self.timed else None
         return (self.now() - self.first) / (self.new - 1) * left
 
     def status(self) -> str:
@@ -234,7 +230,7 @@ def callback(what: str) -> Callable[[int, int], None]:
     def report(done: int, total: int) -> None:
         progress = state.get("p")
         if progress is None:
-            progress = state["p"] = Progress(what).start(total, done - 1, timed=False)
+            progress = state["p"] = Progress(what).start(total, done - 1)
         progress.advance(done - progress.done)
         if done >= total:
             progress.stop()

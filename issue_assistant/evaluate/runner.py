@@ -173,7 +173,7 @@ def run_all(
     progress = progress or Progress("evaluate")
     if items:
         evaluator.start([issue for _, issue in items])
-    progress.start(done + len(items), done)  # after the start: the first item is timed alone
+    progress.start(done + len(items), done)
     out: list[IssueResult] = []
     cost = 0.0
 
