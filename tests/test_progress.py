@@ -32,14 +32,19 @@ def plain(clock_: Clock, what: str = "evaluate") -> tuple[Progress, io.StringIO]
     return Progress(what, stream=out, terminal=False, now=clock_), out
 
 
+def steps(p: Progress, t: Clock, total: int | None, items: int, note: bool = False) -> None:
+    """A run of `items` items, one a second, from start to stop."""
+    p.start(total)
+    for n in range(items):
+        t.t += 1.0
+        p.advance(note=f"#{n}" if note else "")
+    p.stop()
+
+
 def test_off_a_terminal_a_line_every_ten_seconds_and_a_last_one():
     t = Clock()
     p, out = plain(t)
-    p.start(30)
-    for n in range(30):
-        t.t += 1.0
-        p.advance(note=f"#{n}")
-    p.stop()
+    steps(p, t, 30, 30, note=True)
     lines = out.getvalue().splitlines()
     assert lines == [
         "evaluate: 10/30 #9 elapsed 0:10 remaining ~0:20",
@@ -68,31 +73,19 @@ def test_the_time_remaining_is_sane_from_the_start():
 def test_a_short_run_says_nothing_and_quiet_says_nothing_at_all():
     t = Clock()
     p, out = plain(t)
-    p.start(5)
-    for _ in range(5):
-        t.t += 1.0
-        p.advance()
-    p.stop()
+    steps(p, t, 5, 5)
     assert out.getvalue() == ""  # under ten seconds: quiet, as on success
     with quiet():
         p, out = plain(t)
-        p.start(100)
-        for _ in range(100):
-            t.t += 1.0
-            p.advance()
         p.line("listing")
-        p.stop()
+        steps(p, t, 100, 100)
     assert out.getvalue() == ""
 
 
 def test_a_count_without_a_total_and_a_callback_loop(monkeypatch):
     t = Clock()
     p, out = plain(t, "listed")
-    p.start(None)
-    for _ in range(25):
-        t.t += 1.0
-        p.advance()
-    p.stop()
+    steps(p, t, None, 25)
     assert out.getvalue().splitlines() == [
         "listed: 10 elapsed 0:10",
         "listed: 20 elapsed 0:20",
@@ -138,7 +131,7 @@ def _evaluate(tmp_path, *extra: str) -> list[str]:
     return []
 
 
-def test_evaluate_and_index_show_progress_off_a_terminal(tmp_path, monkeypatch, capsys):
+def test_evaluate_shows_progress_off_a_terminal(tmp_path, monkeypatch, capsys):
     """Through the CLI, stderr not a terminal (as in Actions): with the interval at 0 every item
     is a line; -q silences them; stdout keeps only the result."""
     monkeypatch.setattr(progress_module, "EVERY", 0.0)
@@ -154,3 +147,18 @@ def test_evaluate_and_index_show_progress_off_a_terminal(tmp_path, monkeypatch, 
     assert out.strip() == str(tmp_path / "r.md")
     _evaluate(tmp_path, "-q", "--no-resume", "--force")
     assert "evaluate: " not in capsys.readouterr().err
+
+
+def test_index_shows_progress_off_a_terminal(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(progress_module, "EVERY", 0.0)
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.chdir(tmp_path)
+    poetry = HERE.parents[1] / "shared" / "data" / "poetry-sample.jsonl.gz"
+    argv = ["index", "--snapshot", str(poetry), "--cache-dir", str(tmp_path / "c"), "--json"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    lines = [ln for ln in err.splitlines() if ln.startswith("index: ")]
+    assert re.match(r"index: 1/(\d+) elapsed 0:\d\d$", lines[0])
+    total = re.match(r"index: 1/(\d+)", lines[0])[1]
+    assert re.match(rf"index: {total}/{total} done in \d+:\d\d$", lines[-1])
+    assert out.startswith("{")  # stdout keeps the JSON alone
