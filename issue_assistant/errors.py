@@ -86,6 +86,9 @@ class ToolFailure(Exception):
 
 
 NOT_FOUND_HINT = "no access, or private? Check the name, and that the token can read it"
+#: the one wording for a command given no repository (live only, or also a snapshot)
+NO_REPOSITORY = "no repository: give -R OWNER/REPO (or set GH_REPO)"
+NO_SOURCE = f"{NO_REPOSITORY}, or --snapshot FILE"
 #: the one wording for a missing GitHub token, on every command that reads GitHub
 NO_TOKEN = (
     "no GitHub token: set GITHUB_TOKEN or GH_TOKEN (in a workflow, the github-token input) "

@@ -11,7 +11,13 @@ import pytest
 
 from issue_assistant.cli import main
 from issue_assistant.commands.args import APPLY_OFFLINE, BOTH_SOURCES
-from issue_assistant.errors import NO_TOKEN, no_such_issue, no_such_repository
+from issue_assistant.errors import (
+    NO_REPOSITORY,
+    NO_SOURCE,
+    NO_TOKEN,
+    no_such_issue,
+    no_such_repository,
+)
 from issue_assistant.tracker import fetch
 from issue_assistant.tracker.github import Throttle
 from tests.fakegithub import FakeGitHub
@@ -92,6 +98,29 @@ def test_snapshot_and_repository_together_are_refused(gh, argv, capsys):
     assert main([*argv, "--snapshot", SNAPSHOT, "-R", "octo/repo"]) == 2
     assert errors(capsys) == [f"issue-assistant: error: {BOTH_SOURCES}"]
     assert gh.requests == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "sentence"),
+    [
+        (
+            ["analyze", "--issue", "3"],
+            "give -R OWNER/REPO --issue N (live), or --snapshot FILE --issue N",
+        ),
+        (["apply"], NO_REPOSITORY),
+        (["backlog"], NO_REPOSITORY),
+        (["snapshot", "-o", "s.jsonl"], NO_REPOSITORY),
+        (["evaluate"], NO_SOURCE),
+        (["calibrate"], NO_SOURCE),
+        (["init"], NO_SOURCE),
+        (["mcp"], NO_SOURCE),
+    ],
+)
+def test_no_repository_is_exit_2_in_one_sentence(gh, argv, sentence, capsys):
+    assert (
+        main([*argv, "--labels", str(LABELS)] if argv[0] not in ("snapshot", "init") else argv) == 2
+    )
+    assert errors(capsys) == [f"issue-assistant: error: {sentence}"]
 
 
 def test_a_spent_rate_limit_says_when_it_resets_and_what_to_do(gh, capsys):

@@ -22,7 +22,7 @@ from issue_assistant.commands.args import (
     add_strategy_argument,
     limit_of,
 )
-from issue_assistant.errors import UserError
+from issue_assistant.errors import NO_SOURCE, UserError
 from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def _tracker(
         return snapshot, f"snapshot {Path(args.snapshot).name}", None
     settings = current()
     if not (args.repo or settings.repository):
-        raise UserError("no repository: set GH_REPO=OWNER/REPO, or use -R or --snapshot FILE")
+        raise UserError(NO_SOURCE)
     full_name = settings.require_repository(args.repo)
     token = settings.github_token or ""
     try:
@@ -265,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.repo or current().repository:
         full_name = current().require_repository(args.repo)
     else:
-        raise UserError("no repository: set GH_REPO=OWNER/REPO, or use -R or --snapshot FILE")
+        raise UserError(NO_SOURCE)
     shard_text = f"{shard_of[0]}/{shard_of[1]}" if shard_of else None
     report = _report_path(args, config, full_name, shard_text)
     if args.backlog:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from issue_assistant import __version__
 from issue_assistant.commands.args import add_config_arguments
-from issue_assistant.errors import UserError
+from issue_assistant.errors import NO_SOURCE, UserError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -127,7 +127,7 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
     from issue_assistant.tools.view import RepoView
 
     if not args.snapshot and not args.repo:
-        raise UserError("give --snapshot FILE (offline) or -R OWNER/REPO (GitHub)")
+        raise UserError(NO_SOURCE)
     checkout = Checkout(args.checkout) if args.checkout else None  # fail before any reading
     labels_path = find_file("labels.toml", args.labels)
     labels = load_labels(labels_path) if labels_path else LabelsConfig()
