@@ -539,16 +539,7 @@ def is_ours(path: Path, name: str) -> bool:
 
 def find_file(name: str, explicit: str | None, root: Path | None = None) -> Path | None:
     """An explicit path (which must exist), else `name` under `.github/issue-assistant/`, then
-    `.github/`, then at the root when it is ours (`is_ours`); `-v` says which was read."""
-    found = _find(name, explicit, root)
-    if found is not None:
-        log.info("%s: read %s", name, found)
-    else:
-        log.info("%s: none found (looked in %s)", name, names.lookup(name))
-    return found
-
-
-def _find(name: str, explicit: str | None, root: Path | None) -> Path | None:
+    `.github/`, then at the root when it is ours (`is_ours`)."""
     if explicit:
         p = Path(explicit)
         if not p.is_file():

@@ -11,7 +11,6 @@ warm-up (a model loaded or fit while it waits), which made a 30 s run open at "r
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -48,12 +47,11 @@ def clock(seconds: float) -> str:
 
 
 def on_terminal(stream: IO[str]) -> bool:
-    """A person watching: a terminal, and not CI (Actions sets CI and is no terminal anyway)."""
+    """A person watching: a terminal (a log, and GitHub Actions, are none)."""
     try:
-        tty = stream.isatty()
+        return stream.isatty()
     except (AttributeError, ValueError):
         return False
-    return tty and not os.environ.get("CI")
 
 
 class Progress:

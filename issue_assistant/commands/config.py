@@ -27,6 +27,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(_help=parser.format_help)
 
 
+def _say_files(args: argparse.Namespace) -> None:
+    """With -v: which files were read (or, for config.toml, that none was found)."""
+    import logging
+
+    from issue_assistant.commands.common import config_paths
+    from issue_assistant.config import find_file
+    from issue_assistant.names import lookup
+
+    log = logging.getLogger("issue_assistant.config")
+    for name, given in zip(("labels.toml", "config.toml"), config_paths(args), strict=True):
+        found = find_file(name, given)
+        if found is not None:
+            log.info("%s: read %s", name, found)
+        else:
+            log.info("%s: none found (looked in %s)", name, lookup(name))
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -42,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.published import check_workflows
 
     labels, config = load_configs(args)
+    _say_files(args)
     counts = {g: len(labels.group(g)) for g in GROUPS}  # type: ignore[arg-type]
     engine = config.engine.name
     if not is_known(engine):
