@@ -72,7 +72,7 @@ def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replay
     snapshot = read_snapshot(DATA / name)
     index = open_index(snapshot, CACHE, embeddings=embeddings)
     if embeddings and not len(index.vectors or []):
-        raise SystemExit("embeddings are not installed: pip install 'issue-assistant[embeddings]'")
+        raise SystemExit("embeddings are not installed: pip install -e '.[embeddings]'")
     pairs, others = selection(snapshot, sample)
     config = Config()
     return [

@@ -43,7 +43,7 @@ def _evaluate(issues: int) -> tuple[dict, float, float, int]:
         out.mkdir()
         argv = [sys.executable, "-m", "issue_assistant", "evaluate"]
         argv += ["--snapshot", str((ROOT / SNAPSHOT).resolve()), "--labels", str(ROOT / LABELS)]
-        argv += ["--issues", str(issues), "--engine", "similar", "--json"]
+        argv += ["--limit", str(issues), "--engine", "similar", "--json"]
         argv += ["--report", str(out / "report.md")]
         env = {**os.environ, "CI": "1", "XDG_CACHE_HOME": str(Path(tmp) / "cache")}
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(":")
@@ -99,7 +99,7 @@ def run(quick: bool = False) -> str:
     )
     command = (
         f"issue-assistant evaluate --snapshot {SNAPSHOT} --labels {LABELS} "
-        f"--issues {issues} --engine similar"
+        f"--limit {issues} --engine similar"
     )
     lines = [
         "<!-- doc-test: slow (about 3 minutes) -->",

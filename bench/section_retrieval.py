@@ -106,7 +106,7 @@ def _share(num: int, den: int) -> str:
 
 
 def _eval_set(snapshot) -> list:  # noqa: ANN001
-    """The issues `evaluate --issues 200` scores on the snapshot, with its labels file."""
+    """The issues `evaluate --limit 200` scores on the snapshot, with its labels file."""
     from issue_assistant.config import load_labels
     from issue_assistant.evaluate.selection import select
 
@@ -181,7 +181,7 @@ def _decision_lines(quick: bool) -> list[str]:
         "whose reason quotes shared evidence (an error, frames, names or title words). "
         "Original possibly related: known duplicates whose original the comment lists as "
         "possibly related (not proposed as the duplicate). "
-        "Evaluate's 200: the issues `evaluate --issues 200` scores on hf-datasets (its known "
+        "Evaluate's 200: the issues `evaluate --limit 200` scores on hf-datasets (its known "
         "duplicates and the other issues).",
         "",
         "| data | embeddings | prior | threshold | right / known duplicates | false / others "

@@ -343,7 +343,7 @@ def measure(copies: int) -> dict:
     row["live"] = _live(copies, cache)
     report = Path(tempfile.gettempdir()) / "issue-assistant-bench-reports" / f"x{copies}.md"
     row["evaluate"] = _cli(
-        "evaluate", *common, "--issues", str(EVALUATE), "--engine", "similar",
+        "evaluate", *common, "--limit", str(EVALUATE), "--engine", "similar",
         "--report", str(report),
     )  # fmt: skip
     return row

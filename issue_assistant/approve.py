@@ -29,11 +29,11 @@ from issue_assistant.comment import (
 from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
 from issue_assistant.decision import filter_labels
 from issue_assistant.errors import (
-    NOT_FOUND_HINT,
     AssistantError,
     EngineError,
     GitHubError,
     UserError,
+    no_such_issue,
 )
 from issue_assistant.labelnames import find_label, has_label, key, keys
 from issue_assistant.render import render
@@ -214,7 +214,7 @@ class Approver:
                     # As analyze: the wrong number is the user's mistake (exit 2), not "nothing
                     # waits for approval".
                     repo = self.tracker.repository.full_name
-                    raise UserError(f"{repo}#{n}: no such issue ({NOT_FOUND_HINT})") from None
+                    raise UserError(no_such_issue(repo, n)) from None
         results: list[ApplyResult] = []
         for issue in issues:
             # Whatever fails on one issue is reported for that issue, with exactly what was
@@ -327,7 +327,8 @@ class Approver:
         vote = self.rule.first_vote(found.comment, reactions, comments, self.now)
         if vote is None:
             log.info("#%d: waiting for a maintainer", n)
-            return ApplyResult(n, "waiting", "no maintainer has voted yet")
+            ignored = self.rule.not_counted(found.comment, reactions, comments, self.now)
+            return ApplyResult(n, "waiting", "; ".join(ignored) or "no maintainer has voted yet")
         return found, vote, comments
 
     def _decide(

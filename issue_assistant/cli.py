@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from importlib import import_module
 
 from issue_assistant import __version__
+from issue_assistant.commands.args import QUIET, VERBOSE, check_sources
 from issue_assistant.errors import AssistantError, UserError, print_cli
 
-VERBOSE = "say what is being done (-vv: and every request's detail); quiet otherwise"
 COMMANDS = [
     "init",
     "analyze",
@@ -42,11 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE)
+    parser.add_argument("-q", "--quiet", action="store_true", help=QUIET)
     # `-v` after the subcommand too (`issue-assistant evaluate -v`); SUPPRESS keeps the count
     # given before it when it is not repeated after.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=QUIET)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         module = import_module(f"issue_assistant.commands.{name}")
         p = sub.add_parser(name, help=module.HELP, description=module.HELP, parents=[common])
@@ -57,11 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_completion(parser: argparse.ArgumentParser) -> None:
     """`--print-completion bash|zsh|tcsh`: a shell completion script, from the optional `shtab`
-    (`pip install 'issue-assistant[completion]'`); imported only when asked for."""
+    (`names.install_line("completion")`); imported only when asked for."""
     try:
         import shtab
     except ImportError:
-        parser.error("--print-completion needs shtab: pip install 'issue-assistant[completion]'")
+        from issue_assistant.names import install_line
+
+        parser.error(f"--print-completion needs shtab: {install_line('completion')}")
     shtab.add_argument_to(parser, ["--print-completion"])
 
 
@@ -99,7 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     if "--print-completion" in (sys.argv[1:] if argv is None else argv):
         add_completion(parser)
     args = parser.parse_args(argv)
-    with logging_for(args.verbose):
+    if args.command is None:  # bare `issue-assistant`: the help, as `gh` does
+        parser.print_help()
+        return 0
+    from issue_assistant.progress import quiet
+
+    with logging_for(args.verbose), quiet(args.quiet):
         return _main(args)
 
 
@@ -116,6 +125,7 @@ def _main(args: argparse.Namespace) -> int:
                     f"inside an engine's run only `issue-assistant search` may run, "
                     f"not `{args.command}`"
                 )
+            check_sources(args)
             return int(args._run(args) or 0)
     except AssistantError as exc:
         return print_cli(exc)

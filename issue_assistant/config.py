@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from issue_assistant import forms
+from issue_assistant import forms, names
 from issue_assistant.errors import UserError
 from issue_assistant.labelnames import has_control
 from issue_assistant.tomllines import line_of
@@ -548,7 +548,7 @@ def _check_engine_tables(p: Path, text: str, config: Config, moved: list[str]) -
 
 #: where the two files are looked for, in this order, as labeler and release-drafter read
 #: `.github/`; a file at the repository root comes last, and only when it is ours.
-SEARCH_DIRS = (Path(".github") / "issue-assistant", Path(".github"))
+SEARCH_DIRS = tuple(Path(d) for d in names.SEARCH_DIRS)
 
 
 def _own_keys(name: str) -> set[str]:

@@ -92,6 +92,36 @@ class ToolFailure(Exception):
 
 
 NOT_FOUND_HINT = "no access, or private? Check the name, and that the token can read it"
+#: the one wording for a command given no repository (live only, or also a snapshot)
+NO_REPOSITORY = "no repository: give -R OWNER/REPO (or set GH_REPO)"
+NO_SOURCE = f"{NO_REPOSITORY}, or --snapshot FILE"
+#: the one wording for a missing GitHub token, on every command that reads GitHub
+NO_TOKEN = (
+    "no GitHub token: set GITHUB_TOKEN or GH_TOKEN (in a workflow, the github-token input) "
+    "to a token that can read the repository"
+)
+
+
+def no_such_repository(full_name: str) -> str:
+    return f"{full_name}: no such repository ({NOT_FOUND_HINT})"
+
+
+def no_such_issue(full_name: str, number: int) -> str:
+    return f"{full_name}#{number}: no such issue ({NOT_FOUND_HINT})"
+
+
+class RepositoryNotFound(GitHubError):
+    """GitHub answered 404 for the repository itself: a user error (a wrong name, or a token
+    that cannot see it), said in the same words by every command."""
+
+    exit_code = 2
+
+    def __init__(self, full_name: str, method: str, path: str, message: str) -> None:
+        super().__init__(method, path, 404, message)
+        self.full_name = full_name
+
+    def line(self) -> str:
+        return f"{self.label}: {no_such_repository(self.full_name)}"
 
 
 def print_cli(exc: AssistantError, stream: TextIO | None = None) -> int:

@@ -21,7 +21,7 @@ from issue_assistant.comment import IndexProgress, Plan, SetAside, render_commen
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.decision import as_json
 from issue_assistant.engines import Engine
-from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, IssueGone
+from issue_assistant.errors import GitHubError, IssueGone, no_such_issue
 from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.named import confirm_named
@@ -454,12 +454,10 @@ def analyze_live(
     try:
         issue = tracker.get_issue(number)
     except KeyError:
+        _ = tracker.repository  # a repository that is not there says so itself
         if index is not None:
             index.remove([number])  # deleted or transferred: the index forgets it
-        raise IssueGone(
-            f"{full_name}#{number}: no such issue in this repository (deleted or transferred? "
-            f"{NOT_FOUND_HINT})"
-        ) from None
+        raise IssueGone(no_such_issue(full_name, number)) from None
     reason = skip_reason(issue, config)
     bot = config.approval.bot_login
     found: Found | None = None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from issue_assistant.atomic import write_atomic
 from issue_assistant.config import find_file
-from issue_assistant.errors import GitHubError, UserError
+from issue_assistant.errors import NO_SOURCE, GitHubError, UserError
 from issue_assistant.forms import DraftedField, draft_fields, read_forms
 from issue_assistant.initfiles import comment_text, config_toml, labels_toml
 from issue_assistant.published import published
@@ -202,7 +202,7 @@ def run_init(args: argparse.Namespace) -> int:
         source = read_snapshot_source(args.snapshot)
     else:
         if not (args.repository or current().repository):
-            raise UserError("give -R OWNER/REPO (with GITHUB_TOKEN set) or --snapshot FILE")
+            raise UserError(NO_SOURCE)
         source = read_github_source(current().require_repository(args.repository), args.limit)
     origin_flag = (
         f"--snapshot {shlex.quote(args.snapshot)}"
@@ -254,6 +254,7 @@ def run_init(args: argparse.Namespace) -> int:
         "written": written,
         "kept": kept,
         "next": [cmd.format(source=origin_flag) for cmd in NEXT],
+        "action": {"uses": published().action, "before_release": published().source},
     }
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))

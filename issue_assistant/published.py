@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from issue_assistant.errors import UserError
+from issue_assistant.names import DISTRIBUTION
 
-DISTRIBUTION = "issue-assistant"
 #: owners and names that stand for "yours" in examples; a `uses:` naming one cannot run
 PLACEHOLDERS = frozenset(
     {"OWNER", "REPO", "NAME", "USER", "ORG", "YOUR-ORG", "YOUR_ORG", "FORK-OWNER", "FORK-NAME"}
@@ -35,6 +35,11 @@ class Published:
     def action(self) -> str:
         """What a workflow's `uses:` names: the newest release of this major version."""
         return f"{self.repository}@{self.major}"
+
+    @property
+    def source(self) -> str:
+        """The action from source (`source/action.yml` on main): it runs before any release."""
+        return f"{self.repository}/source@main"
 
     @property
     def image(self) -> str:

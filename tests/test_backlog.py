@@ -329,6 +329,28 @@ def test_a_skip_of_the_live_path_is_kept_so_it_does_not_head_every_run(gh, tmp_p
     assert [i.number for i in later.proposed] == [numbers[0]]
 
 
+def test_a_dry_run_leaves_nothing_that_changes_the_next_run(gh, tmp_path, fake_engine):
+    """A dry run that skipped an issue (kept "not proposed" for [backlog] answered_days by a
+    live run) and would have proposed for the others saves no state: the live run after it
+    looks at every issue again and proposes for the same ones."""
+    numbers = seed(gh, 3)
+    answers(fake_engine)
+    # the opt-out label comes between the index refresh and the issue's analysis
+    gh.before("GET", rf"/issues/{numbers[0]}$", lambda: gh.issues[numbers[0]].labels.append(
+        "assistant: skip"))  # fmt: skip
+    state = index_path(tmp_path / "cache", REPO) / STATE_FILE
+    dry = run(gh, tmp_path, writes="dry-run", limit=10)
+    assert [i.number for i in dry.proposed] == numbers[1:]
+    assert [(i.number, i.rule) for i in dry.items if i.action == "skipped"] == [
+        (numbers[0], "not proposed")
+    ]
+    assert not state.exists() and gh.writes == []
+    gh.issues[numbers[0]].labels.remove("assistant: skip")
+    live = run(gh, tmp_path, limit=10)
+    assert [i.number for i in live.proposed] == numbers  # the dry run's skip was not kept
+    assert state.exists() and gh.writes
+
+
 def test_two_runs_at_once_leave_one_comment_per_issue(gh, tmp_path, fake_engine):
     """Two machines (each its own cache and state) on the same backlog at the same time: the
     live path's claim keeps one comment and one pending label per issue."""

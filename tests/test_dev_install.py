@@ -73,11 +73,38 @@ def dry_run(tmp_path: Path, **extra: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line[:15])
 
 
+# What ggml turns on by itself with GGML_NATIVE=OFF (every x86 extension up to AVX2): a CPU
+# without one of them stops with "Illegal instruction".
+EXTENSIONS = ("SSE42", "AVX", "AVX2", "BMI2", "FMA", "F16C")
+
+
 def test_the_default_build_is_portable(tmp_path):
     got = dry_run(tmp_path)
-    assert "-DGGML_NATIVE=OFF" in got["CMAKE_ARGS"] and "-march=native" not in got["CMAKE_ARGS"]
+    flags = got["CMAKE_ARGS"].split()
+    assert "-DGGML_NATIVE=OFF" in flags and "-march=native" not in got["CMAKE_ARGS"]
     assert "GGML_NATIVE=ON" not in got["CMAKE_ARGS"]
+    assert all(f"-DGGML_{x}=OFF" in flags for x in EXTENSIONS), flags
+    assert not [f for f in flags if f.endswith("=ON")]
     assert Path(got["PIP_CACHE_DIR"]).parent == tmp_path / "cache"
+    assert dry_run(tmp_path, ISSUE_ASSISTANT_LLAMA_AVX2="0")["CMAKE_ARGS"] == got["CMAKE_ARGS"]
+
+
+def test_avx2_is_an_opt_in_with_a_cache_of_its_own(tmp_path):
+    portable = dry_run(tmp_path)
+    fast = dry_run(tmp_path, ISSUE_ASSISTANT_LLAMA_AVX2="1")
+    flags = fast["CMAKE_ARGS"].split()
+    assert {"-DGGML_NATIVE=OFF", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON"} <= set(flags)
+    assert fast["PIP_CACHE_DIR"] != portable["PIP_CACHE_DIR"]
+    # CMAKE_ARGS of one's own still win over both
+    own = dry_run(tmp_path, ISSUE_ASSISTANT_LLAMA_AVX2="1", CMAKE_ARGS="-DGGML_NATIVE=ON")
+    assert own["CMAKE_ARGS"] == "-DGGML_NATIVE=ON"
+    bad = subprocess.run(
+        ["bash", str(SCRIPT), "--dry-run"],
+        env=_env(tmp_path, ISSUE_ASSISTANT_LLAMA_AVX2="yes"),
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "ISSUE_ASSISTANT_LLAMA_AVX2 is 1 or unset" in bad.stderr
     # Flags of one's own keep GGML_NATIVE off unless they set it.
     assert dry_run(tmp_path, CMAKE_ARGS="-DGGML_CUDA=on")["CMAKE_ARGS"] == (
         "-DGGML_CUDA=on -DGGML_NATIVE=OFF"
@@ -143,3 +170,10 @@ def test_a_wheel_built_with_other_flags_is_never_reused(tmp_path):
         assert _install(tmp_path, flags, keyed["PIP_CACHE_DIR"]) == flags
     wheels = sorted((tmp_path / "cache").glob("pip-*/wheels/**/flagprobe-1.0-*.whl"))
     assert len(wheels) == 2
+
+
+def test_ci_starts_from_a_fresh_virtual_environment():
+    """`.ci/run` removes a `.venv` left from before, then runs the README's command."""
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    readme = next(i for i, ln in enumerate(lines) if ln.startswith("python3 -m venv .venv"))
+    assert "rm -rf .venv" in lines[:readme]

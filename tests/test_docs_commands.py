@@ -101,7 +101,11 @@ def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in secret}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), CI="1")
+    # TMPDIR: what a block writes to "${TMPDIR:-/tmp}" is this run's own (a report is never
+    # overwritten: a second run would find the first one's)
+    env.update(
+        HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), CI="1", TMPDIR=str(tmp_path)
+    )
     return env
 
 

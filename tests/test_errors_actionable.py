@@ -95,8 +95,8 @@ def test_nothing_was_written_only_where_a_write_could_have_been(gh, tmp_path, mo
 @pytest.mark.parametrize(
     ("argv", "code"),
     [
-        (["apply", "-R", "octo/nope", "--labels", str(LABELS)], 1),
-        (["snapshot", "-R", "octo/nope", "-o", "x.jsonl"], 1),
+        (["apply", "-R", "octo/nope", "--labels", str(LABELS)], 2),
+        (["snapshot", "-R", "octo/nope", "-o", "x.jsonl"], 2),
         (["apply", "-R", "octo/repo", "--issue", "99999", "--labels", str(LABELS)], 2),
         (["analyze", "-R", "octo/repo", "--issue", "99999", "--labels", str(LABELS)], 2),
     ],
@@ -109,7 +109,9 @@ def test_missing_repository_or_issue_one_wording_and_exit_codes(
     assert main(argv) == code
     line = one_line(capsys)
     assert "no access, or private?" in line
-    if code == 2:
+    if "octo/nope" in argv:
+        assert "octo/nope: no such repository" in line
+    else:
         assert "octo/repo#99999: no such issue" in line
 
 

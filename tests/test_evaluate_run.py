@@ -215,15 +215,18 @@ def test_an_interrupted_run_resumes_by_default_as_snapshot_does(cache, checkout)
     enqueue()
     assert evaluate(cache, "--engine", "fake", "--limit", str(N), "--report", str(report)) == 0
     assert len(FakeEngine.history) == N - 3  # no --resume needed
-    # a finished run is not resumed by default: the next run starts over
+    # a finished run is not resumed: the next run starts over, on its report with --force only
     FakeEngine.reset()
     enqueue()
-    assert evaluate(cache, "--engine", "fake", "--limit", str(N), "--report", str(report)) == 0
+    with pytest.raises(UserError, match="the report exists: --force overwrites it"):
+        evaluate(cache, "--engine", "fake", "--limit", str(N), "--report", str(report))
+    argv = ("--engine", "fake", "--limit", str(N), "--report", str(report), "--force")
+    assert evaluate(cache, *argv) == 0
     assert len(FakeEngine.history) == N
     # --no-resume starts over an interrupted one
     FakeEngine.reset()
     FakeEngine.enqueue(answer, interrupt)
-    assert evaluate(cache, "--engine", "fake", "--limit", str(N), "--report", str(report)) == 130
+    assert evaluate(cache, *argv) == 130
     FakeEngine.reset()
     enqueue()
     argv = ("--engine", "fake", "--limit", str(N), "--report", str(report), "--no-resume")
@@ -240,29 +243,3 @@ def test_merge_refuses_other_runs(cache, checkout):
         evaluate(cache, "merge", str(a.with_suffix(".jsonl")), str(b.with_suffix(".jsonl")))
     with pytest.raises(UserError, match="another run"):
         evaluate(cache, "--engine", "similar", "--issues", "3", "--report", str(a), "--resume")
-
-
-def test_progress_is_a_bar_on_a_terminal_and_plain_lines_otherwise(monkeypatch):
-    import io
-
-    from issue_assistant.evaluate.runner import LogProgress, RichProgress, progress_for
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    monkeypatch.delenv("CI", raising=False)
-    assert isinstance(progress_for(Terminal()), RichProgress)
-    assert isinstance(progress_for(io.StringIO()), LogProgress)
-    monkeypatch.setenv("CI", "true")
-    assert isinstance(progress_for(Terminal()), LogProgress)
-    out = io.StringIO()
-    plain = LogProgress(out)
-    plain.start(3, 1)
-    from tests.test_evaluate_metrics import result
-
-    r = result(7, Decision(usage=Usage(cost_usd=0.25)))
-    plain.advance(r)
-    lines = out.getvalue().splitlines()
-    assert lines[0] == "evaluate: 1/3 already done"
-    assert lines[1].startswith("evaluate: 2/3 #7 elapsed 00:00 remaining ~00:00 cost $0.25")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -216,25 +217,31 @@ def test_no_resume_starts_over(fake_github: FakeGitHub, tmp_path: Path) -> None:
     assert len([p for p in fake_github.paths() if p.endswith("/timeline")]) == 6
 
 
-def test_progress_is_plain_lines_off_a_terminal(fake_github: FakeGitHub, tmp_path: Path) -> None:
-    for n in range(1, 251):
+def test_progress_is_plain_lines_off_a_terminal(
+    fake_github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line every ten seconds (here: every 0.4 s of a fake clock, one issue a tick) for the
+    listing and the issues, with the time remaining; the steps' own lines around them."""
+    from issue_assistant import progress
+
+    for n in range(1, 6):
         fake_github.add_issue(f"issue {n}")
+    ticks = iter(range(10_000))
+    monkeypatch.setattr(progress, "_now", lambda: next(ticks) * 0.1)
+    monkeypatch.setattr(progress, "EVERY", 0.4)
     console = quiet()
 
     fetch_snapshot(make_tracker(fake_github), tmp_path / "s.jsonl", console=console)
 
     lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
-    assert lines[:2] == [
-        "listing issues of octo/repo",
-        "250 issues and pull requests, 0 already fetched",
-    ]
-    assert lines[2:5] == [
-        "fetched 100/250 (#100)",
-        "fetched 200/250 (#200)",
-        "fetched 250/250 (#250)",
-    ]
-    assert lines[5:7] == ["0 releases", "0 discussions"]
-    assert lines[7].startswith("wrote ") and lines[7].endswith("250 issues and pull requests")
+    assert lines[0] == "listing issues of octo/repo"
+    assert [ln for ln in lines if ln.startswith("listed: ")][-1].startswith("listed: 5 done in")
+    assert "5 issues and pull requests, 0 already fetched" in lines
+    fetched = [ln for ln in lines if ln.startswith("fetched: ")]
+    assert re.fullmatch(r"fetched: \d/5 #\d elapsed 0:0\d( remaining ~0:0\d)?", fetched[0])
+    assert fetched[-1].startswith("fetched: 5/5 done in ")
+    assert lines[-3:-1] == ["0 releases", "0 discussions"]
+    assert lines[-1].startswith("wrote ") and lines[-1].endswith("5 issues and pull requests")
 
 
 def test_progress_bar_on_a_terminal(fake_github: FakeGitHub, tmp_path: Path) -> None:
@@ -256,7 +263,7 @@ def test_snapshot_command(
 
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     assert main(argv) == 2
-    assert "GITHUB_TOKEN is not set" in capsys.readouterr().err
+    assert "no GitHub token: set GITHUB_TOKEN or GH_TOKEN" in capsys.readouterr().err
 
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     assert main(argv) == 0
@@ -267,6 +274,7 @@ def test_snapshot_command(
         main(
             [
                 "snapshot",
+                "-R",
                 "octo/missing",
                 "-o",
                 str(tmp_path / "x.jsonl"),
@@ -274,9 +282,9 @@ def test_snapshot_command(
                 fake_github.base_url,
             ]
         )
-        == 1
+        == 2
     )
-    assert "GET /repos/octo/missing failed: 404 Not Found" in capsys.readouterr().err
+    assert "octo/missing: no such repository" in capsys.readouterr().err
 
 
 @pytest.mark.vcr

@@ -43,7 +43,7 @@ PROGRESS = """
 import io, sys
 sys.modules["pygments"] = None  # any import of it now raises ImportError
 from rich.console import Console
-from issue_assistant.evaluate.runner import RichProgress
+from issue_assistant.progress import Progress
 from issue_assistant.tracker.fetch import _Reporter
 
 class Tty(io.StringIO):
@@ -51,11 +51,12 @@ class Tty(io.StringIO):
         return True
 
 stream = Tty()
-bar = RichProgress(stream)
+bar = Progress("evaluate", stream=stream, terminal=True)
 bar.start(3, 1)
+bar.advance(note="#7 cost $0.25")
 bar.stop()
 for terminal in (True, False):
-    rep = _Reporter(Console(file=Tty(), force_terminal=terminal), enabled=True, every=1)
+    rep = _Reporter(Console(file=Tty(), force_terminal=terminal), enabled=True, every=0)
     rep.start(2, 0)
     rep.advance(7)
     rep.line("fetched 1/2 (#7) `code` [b]x[/b] https://example.com")

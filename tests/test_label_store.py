@@ -176,7 +176,7 @@ def test_index_labels_then_analyze_fits_once_and_says_which(tmp_path, capsys):
     assert "a label model kept for an earlier moment" in second
 
 
-def test_a_long_fit_says_it_is_still_fitting(tmp_path, monkeypatch, caplog):
+def test_a_long_fit_says_it_is_still_fitting(tmp_path, monkeypatch, caplog, capsys):
     monkeypatch.setattr(store, "HEARTBEAT_S", 0.01)
     real_fit = store.fit
 
@@ -192,7 +192,7 @@ def test_a_long_fit_says_it_is_still_fitting(tmp_path, monkeypatch, caplog):
     index = open_index(snapshot, tmp_path)
     with caplog.at_level(logging.INFO, logger="issue_assistant.learn.store"):
         store.refit(AsOfView(snapshot, issues[-1].created_at), index, LABELS, issues[-1].created_at)
-    assert "label model: still fitting" in caplog.text
+    assert "label model: still fitting, 0:00 so far" in capsys.readouterr().err
     assert "issue-assistant calibrate" in caplog.text
 
 

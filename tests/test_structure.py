@@ -14,8 +14,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "issue_assistant"
 #: `engines`). Modules of one floor may import each other, never in a circle.
 FLOORS: list[tuple[str, ...]] = [
     # small helpers, and the engine registry (names and option models, pydantic only)
-    ("", "errors", "atomic", "tomllines", "labelnames", "urls", "render", "sanitize",
-     "forms", "engines.registry"),
+    ("", "errors", "names", "progress", "atomic", "tomllines", "labelnames", "urls", "render",
+     "sanitize", "forms", "engines.registry"),
     ("config", "settings", "cachelock", "engines.similar_options"),
     ("tracker",),
     ("index", "asking", "formlabels", "decision"),

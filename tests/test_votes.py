@@ -142,3 +142,22 @@ def test_the_edit_time_decides_to_the_second():
     unedited = comment.model_copy(update={"updated_at": posted})
     reaction = Reaction(user=User(login="maria"), content="+1", created_at=posted)
     assert rule.first_vote(unedited, [reaction], [], posted) is not None
+
+
+def test_a_vote_that_did_not_count_says_why_in_the_status():
+    """A 👍 from someone without a role that decides, and a command given before the last edit:
+    the proposal still waits, and its status says why each was not counted."""
+    t = make_tracker()
+    comment = post_plan(t, type="bug")
+    t.add_comment(2, "maria", "/assistant approve")
+    _reanalyse(t, comment, type="feature")
+    t.react(comment.id, "stranger", "+1")
+    [result] = approver(t).run()
+    assert result.status == "waiting" and t.writes == []
+    assert result.reason == (
+        "`/assistant approve` from @maria was not counted: it came before the proposal was last "
+        "changed, so vote again; a 👍 from @stranger was not counted: no triage role"
+    )
+    t.react(comment.id, "ada", "+1")  # a maintainer: it counts, the others are not mentioned
+    [result] = approver(t).run()
+    assert result.status == "approved"

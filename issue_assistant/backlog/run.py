@@ -30,6 +30,7 @@ from issue_assistant.errors import GitHubError, IssueGone
 from issue_assistant.index import IssueIndex
 from issue_assistant.live import LiveResult, analyze_live, refresh_index
 from issue_assistant.pipeline import engines_for, index_path, prepare
+from issue_assistant.progress import Progress
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue
@@ -127,6 +128,7 @@ class Runner:
     engines: tuple[Engine, Engine | None]
     run: BacklogRun
     recheck: Recheck
+    progress: Progress | None = None
 
     def stop_reason(self, nxt: int, proposed: int) -> str | None:
         cfg = self.config.backlog
@@ -235,10 +237,12 @@ class Runner:
                 )
                 item = Item(issue.number, issue.title, "failed", reason=what)
             finally:
-                if self.writes != "off":
+                if self.writes == "live":  # a dry run leaves nothing a later run would read
                     self.state.save(self.state_path, self.now.date())
             self.run.items.append(item)
             proposed += item.proposed
+            if self.progress is not None:
+                self.progress.advance(note=f"#{issue.number} {item.action}")
 
 
 def run_backlog(
@@ -302,7 +306,9 @@ def _run(
     runner = Runner(
         tracker, labels, config, writes, now, index, state, state_path, pair, run, recheck
     )
-    runner.walk([(i, selection.missing.get(i.number, []), None) for i in selection.todo])
+    with Progress("backlog").start(len(selection.todo)) as progress:
+        runner.progress = progress
+        runner.walk([(i, selection.missing.get(i.number, []), None) for i in selection.todo])
     run.posted_today = state.posted_on(now.date(), config.backlog.per_day)
     log.info(
         "backlog: %d selected, %d proposed, %d skipped here (%d by the selection)%s",

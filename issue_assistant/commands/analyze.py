@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from issue_assistant.commands.args import (
+    APPLY_OFFLINE,
     add_checkout_argument,
     add_config_arguments,
     add_repository_argument,
@@ -132,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         elif not args.json:
             print(result.comment)
         return 0
+    if args.apply:
+        raise UserError(APPLY_OFFLINE)
     if not args.snapshot or args.issue is None:
         raise UserError("give -R OWNER/REPO --issue N (live), or --snapshot FILE --issue N")
     minutes = check_minutes(args.minutes)

@@ -8,18 +8,18 @@ import sys
 from datetime import UTC, datetime
 
 from issue_assistant.errors import UserError
+from issue_assistant.names import lookup_order
 
+VERBOSE = "say what is being done (-vv: and every request's detail); quiet otherwise"
+QUIET = "no progress (a bar on a terminal, a line every 10 s otherwise): errors and warnings only"
 #: the values of `config.Strategy` (kept here so the parser needs no pydantic; a test compares)
 STRATEGIES = ("zero-shot", "rag", "agent")
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--labels", metavar="FILE", help="labels.toml (default: ./labels.toml, then .github/)"
-    )
-    parser.add_argument(
-        "--config", metavar="FILE", help="config.toml (default: ./config.toml, then .github/)"
-    )
+    for name in ("labels", "config"):
+        order = lookup_order(f"{name}.toml")
+        parser.add_argument(f"--{name}", metavar="FILE", help=f"{name}.toml: {order}")
 
 
 def add_snapshot_argument(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -66,6 +66,22 @@ def add_repository_argument(
         parser.add_argument("repository", nargs="?", help=argparse.SUPPRESS)
 
 
+#: the one answer to `--snapshot FILE` and `-R OWNER/REPO` given together, on every command
+BOTH_SOURCES = (
+    "--snapshot and -R both given: give one (--snapshot FILE works offline, -R reads GitHub)"
+)
+
+
+#: `--apply` where the source is a snapshot: nothing is ever written to one
+APPLY_OFFLINE = "--apply goes with -R OWNER/REPO: a snapshot is never written to"
+
+
+def check_sources(args: argparse.Namespace) -> None:
+    """A command that reads a snapshot or GitHub is given one of them, not both."""
+    if getattr(args, "snapshot", None) and getattr(args, "repo", None):
+        raise UserError(BOTH_SOURCES)
+
+
 def deprecated(old: str, new: str) -> None:
     """One line on stderr: `old` still works, `new` is the way to say it."""
     print(f"issue-assistant: warning: {old} is deprecated: use {new}", file=sys.stderr)
@@ -85,7 +101,7 @@ def repository_of(args: argparse.Namespace) -> str | None:
 def add_limit_argument(parser: argparse.ArgumentParser, default: int, help: str) -> None:
     """`--limit N`, a count of issues (`--issues N`, its old name, still works, hidden: it was
     too close to `--issue N`)."""
-    parser.add_argument("--limit", type=int, default=None, metavar="N", help=help)
+    parser.add_argument("-L", "--limit", type=int, default=None, metavar="N", help=help)
     parser.add_argument("--issues", type=int, dest="issues_count", help=argparse.SUPPRESS)
     parser.set_defaults(limit_default=default)
 

@@ -7,7 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from issue_assistant.commands.args import add_config_arguments, add_repository_argument, moment
+from issue_assistant.commands.args import (
+    APPLY_OFFLINE,
+    add_config_arguments,
+    add_repository_argument,
+    moment,
+)
 from issue_assistant.errors import UserError
 
 HELP = (
@@ -22,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser, positional=False, help="the repository on GitHub (default: $GH_REPO)"
     )
     parser.add_argument(
+        "-L",
         "--limit",
         type=int,
         metavar="N",
@@ -52,6 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="the Markdown report (default: ./OWNER-REPO-backlog.md, "
         "./OWNER-REPO-duplicates.md with --duplicates)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite the report of an earlier run (default: a new name beside it, or an "
+        "error for a --report that exists)",
     )
     parser.add_argument(
         "--snapshot",
@@ -86,6 +98,10 @@ def _check(args: argparse.Namespace) -> None:
         raise UserError("--post needs the live repository (-R OWNER/REPO), not --snapshot")
     if args.as_of is not None and not args.snapshot:
         raise UserError("--as-of goes with --snapshot")
+    if args.apply and args.snapshot:
+        raise UserError(APPLY_OFFLINE)
+    if args.apply and args.duplicates and not args.post:
+        raise UserError("--apply with --duplicates writes nothing without --post")
 
 
 def _report_path(args: argparse.Namespace, full_name: str, kind: str) -> Path:
@@ -146,7 +162,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _finish(args: argparse.Namespace, markdown: str, data: dict, path: Path) -> int:
     from issue_assistant.backlog.report import write_report
+    from issue_assistant.commands.common import unused_report
 
+    path = unused_report(path, chosen=bool(args.report), force=args.force)
     write_report(path, markdown)
     if args.json:
         print(json.dumps({**data, "report": str(path)}, indent=2, sort_keys=True, default=str))

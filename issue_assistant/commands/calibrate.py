@@ -14,7 +14,7 @@ from issue_assistant.commands.args import (
     add_repository_argument,
     limit_of,
 )
-from issue_assistant.errors import UserError
+from issue_assistant.errors import NO_SOURCE, UserError
 
 HELP = (
     "Fit the label model and measure, out of fold on the repository's history, how often its "
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     labels, config = load_configs(args)
     args.limit = limit_of(args)
     if not args.snapshot and not (args.repo or current().repository):
-        raise UserError("give --snapshot FILE, or -R OWNER/REPO (or set GH_REPO)")
+        raise UserError(NO_SOURCE)
     tracker, source, _ = _tracker(args, labels, config)
     start = time.perf_counter()
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)

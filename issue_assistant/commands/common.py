@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -122,10 +123,12 @@ def _up_to_date(
         return read, index
     if config.index.embeddings:
         index.enable_embeddings(lambda: load_embedder(True))
-    written = index.update(scan.issues)
+    from issue_assistant.progress import callback, counted
+
+    written = index.update(counted(scan.issues, "index", total=len(scan.issues)))
     # Issues whose line left the snapshot and came back under no other line: gone from it.
     index.remove(set(known.values()) - set(lines.values()))
-    index.embed(scan.issues)
+    index.embed(scan.issues, progress=callback("embeddings"))
     extras.save(index.path)
     index.mark_source(stamp, scan.repository, lines)
     logging.getLogger("issue_assistant.pipeline").info(
@@ -147,7 +150,39 @@ def cli_writes(apply: bool, config: Config) -> str:
     ceiling = (current().writes or config.approval.writes or "live").lower()
     if ceiling not in order:
         raise UserError(f"writes must be one of {', '.join(order)}, not {ceiling!r}")
-    return min(wanted, ceiling, key=order.index)
+    mode = min(wanted, ceiling, key=order.index)
+    if apply and mode != "live":
+        # Never silent: the one line that says --apply was held back, and by which setting.
+        setting = (
+            f"ISSUE_ASSISTANT_WRITES={current().writes}"
+            if current().writes
+            else f'[approval] writes = "{config.approval.writes}" in config.toml'
+        )
+        print(
+            f"issue-assistant: warning: --apply: nothing will be written, {setting} "
+            f"({mode}); remove it or make it live to write",
+            file=sys.stderr,
+        )
+    return mode
+
+
+def unused_report(path: Path, *, chosen: bool, force: bool, beside: tuple[str, ...] = ()) -> Path:
+    """Never overwrite a report silently: `path` when it is free (with the files `beside` it:
+    the same name with those suffixes), or with --force; a path given by --report that exists
+    is an error; the default name moves to the next free one (`-2`, `-3`, ...), said on stderr."""
+
+    def taken(p: Path) -> bool:
+        return any(q.exists() for q in (p, *(p.with_suffix(s) for s in beside)))
+
+    if force or not taken(path):
+        return path
+    if chosen:
+        raise UserError("the report exists: --force overwrites it", where=str(path))
+    n = 2
+    while taken(other := path.with_name(f"{path.stem}-{n}{path.suffix}")):
+        n += 1
+    print(f"issue-assistant: {path} exists: writing {other} (--force overwrites)", file=sys.stderr)
+    return other
 
 
 def get_issue(snapshot: Snapshot | IndexedSnapshot, number: int):  # noqa: ANN201

@@ -7,42 +7,69 @@ import argparse
 import json
 import logging
 
-from issue_assistant.commands.args import add_config_arguments, add_json_argument
+from issue_assistant.commands.args import QUIET, VERBOSE, add_config_arguments, add_json_argument
 from issue_assistant.errors import UserError
 
 log = logging.getLogger(__name__)
 
-HELP = (
+HELP = "Work with labels.toml and config.toml: `config check` validates them."
+CHECK = (
     "Check labels.toml and config.toml (unknown keys, wrong types, invalid names, duplicate "
     "labels), load the engine and its fallback, as analyze would, and check that the "
-    "workflows in .github/workflows name no placeholder action (OWNER/...). Warns of what will "
-    "hurt the answers: labels and types without a description, no project description."
+    "workflows in .github/workflows name no placeholder action (OWNER/...); -v names the "
+    "files read. Warns of what will hurt the answers: labels and types without a "
+    "description, no project description."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["check"], help="what to do")
-    add_json_argument(parser, "the label counts, the engine, its strategy and the fallback")
-    parser.add_argument(
+    sub = parser.add_subparsers(dest="action", metavar="SUBCOMMAND", title="subcommands")
+    check = sub.add_parser("check", help=CHECK, description=CHECK)
+    check.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE)
+    check.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=QUIET)
+    add_json_argument(check, "the label counts, the engine, its strategy and the fallback")
+    check.add_argument(
         "--strict", action="store_true", help="treat the warnings as errors (exit status 2)"
     )
-    add_config_arguments(parser)
+    add_config_arguments(check)
+    parser.set_defaults(_help=parser.format_help)
+
+
+def _say_files(args: argparse.Namespace) -> None:
+    """With -v: which files were read (or, for config.toml, that none was found)."""
+    from issue_assistant.commands.common import config_paths
+    from issue_assistant.config import find_file
+    from issue_assistant.names import lookup
+
+    said = logging.getLogger("issue_assistant.config")
+    for name, given in zip(("labels.toml", "config.toml"), config_paths(args), strict=True):
+        found = find_file(name, given)
+        if found is not None:
+            said.info("%s: read %s", name, found)
+        else:
+            said.info("%s: none found (looked in %s)", name, lookup(name))
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    if args.action is None:  # a group: what it holds, as `gh issue` does
+        print(args._help(), end="")
+        return 0
+
     from issue_assistant.commands.common import config_paths, load_configs
     from issue_assistant.config import GROUPS, find_file, weak_spots
     from issue_assistant.engines import available
+    from issue_assistant.engines.registry import is_known
     from issue_assistant.errors import print_cli
     from issue_assistant.pipeline import engines_for, prepare
     from issue_assistant.published import check_workflows
 
     labels, config = load_configs(args)
+    _say_files(args)
     counts = {g: len(labels.group(g)) for g in GROUPS}  # type: ignore[arg-type]
     engine = config.engine.name
-    if engine not in available():
+    if not is_known(engine):
         raise UserError(f"engine {engine!r} is not installed (available: {', '.join(available())})")
     try:
         main, fallback = engines_for(config, labels)

@@ -22,7 +22,7 @@ from issue_assistant.commands.args import (
     add_strategy_argument,
     limit_of,
 )
-from issue_assistant.errors import UserError
+from issue_assistant.errors import NO_SOURCE, UserError
 from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES
 
 if TYPE_CHECKING:
@@ -38,6 +38,8 @@ HELP = (
 
 log = logging.getLogger(__name__)
 
+# The files a run writes beside its report (results, what was read from GitHub, a backup).
+BESIDE = (".jsonl", ".github.jsonl.gz", ".jsonl.bak")
 # Issues per label-model bucket: a 200-issue run fits four models.
 BUCKET = 50
 
@@ -90,6 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replay the backlog case instead: issues labelled late, analyzed just before the "
         "label, beside the same issues a minute after opening (OWNER-REPO-backlog-accuracy.md)",
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite the report of an earlier run (default: a new name beside it, or an "
+        "error for a --report that exists)",
+    )
     add_json_argument(parser, "a summary (the report's path and its measures)")
     add_config_arguments(parser)
     add_checkout_argument(parser)
@@ -111,7 +119,7 @@ def _tracker(
         return snapshot, f"snapshot {Path(args.snapshot).name}", None
     settings = current()
     if not (args.repo or settings.repository):
-        raise UserError("no repository: set GH_REPO=OWNER/REPO, or use -R or --snapshot FILE")
+        raise UserError(NO_SOURCE)
     full_name = settings.require_repository(args.repo)
     token = settings.github_token or ""
     try:
@@ -146,15 +154,18 @@ def _interrupted(jsonl: Path, probe: RunHeader) -> bool:
     return old.same_run(probe) and len(done) < old.selected
 
 
-def _merge(files: list[str], report: str | None, as_json: bool = False) -> int:
+def _merge(files: list[str], report: str | None, as_json: bool = False, force: bool = False) -> int:
+    from issue_assistant.commands.common import unused_report
     from issue_assistant.config import Config
-    from issue_assistant.evaluate.report import write_report
+    from issue_assistant.evaluate.report import results_path, write_report
     from issue_assistant.evaluate.results import merge
 
     paths = [Path(f) for f in files]
     header, results = merge(paths)
     args = argparse.Namespace(report=report)
     out = _report_path(args, Config(), header.repository, header.shard)  # where run puts it
+    if [p.resolve() for p in paths] != [results_path(out).resolve()]:  # not a re-render
+        out = unused_report(out, chosen=bool(report), force=force)
     write_report(out, header, results)
     print(_summary(out, header, results) if as_json else out)
     return 0
@@ -220,10 +231,15 @@ def _report_path(args: argparse.Namespace, config: Config, full_name: str, shard
 
 
 def run(args: argparse.Namespace) -> int:
-    from issue_assistant.commands.common import cache_dir, engine_name, load_configs
+    from issue_assistant.commands.common import (
+        cache_dir,
+        engine_name,
+        load_configs,
+        unused_report,
+    )
     from issue_assistant.evaluate.report import checkout_root, results_path, write_report
     from issue_assistant.evaluate.results import RunHeader, open_results, read_results
-    from issue_assistant.evaluate.runner import Evaluator, progress_for, run_all
+    from issue_assistant.evaluate.runner import Evaluator, run_all
     from issue_assistant.evaluate.selection import parse_shard, select, shard
     from issue_assistant.learn.store import bucket_cutoffs
     from issue_assistant.pipeline import engines_for, open_index, prepare
@@ -233,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     if args.words:
         if args.words[0] != "merge":
             raise UserError(f"unknown evaluate action {args.words[0]!r} (did you mean `merge`?)")
-        return _merge(args.words[1:], args.report, args.json)
+        return _merge(args.words[1:], args.report, args.json, args.force)
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
     args.limit = limit_of(args)
@@ -249,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.repo or current().repository:
         full_name = current().require_repository(args.repo)
     else:
-        raise UserError("no repository: set GH_REPO=OWNER/REPO, or use -R or --snapshot FILE")
+        raise UserError(NO_SOURCE)
     shard_text = f"{shard_of[0]}/{shard_of[1]}" if shard_of else None
     report = _report_path(args, config, full_name, shard_text)
     if args.backlog:
@@ -268,7 +284,11 @@ def run(args: argparse.Namespace) -> int:
         selected=0,
         shard=shard_text,
     )
-    resume = _interrupted(jsonl, probe) if args.resume is None else args.resume
+    interrupted = _interrupted(jsonl, probe)
+    resume = interrupted if args.resume is None else args.resume
+    if not resume and not interrupted:  # (--no-resume starts an interrupted run over in place)
+        report = unused_report(report, chosen=bool(args.report), force=args.force, beside=BESIDE)
+        jsonl, saved = results_path(report), saved_read(report)
     if resume and not args.snapshot and saved.is_file():
         # What the interrupted run read from GitHub: the same issues, no listing again.
         old = read_results(jsonl)[0]
@@ -321,7 +341,6 @@ def run(args: argparse.Namespace) -> int:
             todo,
             jobs=args.jobs,
             on_result=writer.write,
-            progress=progress_for(sys.stderr),
             done=len(items) - len(todo),
         )
     except KeyboardInterrupt:

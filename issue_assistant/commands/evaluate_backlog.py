@@ -29,7 +29,7 @@ def backlog_evaluation(
     engine: str | None,
 ) -> int:
     from issue_assistant.atomic import write_atomic
-    from issue_assistant.commands.common import cache_dir
+    from issue_assistant.commands.common import cache_dir, unused_report
     from issue_assistant.evaluate.backlog import evaluate_backlog
     from issue_assistant.pipeline import open_index
     from issue_assistant.render import render
@@ -37,7 +37,7 @@ def backlog_evaluation(
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
     limit = args.limit  # --limit: the first N cases
     evaluation = evaluate_backlog(tracker, index, labels, config, engine_name=engine, limit=limit)
-    out = report_path(report)
+    out = unused_report(report_path(report), chosen=bool(args.report), force=args.force)
     rows = list(zip(evaluation.at_label, evaluation.at_opening, strict=True))
     text = render("evaluate_backlog.md.j2", ev=evaluation, scored=evaluation.scored(), rows=rows)
     write_atomic(out, text)

@@ -14,7 +14,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from issue_assistant import __version__
-from issue_assistant.errors import UserError
+from issue_assistant.commands.args import add_config_arguments
+from issue_assistant.errors import NO_SOURCE, UserError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,9 +36,8 @@ log = logging.getLogger(__name__)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from issue_assistant.commands.search import moment
 
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--snapshot", metavar="FILE", help="a snapshot file to serve, offline")
-    source.add_argument(
+    parser.add_argument("--snapshot", metavar="FILE", help="a snapshot file to serve, offline")
+    parser.add_argument(
         "-R", "--repo", metavar="OWNER/REPO", help="read the repository on GitHub (GITHUB_TOKEN)"
     )
     parser.add_argument("--as-of", type=moment, metavar="T", help="only what existed before T")
@@ -47,8 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the repository's files for read_file, grep, list_files and likely_files",
     )
     parser.add_argument("--cache-dir", metavar="DIR", help="where the index is kept")
-    parser.add_argument("--labels", metavar="FILE", help="labels.toml (default: ./labels.toml)")
-    parser.add_argument("--config", metavar="FILE", help="config.toml (default: ./config.toml)")
+    add_config_arguments(parser)
 
 
 class LiveIssues:
@@ -127,6 +126,8 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
     from issue_assistant.tools import Checkout, Toolbox
     from issue_assistant.tools.view import RepoView
 
+    if not args.snapshot and not args.repo:
+        raise UserError(NO_SOURCE)
     checkout = Checkout(args.checkout) if args.checkout else None  # fail before any reading
     labels_path = find_file("labels.toml", args.labels)
     labels = load_labels(labels_path) if labels_path else LabelsConfig()
@@ -186,9 +187,9 @@ def run(args: argparse.Namespace) -> int:
         import anyio
         from mcp.server.stdio import stdio_server
     except ImportError:
-        raise UserError(
-            "the mcp command needs the MCP SDK: pip install 'issue-assistant[mcp]'"
-        ) from None
+        from issue_assistant.names import install_line
+
+        raise UserError(f"the mcp command needs the MCP SDK: {install_line('mcp')}") from None
     box = toolbox(args)
     log.info("mcp: serving %s on stdio", ", ".join(box.names()))
     srv = server(box)

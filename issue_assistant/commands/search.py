@@ -20,7 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", help="words to look for")
     add_snapshot_argument(parser, required=False)
     parser.add_argument("--as-of", type=moment, metavar="T", help="only issues opened before T")
-    parser.add_argument("--limit", type=int, default=10, metavar="K", help="how many (default 10)")
+    parser.add_argument(
+        "-L", "--limit", type=int, default=10, metavar="K", help="how many (default 10)"
+    )
     parser.add_argument("--include-prs", action="store_true", help="include pull requests")
     parser.add_argument("--json", action="store_true", help="print JSON lines")
     parser.add_argument("--config", metavar="FILE", help="config.toml")

@@ -22,6 +22,7 @@ from issue_assistant.engines.base import register
 from issue_assistant.engines.failures import EngineFailure
 from issue_assistant.engines.llm import LLMEngine, LLMOptions, Run
 from issue_assistant.errors import UserError
+from issue_assistant.names import install_line
 
 if TYPE_CHECKING:
     from issue_assistant.context import Context
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 LoadKey = tuple[str, int, int, str]
 _models: dict[LoadKey, tuple[Any, threading.Lock]] = {}
 _lock = threading.Lock()
+NEEDS_LLAMA = f"the llama engine needs llama-cpp-python: {install_line('local')}"
 
 
 class LlamaOptions(LLMOptions):
@@ -49,9 +51,7 @@ def load_model(path: str, n_ctx: int, threads: int, chat_format: str) -> tuple[A
             try:
                 from llama_cpp import Llama
             except ImportError:
-                raise UserError(
-                    "the llama engine needs llama-cpp-python: pip install 'issue-assistant[local]'"
-                ) from None
+                raise UserError(NEEDS_LLAMA) from None
             llm = Llama(
                 model_path=path,
                 n_ctx=n_ctx,
@@ -125,9 +125,7 @@ class LlamaEngine(LLMEngine):
         try:
             import llama_cpp  # noqa: F401
         except ImportError:
-            raise UserError(
-                "the llama engine needs llama-cpp-python: pip install 'issue-assistant[local]'"
-            ) from None
+            raise UserError(NEEDS_LLAMA) from None
 
     def _chat(self, run: Run, messages: list[dict[str, str]], schema: dict, max_tokens: int):
         o = self.options

@@ -29,6 +29,9 @@ BUILTINS = {
     "copilot": "issue_assistant.engines.copilot",
 }
 
+#: engines for the tests (scriptable): usable by name, never offered in a list or an error
+TEST_ENGINES = frozenset({"fake", "fake-llm"})
+
 #: built-in engines whose options model lives in a light module beside the engine's: checking
 #: `[engines.NAME]` then needs no import of the engine (similar's pulls in numpy and the learner)
 BUILTIN_OPTIONS = {"similar": ("issue_assistant.engines.similar_options", "SimilarConfig")}
@@ -57,9 +60,10 @@ def _load(name: str) -> Any | None:
 
 
 def available() -> list[str]:
+    """The engines a user can choose (the test engines left out)."""
     names = set(BUILTINS) | set(_registry)
     names |= {ep.name for ep in entry_points(group="issue_assistant.engines")}
-    return sorted(names)
+    return sorted(names - TEST_ENGINES)
 
 
 def is_known(name: str) -> bool:

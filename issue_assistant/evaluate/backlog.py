@@ -140,6 +140,7 @@ def evaluate_backlog(
     """Replay every case (at most `limit`) at both moments with the same engine."""
     from issue_assistant.evaluate.runner import Evaluator
     from issue_assistant.learn.store import bucket_cutoffs
+    from issue_assistant.progress import counted
 
     cases = backlog_cases(tracker, labels, config.approval.bot_login, wait)
     chosen = cases.cases[:limit] if limit else cases.cases
@@ -153,7 +154,7 @@ def evaluate_backlog(
         cutoffs=cutoffs,
     )
     at_label, at_opening = [], []
-    for position, case in enumerate(chosen):
+    for position, case in enumerate(counted(chosen, "evaluate --backlog", total=len(chosen))):
         issue = tracker.get_issue(case.number)
         after = case.moment - case.created_at
         at_label.append((case, evaluator.one(issue, position, after=after)))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from issue_assistant.config import LabelsConfig
 from issue_assistant.evaluate.gold import assistant_touched
 from issue_assistant.evaluate.selection import WINDOW, qualifies
+from issue_assistant.progress import Progress, counted
 from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Issue, Repository
 from issue_assistant.tracker.snapshot import Snapshot
 
@@ -71,7 +72,7 @@ def read_live(
 
     repository = gh.repository
     log.info("listing the issues of %s", repository.full_name)
-    memory = _Issues(repository, list(gh.all_issues()))
+    memory = _Issues(repository, list(counted(gh.all_issues(), "listed")))
     roles: dict[str, str] = {}
     pattern = duplicate_pattern(repository.full_name)
 
@@ -97,15 +98,16 @@ def read_live(
     closed = [i for i in memory.all_issues() if not i.is_pull_request and i.state == "closed"]
     closed = sorted(closed, key=lambda i: (i.created_at, i.number), reverse=True)[:window]
     found = examined = 0
-    for issue in closed:
-        if found >= limit:
-            break
-        full = fetch(issue)
-        examined += 1
-        if qualifies(memory, full, labels, bot_login) and not assistant_touched(full, bot_login):
-            found += 1
-        if examined % 25 == 0:
-            log.info("examined %d closed issues, %d qualify", examined, found)
+    with Progress("read").start(None) as progress:  # the history of each closed issue
+        for issue in closed:
+            if found >= limit:
+                break
+            full = fetch(issue)
+            examined += 1
+            wanted = qualifies(memory, full, labels, bot_login)
+            if wanted and not assistant_touched(full, bot_login):
+                found += 1
+            progress.advance(note=f"closed issues, {found} of {limit} wanted qualify")
     for issue in list(memory.by_number.values()):
         original = memory.by_number.get(issue.duplicate_of or 0)
         if original is not None and original.events is None:

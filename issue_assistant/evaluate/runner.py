@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime, timedelta
-from typing import IO, Protocol
 
 from issue_assistant.config import Config, LabelsConfig, Strategy
 from issue_assistant.decision import Decision
@@ -24,6 +22,7 @@ from issue_assistant.index import IssueIndex
 from issue_assistant.learn.duplicate_model import BucketDuplicates
 from issue_assistant.learn.store import BucketSource
 from issue_assistant.pipeline import FROM_CONFIG, analyze, engines_for, replay_pairs
+from issue_assistant.progress import Progress
 from issue_assistant.tracker.asof import ONE_MINUTE, AsOfView
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
@@ -161,100 +160,6 @@ class Evaluator:
         return d.model_copy(update={"usage": usage})
 
 
-class Progress(Protocol):
-    def start(self, total: int, done: int) -> None: ...
-
-    def advance(self, result: IssueResult) -> None: ...
-
-    def stop(self) -> None: ...
-
-
-class LogProgress:
-    """Plain lines for logs and CI: one per issue."""
-
-    def __init__(self, stream: IO[str] | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.total = self.done = self.new = 0
-        self.cost = 0.0
-        self.t0 = time.monotonic()
-
-    def start(self, total: int, done: int) -> None:
-        self.total, self.done, self.t0 = total, done, time.monotonic()
-        if done:
-            print(f"evaluate: {done}/{total} already done", file=self.stream, flush=True)
-
-    def advance(self, result: IssueResult) -> None:
-        self.done += 1
-        self.new += 1
-        self.cost += result.decision.usage.cost_usd
-        elapsed = time.monotonic() - self.t0
-        left = elapsed / self.new * (self.total - self.done)
-        note = f" ({result.error})" if result.error else ""
-        print(
-            f"evaluate: {self.done}/{self.total} #{result.number}{note} "
-            f"elapsed {_clock(elapsed)} remaining ~{_clock(left)} cost ${self.cost:.2f}",
-            file=self.stream,
-            flush=True,
-        )
-
-    def stop(self) -> None:
-        pass
-
-
-class RichProgress:
-    """A progress bar on a terminal: done/total, elapsed, remaining, running cost."""
-
-    def __init__(self, stream: IO[str] | None = None) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-        from rich.progress import Progress as Bar
-
-        self.bar = Bar(
-            TextColumn("evaluate"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("remaining"),
-            TimeRemainingColumn(),
-            TextColumn("${task.fields[cost]:.2f}"),
-            console=Console(file=stream or sys.stderr),
-        )
-        self.cost = 0.0
-        self.task = None
-
-    def start(self, total: int, done: int) -> None:
-        self.bar.start()
-        self.task = self.bar.add_task("evaluate", total=total, completed=done, cost=0.0)
-
-    def advance(self, result: IssueResult) -> None:
-        self.cost += result.decision.usage.cost_usd
-        self.bar.update(self.task, advance=1, cost=self.cost)  # type: ignore[arg-type]
-
-    def stop(self) -> None:
-        self.bar.stop()
-
-
-def _clock(seconds: float) -> str:
-    s = int(seconds)
-    return f"{s // 60:02d}:{s % 60:02d}"
-
-
-def progress_for(stream: IO[str] | None = None) -> Progress:
-    """The bar on a terminal, plain lines otherwise (or when CI is set)."""
-    stream = stream or sys.stderr
-    from issue_assistant.settings import current
-
-    if stream.isatty() and not current().ci:
-        return RichProgress(stream)
-    return LogProgress(stream)
-
-
 def run_all(
     evaluator: Evaluator,
     items: list[tuple[int, Issue]],
@@ -265,16 +170,20 @@ def run_all(
     done: int = 0,
 ) -> list[IssueResult]:
     """Evaluate `items` with `jobs` threads; each result goes to `on_result` as it arrives."""
-    progress = progress or LogProgress()
-    progress.start(done + len(items), done)
+    progress = progress or Progress("evaluate")
     if items:
         evaluator.start([issue for _, issue in items])
+    progress.start(done + len(items), done)
     out: list[IssueResult] = []
+    cost = 0.0
 
     def finish(result: IssueResult) -> None:
+        nonlocal cost
         on_result(result)
         out.append(result)
-        progress.advance(result)
+        cost += result.decision.usage.cost_usd
+        error = f" ({result.error})" if result.error else ""
+        progress.advance(note=f"#{result.number}{error} cost ${cost:.2f}")
 
     try:
         if jobs <= 1:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from issue_assistant.cachelock import holding
 from issue_assistant.index.store import IssueIndex
+from issue_assistant.progress import callback, counted
 
 if TYPE_CHECKING:
     from issue_assistant.tracker.base import Tracker
@@ -34,16 +35,12 @@ def open_index(tracker: Tracker, cache_dir: str | Path, *, embeddings: bool = Fa
         index = IssueIndex(path)
         if embeddings:
             index.enable_embeddings(lambda: load_embedder(True))
-        written = index.update(tracker.all_issues(), whole=True)
+        issues = list(tracker.all_issues())
+        written = index.update(counted(issues, "index", total=len(issues)), whole=True)
         if written:
             log.info("index: %d issues added or changed (%d in all)", written, len(index))
         if embeddings:
-            embedded = index.embed(tracker.all_issues(), progress=_embed_progress)
+            embedded = index.embed(issues, progress=callback("embeddings"))
             if embedded:
                 log.info("index: %d issue vectors computed", embedded)
     return index
-
-
-def _embed_progress(done: int, total: int) -> None:
-    if done % 200 == 0 or done == total:
-        log.info("embeddings: %d/%d issues", done, total)

@@ -28,6 +28,7 @@ from issue_assistant.learn.calibration import ThresholdTable
 from issue_assistant.learn.duplicate_model import NEGATIVES, Replay
 from issue_assistant.learn.model import SINGLE, LabelModel
 from issue_assistant.learn.tiers import TierRule, measured
+from issue_assistant.progress import counted
 from issue_assistant.tracker.base import Tracker
 
 log = logging.getLogger(__name__)
@@ -175,9 +176,10 @@ def duplicate_calibration(
     dups = [i for i in issues if i.duplicate_of is not None]
     others = [i for i in issues if i.duplicate_of is None and not closed_as_duplicate(i)]
     random.Random(7).shuffle(others)
+    sample = dups + others[:negatives]
     replayed = [
         replay(tracker, issue, index=index, labels=labels, config=config)
-        for issue in dups + others[:negatives]
+        for issue in counted(sample, "calibrate: duplicates", total=len(sample))
     ]
     outcomes, weights = dm.cross_validated(replayed, learn=True)
     target = config.duplicates.target_precision

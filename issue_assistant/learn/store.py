@@ -21,7 +21,6 @@ import contextlib
 import copy
 import logging
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -50,6 +49,7 @@ from issue_assistant.learn.saved import (
     stale,
     trim_cache,
 )
+from issue_assistant.progress import working
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.base import Tracker
 
@@ -57,7 +57,7 @@ log = logging.getLogger(__name__)
 
 MODEL_FILE = "label-model.npz"
 OLD_FILES = ("label-model.joblib",)  # format 1 (a pickle): removed when a new model is saved
-HEARTBEAT_S = 30.0  # a long fit says it is still fitting this often
+HEARTBEAT_S: float | None = None  # a long fit says it is still fitting this often (None: 10 s)
 ANSWERS_KEPT = 4  # answers remembered for the moments last asked about
 
 
@@ -130,27 +130,15 @@ def fitting(rows: int, moment: datetime, why: str) -> Iterator[None]:
     """Log a fit's start, a line every `HEARTBEAT_S` while it runs, and its end."""
     log.info(
         "label model: fitting on %d labelled issues created before %s (%s); on a large history "
-        "this takes minutes (a line every 30 s says it is still fitting), which the Action's "
+        "this takes minutes (a line every 10 s says it is still fitting), which the Action's "
         "`index` command or `issue-assistant calibrate`, run on a schedule, can spend ahead of "
         "the runs that post comments",
         rows,
         describe_cutoff(moment),
         why,
     )
-    start = time.perf_counter()
-    done = threading.Event()
-
-    def beat() -> None:
-        while not done.wait(HEARTBEAT_S):
-            log.info("label model: still fitting (%.0f s so far)", time.perf_counter() - start)
-
-    thread = threading.Thread(target=beat, name="label-model-heartbeat", daemon=True)
-    thread.start()
-    try:
+    with working("label model", "still fitting", every=HEARTBEAT_S):
         yield
-    finally:
-        done.set()
-        thread.join()
 
 
 def fit_and_save(

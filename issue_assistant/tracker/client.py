@@ -28,7 +28,13 @@ from github.PaginatedList import PaginatedList
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.util.retry import Retry
 
-from issue_assistant.errors import NOT_FOUND_HINT, GitHubError, UserError
+from issue_assistant.errors import (
+    NO_TOKEN,
+    NOT_FOUND_HINT,
+    GitHubError,
+    RepositoryNotFound,
+    UserError,
+)
 from issue_assistant.settings import token_source
 
 log = logging.getLogger(__name__)
@@ -237,7 +243,7 @@ class GitHubClient:
         if not owner or not name or "/" in name:
             raise UserError(f"repository must be OWNER/NAME, not {full_name!r}")
         if not token:
-            raise UserError("a GitHub token is needed (set GITHUB_TOKEN)")
+            raise UserError(NO_TOKEN)
         throttle = throttle or Throttle()
         self.full_name = full_name
         base = (base_url or "https://api.github.com").rstrip("/")
@@ -312,6 +318,8 @@ class GitHubClient:
     ) -> GitHubError:
         """The error with its hint (what to do) and, where a write could have happened, what
         was written."""
+        if status == 404 and path in (self.path, f"{self.path}/issues", f"{self.path}/labels"):
+            return RepositoryNotFound(self.full_name, method, path, message)
         consequence = ""
         if self.live_writes or self._wrote:
             consequence = "nothing more was written" if self._wrote else "nothing was written"
@@ -335,6 +343,8 @@ class GitHubClient:
                 "(fine-grained: Issues and Metadata read, Issues write to post; classic: "
                 "`repo`, or `public_repo` for a public repository)"
             )
+        if status in (403, 429) and "rate limit" in message.lower():
+            return self._spent()
         if status == 403 and "rate limit" not in message.lower():
             return (
                 "The token may not do this: a workflow's job needs `permissions: issues: "
@@ -343,6 +353,20 @@ class GitHubClient:
         if status == 404 and (path == self.path or path.rsplit("/", 1)[0] == self.path):
             return f"{self.full_name}: {NOT_FOUND_HINT}"
         return ""
+
+    def _spent(self) -> str:
+        """What to do when the hourly budget is spent: when it resets, and the next step."""
+        reset = self.requester.rate_limiting_resettime
+        when = (
+            f"at {datetime.fromtimestamp(reset, UTC):%H:%M} UTC"
+            if reset and reset > 0
+            else "within the hour"
+        )
+        return (
+            f"GitHub's hourly limit resets {when}: run the same command again after that "
+            "(snapshot and backlog go on where they stopped, evaluate keeps the issues done), "
+            "or use a personal token: 5,000 requests an hour (a workflow's GITHUB_TOKEN: 1,000)"
+        )
 
     def request(self, method: str, path: str, body: Any = None, params: Any = None) -> Any:
         with self.api(method, path):

@@ -15,23 +15,17 @@ import json
 import logging
 import os
 import re
+import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from issue_assistant.atomic import write_atomic_with
 from issue_assistant.errors import GitHubError
+from issue_assistant.progress import Progress
 from issue_assistant.tracker.client import Throttle, github_retry
 from issue_assistant.tracker.fetch_context import ContextState, fetch_context
 from issue_assistant.tracker.github import TRIAGE_ROLES, WRITE_ROLES, GitHubTracker
@@ -234,61 +228,41 @@ class PartialState:
 
 
 class _Reporter:
-    """Progress: a rich bar on a terminal, a plain line every `every` issues otherwise."""
+    """The snapshot's lines and its progress (`issue_assistant.progress`: a bar on a terminal,
+    a line every ten seconds otherwise); a long wait is said with its end."""
 
-    def __init__(self, console: Console | None, enabled: bool, every: int = 100) -> None:
-        self.console = console or Console(stderr=True)
-        self.enabled = enabled
-        self.every = every
-        self.total = self.count = 0
-        self._progress: Progress | None = None
-        self._task: Any = None
+    def __init__(self, console: Console | None, enabled: bool, every: float | None = None) -> None:
+        self.stream = console.file if console is not None else sys.stderr
+        self.terminal = console.is_terminal if console is not None else None
+        self.enabled, self.every = enabled, every
+        self.progress = self.phase("fetched")
+        self.line = self.progress.line
 
-    def line(self, message: str) -> None:
-        if self.enabled:
-            self.console.print(message, highlight=False, markup=False, soft_wrap=True)
+    def phase(self, what: str) -> Progress:
+        """A progress of its own on the same stream (listing, before the total is known)."""
+        progress = Progress(what, stream=self.stream, terminal=self.terminal, every=self.every)
+        progress.enabled = progress.enabled and self.enabled
+        return progress
 
     def start(self, total: int, done: int) -> None:
-        self.total, self.count = total, done
-        if not self.enabled:
-            return
-        if self.console.is_terminal:
-            self._progress = Progress(
-                TextColumn("[progress.description]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=self.console,
-            )
-            self._progress.start()
-            self._task = self._progress.add_task("issues", total=total, completed=done)
-        else:
-            self.line(f"{total} issues and pull requests, {done} already fetched")
+        self.line(f"{total} issues and pull requests, {done} already fetched")
+        self.progress.start(total, done)
 
     def advance(self, number: int) -> None:
-        self.count += 1
-        if self._progress is not None:
-            self._progress.update(self._task, advance=1, description=f"#{number}")
-        elif self.count % self.every == 0 or self.count == self.total:
-            self.line(f"fetched {self.count}/{self.total} (#{number})")
+        self.progress.advance(note=f"#{number}")
 
     def waiting(self, seconds: float, until: datetime, why: str) -> None:
         """A long wait (a rate limit): said on the bar, or as a line, with when it ends; not a
         frozen bar with a stale time remaining."""
         text = f"GitHub: {why}; waiting {seconds:.0f} s, until {until:%H:%M:%S} UTC"
-        if self._progress is not None:
-            self._progress.update(self._task, description=f"waiting until {until:%H:%M:%S} UTC")
-            self._progress.console.print(text, highlight=False, markup=False)
-        elif self.enabled:
+        if self.progress.enabled:
             self.line(text)
+            self.progress.describe(f"waiting until {until:%H:%M:%S} UTC")  # on the bar
         else:
             log.warning("%s", text)
 
     def stop(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
+        self.progress.stop()
 
 
 def _tracker_for(full_name: str, token: str | None, base_url: str | None) -> GitHubTracker:
@@ -360,8 +334,10 @@ def fetch_snapshot(
             report.line(f"listing issues of {repository.full_name}{resumed}")
             # least recently updated first, each kept as listed: a listing cut short by a
             # failure goes on from its last update time instead of starting over
-            for issue in tracker.all_issues(since=since, sort="updated"):
-                state.add_listed(issue)
+            with report.phase("listed").start(None) as listing:
+                for issue in tracker.all_issues(since=since, sort="updated"):
+                    state.add_listed(issue)
+                    listing.advance()
             state.listing_complete()
         listed = sorted(state.listed.values(), key=lambda i: (i.created_at, i.number))
         todo = [i for i in listed if i.number not in state.issues]
