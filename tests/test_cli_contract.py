@@ -208,7 +208,7 @@ def test_config_check_v_names_the_files_it_read(tmp_path, monkeypatch, capsys):
     assert f"labels.toml: read {tmp_path / '.github' / 'labels.toml'}" in err
     assert "config.toml: none found (looked in .github/issue-assistant/config.toml, " in err
     assert main(["config", "check"]) == 0
-    assert "read" not in capsys.readouterr().err  # quiet without -v
+    assert "labels.toml: read" not in capsys.readouterr().err  # quiet without -v
 
 
 @pytest.mark.parametrize(
