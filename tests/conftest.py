@@ -13,6 +13,7 @@ from issue_assistant.engines.fake import FakeEngine
 from issue_assistant.pipeline import open_index
 from issue_assistant.tracker.snapshot import read_snapshot
 from tests.fakegithub.fixtures import fake_github, github_tracker  # noqa: F401
+from tests.reused_fits import reused_fits  # noqa: F401
 
 # Property tests: `ci` (the default) keeps the whole property suite well under a minute and the
 # same on every run; `HYPOTHESIS_PROFILE=thorough` explores far more cases.
@@ -72,6 +73,17 @@ def project_labels():
 @pytest.fixture(scope="session")
 def project_config():
     return load_config(ROOT / "config.toml")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_cache(tmp_path_factory):
+    """The platform's user cache folder (where a command without --cache-dir keeps its index),
+    one per test process: the suite's parallel workers never build one index at once, and no
+    run reads what an earlier one (or a developer's own use) left in ~/.cache."""
+    folder = tmp_path_factory.mktemp("user-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(folder))
+        yield folder
 
 
 @pytest.fixture(autouse=True)
