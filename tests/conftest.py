@@ -5,6 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# A worker of the parallel suite (pytest-xdist, one per core) computes on one thread: numpy's
+# OpenBLAS (and any OpenMP pool) sized for every core would have each worker's threads wait
+# for the other worker's. Set before anything imports numpy.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
+
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
