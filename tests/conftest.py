@@ -82,6 +82,16 @@ def project_config():
     return load_config(ROOT / "config.toml")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (pyproject's addopts): one worker per core for the suite or a folder, but one
+    process for the tests of one file, where starting workers costs more than it gains."""
+    here = Path(config.invocation_params.dir)
+    files = {arg.split("::")[0] for arg in config.args}
+    if len(files) == 1 and (here / next(iter(files))).is_file():
+        return 0
+    return None  # pytest-xdist's own count
+
+
 @pytest.fixture(scope="session", autouse=True)
 def user_cache(tmp_path_factory):
     """The platform's user cache folder (where a command without --cache-dir keeps its index),
