@@ -297,7 +297,8 @@ def _p50_seconds(builds: list) -> str:
 
 
 def _speed(run: dict, about: dict) -> list[str]:
-    builds = [b for b in run["builds"] if b[1] > 0.01]  # not the reused index of a same moment
+    # not the reused index of a same moment (unless every build was that quick)
+    builds = [b for b in run["builds"] if b[1] > 0.01] or run["builds"]
     lat = [r.latency for r in run["rows"]]
     warm = about.get("warm") or lat
     seconds, files = about["cold"]

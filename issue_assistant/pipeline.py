@@ -80,8 +80,22 @@ def build_context(
 T = TypeVar("T")
 
 
-def bounded(call: Callable[[], T], seconds: float, what: str) -> T:
-    """`call()` in a daemon thread, given up after `seconds` (a `limit` failure)."""
+CANCEL_GRACE_S = 2.0  # how long a cancelled engine gets to stop before its thread is left
+
+
+def bounded(
+    call: Callable[[], T],
+    seconds: float,
+    what: str,
+    cancel: Callable[[], None] | None = None,
+    grace: float = CANCEL_GRACE_S,
+) -> T:
+    """`call()` in a worker thread, given up after `seconds` (a `limit` failure).
+
+    On giving up, `cancel()` asks the call to stop and the worker is joined for up to `grace`
+    seconds, so that a cancellable engine (a local model) does not go on computing, holding its
+    model, behind the next issue. A call that ignores it is left running (a daemon thread) and
+    logged."""
     box: dict[str, object] = {}
 
     def target() -> None:
@@ -94,6 +108,11 @@ def bounded(call: Callable[[], T], seconds: float, what: str) -> T:
     worker.start()
     worker.join(max(seconds, 0.0))
     if worker.is_alive():
+        if cancel is not None:
+            cancel()
+            worker.join(grace)
+        if worker.is_alive():
+            log.warning("the %s engine did not stop when its time was up; left running", what)
         raise EngineFailure(f"no answer within {seconds:.0f} s (timeout_seconds)", "limit")
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
@@ -127,7 +146,7 @@ def _run_engine(engine: Engine, context: Context) -> Decision:
         return decision.model_copy(update={"usage": usage})
 
     def once() -> Decision:
-        return bounded(timed, deadline.remaining(), engine.name)
+        return bounded(timed, deadline.remaining(), engine.name, cancel=deadline.cancel)
 
     attempts = 1 if engine.retries_itself else 3
     decision, retries = with_retries(once, remaining=deadline.remaining, attempts=attempts)

@@ -5,6 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# A worker of the parallel suite (pytest-xdist, one per core) computes on one thread: numpy's
+# OpenBLAS (and any OpenMP pool) sized for every core would have each worker's threads wait
+# for the other worker's. Set before anything imports numpy.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
+
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
@@ -13,6 +20,7 @@ from issue_assistant.engines.fake import FakeEngine
 from issue_assistant.pipeline import open_index
 from issue_assistant.tracker.snapshot import read_snapshot
 from tests.fakegithub.fixtures import fake_github, github_tracker  # noqa: F401
+from tests.reused_fits import reused_fits  # noqa: F401
 
 # Property tests: `ci` (the default) keeps the whole property suite well under a minute and the
 # same on every run; `HYPOTHESIS_PROFILE=thorough` explores far more cases.
@@ -72,6 +80,27 @@ def project_labels():
 @pytest.fixture(scope="session")
 def project_config():
     return load_config(ROOT / "config.toml")
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (pyproject's addopts): one worker per core for the suite or a folder, but one
+    process for the tests of one file, where starting workers costs more than it gains."""
+    here = Path(config.invocation_params.dir)
+    files = {arg.split("::")[0] for arg in config.args}
+    if len(files) == 1 and (here / next(iter(files))).is_file():
+        return 0
+    return None  # pytest-xdist's own count
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_cache(tmp_path_factory):
+    """The platform's user cache folder (where a command without --cache-dir keeps its index),
+    one per test process: the suite's parallel workers never build one index at once, and no
+    run reads what an earlier one (or a developer's own use) left in ~/.cache."""
+    folder = tmp_path_factory.mktemp("user-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(folder))
+        yield folder
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from issue_assistant.engines.anthropic import DEFAULT_MODEL
 from issue_assistant.engines.failures import EngineFailure, from_status, from_text
 from issue_assistant.engines.fake import FakeLLM
 from issue_assistant.errors import EngineError, UserError
-from issue_assistant.pipeline import build_context, engines_for, replay
+from issue_assistant.pipeline import bounded, build_context, engines_for, replay
 from issue_assistant.tracker.asof import AsOfView
 from tests.conftest import HF, ROOT
 
@@ -152,8 +153,13 @@ def test_zero_shot_shows_no_candidates(hf_snapshot, hf_index, hf_labels):
 
 
 def test_timeout_is_enforced_for_any_engine(fake_engine, hf_snapshot, hf_index, hf_labels):
+    """The pipeline gives up at the limit and cancels the engine: an engine that watches its
+    deadline stops, and its thread is joined, not left running behind the next issue."""
+    stopped: list[bool] = []
+
     def slow(context):
-        time.sleep(5)
+        # waits for the pipeline's cancel (not a sleep): this test takes the limit, no longer
+        stopped.append(fake_engine.deadlines[-1].cancelled.wait(30))
         return Decision(type="bug")
 
     # The fallback's label model is fit once per index and moment (the Action's `index` step
@@ -167,6 +173,28 @@ def test_timeout_is_enforced_for_any_engine(fake_engine, hf_snapshot, hf_index, 
     d = result.decision
     assert d.engine == "similar" and d.fallback_from == "fake" and d.usage.failure == "limit"
     assert result.error == "fake (limit): no answer within 1 s (timeout_seconds)"
+    assert stopped == [True]  # the engine was told, and had stopped when the pipeline went on
+    assert not [t for t in threading.enumerate() if t.name == "engine-fake"]
+
+
+def test_bounded_joins_a_cancelled_call_and_leaves_one_that_ignores_it(caplog):
+    cancel = threading.Event()
+
+    def obeys():
+        cancel.wait(30)
+        return "late"
+
+    with pytest.raises(EngineFailure, match="no answer within 0 s") as failed:
+        bounded(obeys, 0.05, "obeys", cancel=cancel.set, grace=30)
+    assert failed.value.kind == "limit" and cancel.is_set()
+    assert not [t for t in threading.enumerate() if t.name == "engine-obeys"]
+
+    release = threading.Event()
+    with caplog.at_level(logging.WARNING), pytest.raises(EngineFailure):
+        bounded(lambda: release.wait(30), 0.05, "deaf", cancel=lambda: None, grace=0.05)
+    assert "the deaf engine did not stop when its time was up" in caplog.text
+    release.set()  # the daemon thread ends here, not at exit
+    assert bounded(lambda: 42, 5, "quick") == 42
 
 
 def test_transient_is_retried_with_backoff(monkeypatch, hf_snapshot, hf_index, hf_labels):

@@ -20,6 +20,8 @@ HERE = Path(__file__).resolve().parent
 HF = Path(__file__).resolve().parents[2] / "shared" / "data" / "hf-datasets.jsonl.gz"
 LABELS = HERE / "data" / "evaluate" / "hf.labels.toml"
 N = 12
+# Every run here is over one snapshot: its label models and duplicate replays are fit once.
+pytestmark = pytest.mark.usefixtures("reused_fits")
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,10 @@ def model_path() -> str:
 
 
 def config(model: str, **llama: int) -> Config:
+    # A smaller context than the default 4096: the prompt is cut to fit (as on a real run with a
+    # long issue), and the model reads about 2,200 tokens instead of 3,700 (the slowest tests).
+    # One thread: the suite's other worker has the other core.
+    llama = {"n_ctx": 2560, "threads": 1, **llama}
     return Config.model_validate(
         # A generous time limit: the shared test machine can be many times slower than usual.
         {
@@ -65,3 +69,24 @@ def test_cut_off_answer_falls_back(model_path, hf_snapshot, hf_index, hf_labels)
 def test_missing_model_is_a_user_error(tmp_path, hf_snapshot, hf_index, hf_labels):
     with pytest.raises(UserError, match="model file not found"):
         run(hf_snapshot, hf_index, hf_labels, config(str(tmp_path / "none.gguf")))
+
+
+def test_a_cancelled_issue_starts_no_completion(model_path, hf_labels, monkeypatch):
+    """Once the pipeline has given up on an issue (its deadline cancelled), the engine's thread
+    starts no further completion: the model is free for the next issue at once."""
+    from issue_assistant.engines.base import Deadline
+    from issue_assistant.engines.failures import EngineFailure
+    from issue_assistant.engines.llama import VERIFY_SCHEMA, LlamaEngine, load_model
+    from issue_assistant.engines.llm import Run
+
+    engine = LlamaEngine(config(model_path), hf_labels)
+    o = engine.options
+    llm, _ = load_model(model_path, o.n_ctx, o.threads, o.chat_format)
+    calls: list[object] = []
+    monkeypatch.setattr(llm, "create_chat_completion", lambda **kw: calls.append(kw))
+    deadline = Deadline(600)
+    deadline.cancel()
+    run = Run(context=None, deadline=deadline, budget_usd=1.0, allowed=set())  # type: ignore[arg-type]
+    with pytest.raises(EngineFailure, match="no answer within the issue's time") as failed:
+        engine._chat(run, [{"role": "user", "content": "Same bug?"}], VERIFY_SCHEMA, 16)
+    assert failed.value.kind == "limit" and calls == [] and deadline.remaining() == 0

@@ -6,6 +6,7 @@ strategies it can run, `prepare()` (once, before any issue) and `decide(context)
 
 from __future__ import annotations
 
+import threading
 import time
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar
@@ -36,14 +37,23 @@ class EngineOptions(BaseModel):
 
 
 class Deadline:
-    """The wall-clock budget of one issue (`[engine] timeout_seconds`)."""
+    """The wall-clock budget of one issue (`[engine] timeout_seconds`).
+
+    `cancel()` is the pipeline giving up on the engine: from then on nothing remains, and an
+    engine that runs in this process (a local model) stops at its next check of `cancelled`."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.end = time.monotonic() + seconds
+        self.cancelled = threading.Event()
 
     def remaining(self) -> float:
+        if self.cancelled.is_set():
+            return 0.0
         return max(0.0, self.end - time.monotonic())
+
+    def cancel(self) -> None:
+        self.cancelled.set()
 
 
 class Engine(ABC):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from issue_assistant.decision import Decision
-from issue_assistant.engines.base import Engine, register
+from issue_assistant.engines.base import Deadline, Engine, register
 from issue_assistant.engines.failures import EngineFailure
 from issue_assistant.engines.llm import LLMEngine, Run
 from issue_assistant.errors import EngineError
@@ -30,6 +30,7 @@ class FakeEngine(Engine):
     strategies = ("zero-shot", "rag", "agent")
     queue: ClassVar[list[Answer]] = []
     history: ClassVar[list[Context]] = []
+    deadlines: ClassVar[list[Deadline]] = []  # each decide's deadline (a callable may wait on it)
 
     @classmethod
     def enqueue(cls, *answers: Answer) -> None:
@@ -39,11 +40,13 @@ class FakeEngine(Engine):
     def reset(cls) -> None:
         cls.queue.clear()
         cls.history.clear()
+        cls.deadlines.clear()
         FakeLLM.replies.clear()
         FakeLLM.prompts.clear()
 
     def decide(self, context: Context) -> Decision:
         type(self).history.append(context)
+        type(self).deadlines.append(self.deadline)
         answer: Answer = self.queue.pop(0) if self.queue else Decision()
         if isinstance(answer, EngineError):
             raise answer

@@ -130,8 +130,12 @@ class LlamaEngine(LLMEngine):
     def _chat(self, run: Run, messages: list[dict[str, str]], schema: dict, max_tokens: int):
         o = self.options
         llm, lock = load_model(self._model_path(), o.n_ctx, o.threads, o.chat_format)  # type: ignore[attr-defined]
-        # A completion is bounded by max_tokens; the pipeline stops waiting at the issue's limit.
+        # A completion is bounded by max_tokens; the pipeline stops waiting at the issue's limit
+        # and cancels the deadline: a cancelled issue starts no further completion (also not one
+        # it was waiting for the model to start), so the next issue gets the model at once.
         with lock:
+            if run.deadline.cancelled.is_set():
+                raise EngineFailure("no answer within the issue's time", "limit")
             # A fresh context for every completion: reusing the previous prompt's prefix changes
             # llama.cpp's batching and so its numerics, and one issue could get two answers.
             llm.reset()
