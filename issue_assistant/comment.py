@@ -101,6 +101,9 @@ class Outcome(BaseModel):
     actor: bounded(100)
     at: datetime
     changes: Annotated[list[bounded(300)], _last(CHANGES_MAX)] = Field(default_factory=list)
+    # The approval asked the reporter the plan's questions: the comment then shows them above
+    # the fold, addressed to the reporter (no second comment repeats them).
+    asked: bool = False
 
 
 class SetAside(BaseModel):
@@ -235,6 +238,9 @@ def encode_plan(plan: Plan) -> str:
     for key in optional:  # absent when empty
         if not fields.get(key):
             fields.pop(key, None)
+    for outcome in fields.get("history", []):
+        if not outcome.get("asked"):
+            outcome.pop("asked", None)
     data = json.dumps(fields, ensure_ascii=True, sort_keys=True)
     # `<` and `>` escaped so no text inside can close the HTML comment.
     return data.replace("<", "\\u003c").replace(">", "\\u003e")
@@ -335,14 +341,3 @@ def render_comment(plan: Plan, fallback_from: str | None = None) -> str:
     """
     text = _render(plan, fallback_from)
     return text if len(text) <= COMMENT_MAX else _render(fit(plan), fallback_from)
-
-
-def render_questions(plan: Plan) -> str:
-    """The follow-up addressed to the reporter once a maintainer approved the questions."""
-
-    def safe(text: str | None, limit: int) -> str:
-        return safe_text(text, plan.repository, limit)
-
-    return render(
-        "questions.md.j2", plan=plan, safe=safe, limits=LIMITS, mention=mention(plan.reporter)
-    )
