@@ -10,7 +10,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from issue_assistant.comment import render_comment, visible_part
+from issue_assistant.comment import (
+    TABLE_ROWS,
+    extract_plan,
+    render_comment,
+    similar_evidence,
+    visible_part,
+)
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import create
 from issue_assistant.index.duplicates import SCORE_VERSION, PairFeatures
@@ -217,6 +223,37 @@ def test_the_duplicate_reason_quotes_the_shared_evidence_sanitized(tmp_path):
     line = next(x for x in visible.splitlines() if x.startswith("**Possibly the same problem"))
     assert "both fail with `KeyError" in line and "merge_areas" not in line
     assert "`groups.py:merge_areas`" in row.shared
+
+
+def test_a_duplicate_ranked_below_the_table_is_added_with_its_rank(tmp_path):
+    """The duplicate line names one piece; all the two share is in the table, so the proposed
+    duplicate is a row even when the search ranked it below the table's first rows."""
+    new = issue(
+        30, "Crash reading labels: KeyError in merge_areas", TRACEBACK.replace("{name}", "y"), 60
+    )
+    config = Config.model_validate({"duplicates": {"threshold": 0.5}})
+    alike = [
+        issue(40 + k, f"Crash {k} reading labels", f"Reading labels crashes with KeyError {k}.", k)
+        for k in range(TABLE_ROWS + 1)
+    ]
+    result = analyzed(tracker(new, *alike), 30, tmp_path, config)
+    context = result.context
+    others = [c for c in context.candidates if c.issue.number != 1]
+    [original] = [c for c in context.candidates if c.issue.number == 1]
+    assert len(others) >= TABLE_ROWS + 1
+    late = replace(context, candidates=[*others[: TABLE_ROWS + 1], original])
+    rows = similar_evidence(late, 1, threshold=0.5, candidates=8)
+    assert [e.number for e in rows[:TABLE_ROWS]] == [c.issue.number for c in others[:TABLE_ROWS]]
+    assert [(e.number, e.rank, e.relation) for e in rows[TABLE_ROWS:]] == [
+        (1, TABLE_ROWS + 2, "duplicate")
+    ]
+    assert "the same error" in rows[-1].shared and all(e.rank is None for e in rows[:-1])
+    body = render_comment(result.plan.model_copy(update={"evidence": rows}))
+    assert f"| {TABLE_ROWS + 2} | #1 |" in body and "| 1 | #" in body
+    assert extract_plan(body).evidence == rows
+    # ranked in the table: no rank kept (its place is its rank)
+    assert all(e.rank is None for e in similar_evidence(context, 1, threshold=0.5, candidates=8))
+    assert '"rank"' not in result.comment
 
 
 def test_the_table_shows_rank_and_what_they_share_never_the_fusion_value(tmp_path):
