@@ -24,7 +24,6 @@ from issue_assistant.comment import (
     extract_plan,
     is_assistant_comment,
     render_comment,
-    render_questions,
 )
 from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
 from issue_assistant.decision import filter_labels
@@ -45,7 +44,6 @@ log = logging.getLogger(__name__)
 
 Mode = Literal["off", "dry-run", "live"]
 MODES: tuple[Mode, ...] = ("off", "dry-run", "live")
-QUESTIONS_MARKER = "<!-- issue-assistant:questions -->"
 # A run at work on an issue holds the bot's 👀 on the comment; one left by a killed run expires.
 CLAIM_EXPIRES = timedelta(minutes=20)
 __all__ = ["Approver", "Vote", "VoteRule", "Writer", "slash_command"]
@@ -340,10 +338,11 @@ class Approver:
             return self.dismiss(issue, found, vote)
         return self.approve(issue, found, vote, comments)
 
-    def _outcome(self, found: Found, vote: Vote, changes: list[str]) -> Plan:
-        """The plan as the comment records it once decided."""
+    def _outcome(self, found: Found, vote: Vote, changes: list[str], asked: bool = False) -> Plan:
+        """The plan as the comment records it once decided (`asked`: its questions to the
+        reporter were approved, and the comment shows them in view)."""
         action = "approved" if vote.action == "approve" else "dismissed"
-        outcome = Outcome(action=action, actor=vote.actor, at=vote.at, changes=changes)
+        outcome = Outcome(action=action, actor=vote.actor, at=vote.at, changes=changes, asked=asked)
         return found.plan.model_copy(
             update={
                 "status": action,
@@ -357,7 +356,7 @@ class Approver:
         with the longest list of changes a run can make), or None."""
         longest = ["x" * 300] * CHANGES_MAX
         try:
-            render_comment(self._outcome(found, vote, longest))
+            render_comment(self._outcome(found, vote, longest, bool(found.plan.questions)))
         except EngineError:
             return (
                 f"the plan in the comment is too long to record the outcome under GitHub's "
@@ -371,11 +370,17 @@ class Approver:
         return self.rule.first_vote(comment, reactions, comments, self.now)
 
     def _finish(
-        self, issue: Issue, found: Found, vote: Vote, changes: list[str], writer: Writer
+        self,
+        issue: Issue,
+        found: Found,
+        vote: Vote,
+        changes: list[str],
+        writer: Writer,
+        asked: bool = False,
     ) -> ApplyResult:
         """Edit the comment to record the outcome, then remove the pending label."""
         action = "approved" if vote.action == "approve" else "dismissed"
-        plan = self._outcome(found, vote, changes)
+        plan = self._outcome(found, vote, changes, asked)
         assert found.comment.id is not None
         writer.edit_comment(found.comment.id, render_comment(plan), f"the comment ({action})")
         result = ApplyResult(
@@ -410,7 +415,8 @@ class Approver:
     def approve(
         self, issue: Issue, found: Found, vote: Vote, comments: list[Comment]
     ) -> ApplyResult:
-        """Labels, questions, duplicate, close, then the comment; each write looked at first."""
+        """Labels, duplicate, close, then the comment (which shows the approved questions);
+        each write looked at first."""
         plan, n = found.plan, issue.number
         writer = self._writer()
         changes: list[str] = []
@@ -442,9 +448,7 @@ class Approver:
             if there is not None and key(there) == key(needs_info or ""):
                 writer.remove_label(n, there)
                 changes.append(f"removed {_code([there])}")
-        if asking:
-            if not any(QUESTIONS_MARKER in c.body for c in own):
-                writer.create_comment(n, render_questions(plan), "the questions")
+        if asking:  # the approved comment shows them to the reporter (`_finish`)
             changes.append(f"asked the reporter {len(plan.questions)} question(s)")
         if duplicate is not None:
             text = render("duplicate.md.j2", number=duplicate).strip()
@@ -459,7 +463,7 @@ class Approver:
                 if issue.state == "open":
                     writer.close(n, "duplicate")
                 changes.append("closed as a duplicate")
-        result = self._finish(issue, found, vote, changes, writer)
+        result = self._finish(issue, found, vote, changes, writer, asked=asking)
         result.labels = [name for name in to_add if key(name) not in taken]
         result.duplicate = duplicate
         return result

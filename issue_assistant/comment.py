@@ -73,6 +73,9 @@ class Evidence(BaseModel):
     shared: bounded(SHARED_MAX) = ""
     # "duplicate": the proposed one; "related": possibly related, short of a duplicate
     relation: Literal["duplicate", "related", ""] = ""
+    # its rank in the search, kept only for the proposed duplicate listed below the first rows
+    # (the others' rank is their place in the table)
+    rank: int | None = Field(default=None, ge=1)
 
 
 class IndexProgress(BaseModel):
@@ -101,6 +104,9 @@ class Outcome(BaseModel):
     actor: bounded(100)
     at: datetime
     changes: Annotated[list[bounded(300)], _last(CHANGES_MAX)] = Field(default_factory=list)
+    # The approval asked the reporter the plan's questions: the comment then shows them above
+    # the fold, addressed to the reporter (no second comment repeats them).
+    asked: bool = False
 
 
 class SetAside(BaseModel):
@@ -186,7 +192,8 @@ def similar_evidence(
 ) -> list[Evidence]:
     """The table's rows: the context's first candidates (the search as of the issue's creation
     that the engine was given too), with what each shares with the issue and whether it is the
-    proposed duplicate or possibly related."""
+    proposed duplicate or possibly related; the proposed duplicate is added with its rank when
+    it ranks below them (the table holds all it shares: the duplicate line names one piece)."""
     from issue_assistant.index import duplicates
     from issue_assistant.index.evidence import describe
 
@@ -194,7 +201,13 @@ def similar_evidence(
     scored = duplicates.assess(context, candidates, weights)
     assessed = {a.candidate.issue.number: a for a in scored}
     rows = []
-    for c in context.candidates[:TABLE_ROWS]:
+    listed = list(enumerate(context.candidates[:TABLE_ROWS], 1))
+    listed += [
+        (rank, c)
+        for rank, c in enumerate(context.candidates, 1)
+        if rank > TABLE_ROWS and c.issue.number == duplicate
+    ][:1]
+    for rank, c in listed:
         a = assessed.get(c.issue.number)
         shared = describe(a.features.evidence, SHARED_MAX) if a is not None else ""
         relation = ""
@@ -216,6 +229,7 @@ def similar_evidence(
                 score=c.score,
                 shared=shared or alike_words(a.features if a is not None else None),
                 relation=relation,
+                rank=rank if rank > TABLE_ROWS else None,
             )
         )
     return rows
@@ -235,6 +249,12 @@ def encode_plan(plan: Plan) -> str:
     for key in optional:  # absent when empty
         if not fields.get(key):
             fields.pop(key, None)
+    for outcome in fields.get("history", []):
+        if not outcome.get("asked"):
+            outcome.pop("asked", None)
+    for row in fields.get("evidence", []):
+        if row.get("rank") is None:
+            row.pop("rank", None)
     data = json.dumps(fields, ensure_ascii=True, sort_keys=True)
     # `<` and `>` escaped so no text inside can close the HTML comment.
     return data.replace("<", "\\u003c").replace(">", "\\u003e")
@@ -335,14 +355,3 @@ def render_comment(plan: Plan, fallback_from: str | None = None) -> str:
     """
     text = _render(plan, fallback_from)
     return text if len(text) <= COMMENT_MAX else _render(fit(plan), fallback_from)
-
-
-def render_questions(plan: Plan) -> str:
-    """The follow-up addressed to the reporter once a maintainer approved the questions."""
-
-    def safe(text: str | None, limit: int) -> str:
-        return safe_text(text, plan.repository, limit)
-
-    return render(
-        "questions.md.j2", plan=plan, safe=safe, limits=LIMITS, mention=mention(plan.reporter)
-    )

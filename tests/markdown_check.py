@@ -16,7 +16,7 @@ from markdown_it.token import Token
 
 # HTML our own templates write.
 TEMPLATE_HTML = re.compile(
-    r"^(?:<!-- issue-assistant -->|<!-- issue-assistant:questions -->"
+    r"^(?:<!-- issue-assistant -->"
     r"|<!-- issue-assistant:plan \{.*\} -->|<details><summary>[^<>]*</summary>|</details>"
     r"|<sub>|</sub>)$",
     re.DOTALL,

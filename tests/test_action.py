@@ -343,8 +343,10 @@ def test_slash_approve_on_issue_comment_event(gh, tmp_path, fake_engine):
     path = event(tmp_path, "issue_comment/created.payload.json", command)
     assert apply(gh, tmp_path, "issue_comment", path) == 0
     assert gh.issues[3].labels == ["bug", "area: docs", "p2", "needs info"]
-    questions = [c.body for c in gh.comments.values() if c.user == BOT][1]
-    assert "@Codertocat" in questions and "Which page of the README?" in questions
+    # the questions stay in view in the approved comment: no second comment repeats them
+    [body] = [c.body for c in gh.comments.values() if c.user == BOT]
+    visible = body.split("<details><summary>The proposal</summary>")[0]
+    assert "@Codertocat, could you tell us:" in visible and "Which page of the README?" in visible
     assert extract_plan(assistant_comment(gh).body).history[-1].actor == "Codertocat"
     # only the commented issue was looked at
     assert f"/repos/{REPO}/issues" not in gh.paths()

@@ -319,12 +319,30 @@ def test_duplicate_without_close_and_questions():
     comment = post_plan(t, duplicate=Duplicate(number=1), questions=["Which version of pyarrow?"])
     t.react(comment.id, "maria", "+1")
     approver(t, config=config).run()
+    # one new comment, the duplicate's; the questions stay in view in the approved comment
     posted = [w[2] for w in t.writes if w[0] == "create_comment"]
-    assert posted[0].startswith("<!-- issue-assistant:questions -->")
-    assert "@bob" in posted[0] and "Which version of pyarrow?" in posted[0]
-    assert posted[1] == "Duplicate of #1"
+    assert posted == ["Duplicate of #1"]
     assert t.issues[2].state == "open"
     assert "needs info" in t.issues[2].labels
+    body = t.list_comments(2)[0].body
+    visible = body.split("<details><summary>The proposal</summary>")[0]
+    assert "Approved by `maria`" in visible and "asked the reporter 1 question(s)" in visible
+    assert "@bob, could you tell us:\n\n- Which version of pyarrow?\n" in visible
+    assert body.count("Which version of pyarrow?") == 2  # the comment's text, and its plan
+
+
+def test_questions_closed_as_a_duplicate_are_not_asked():
+    t = make_tracker()
+    comment = post_plan(t, duplicate=Duplicate(number=1), questions=["Which version of pyarrow?"])
+    t.react(comment.id, "maria", "+1")
+    [result] = approver(t).run()
+    assert [w[2] for w in t.writes if w[0] == "create_comment"] == ["Duplicate of #1"]
+    assert "needs info" not in t.issues[2].labels
+    assert not any("question" in c for c in result.changes)
+    body = t.list_comments(2)[0].body
+    visible = body.split("<details><summary>The proposal</summary>")[0]
+    assert "Which version" not in visible and "@bob" not in visible
+    assert extract_plan(body).history[-1].asked is False
 
 
 def test_duplicate_that_is_now_a_pull_request_is_dropped():

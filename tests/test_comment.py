@@ -9,7 +9,6 @@ from issue_assistant.comment import (
     extract_plan,
     is_assistant_comment,
     render_comment,
-    render_questions,
 )
 from issue_assistant.decision import Duplicate
 from tests.markdown_check import problems
@@ -104,10 +103,33 @@ def test_approved_and_dismissed_fold_the_proposal():
     assert "Dismissed by `carol` on 2024-07-01. Nothing was changed." in dismissed
 
 
+def test_approved_questions_stay_in_view_addressed_to_the_reporter():
+    approved = [Outcome(action="approved", actor="bob", at=NOW, changes=["x"], asked=True)]
+    body = render_comment(plan(status="approved", history=approved))
+    visible, proposal = body.split("<details><summary>The proposal</summary>")
+    assert "Approved by `bob`" in visible
+    assert "@alice, could you tell us:\n\n- Which version?\n" in visible
+    # shown once: not again in the folded proposal
+    assert "Which version?" not in proposal.split("<!-- issue-assistant:plan")[0]
+    assert extract_plan(body).history[-1].asked
+    # approved without asking them (closed as a duplicate): folded, asked of no one
+    unasked = [Outcome(action="approved", actor="bob", at=NOW, changes=["x"])]
+    body = render_comment(plan(status="approved", history=unasked))
+    visible, proposal = body.split("<details><summary>The proposal</summary>")
+    assert "Which version?" not in visible and "Questions for the reporter:" in proposal
+    assert '"asked"' not in body  # the plan records it only when asked
+
+
 def test_questions_mention_only_the_reporter():
-    text = render_questions(plan(questions=["Ask @someone-else?"]))
-    assert text.count("@") == 2  # the reporter, and the neutralized one (with a zero-width space)
-    assert "@alice" in text and "@someone-else" not in text
+    approved = [Outcome(action="approved", actor="bob", at=NOW, asked=True)]
+    for status, history in (("pending", []), ("approved", approved)):
+        body = render_comment(
+            plan(questions=["Ask @someone-else?"], status=status, history=history)
+        )
+        text = body.split("<!-- issue-assistant:plan")[0]
+        # the reporter, and the neutralized one (with a zero-width space)
+        assert text.count("@") == 2, text
+        assert "@alice" in text and "@someone-else" not in text
 
 
 def test_empty_plan_says_nothing_to_apply():

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from issue_assistant.comment import render_comment
+from issue_assistant.comment import (
+    TABLE_ROWS,
+    extract_plan,
+    render_comment,
+    similar_evidence,
+    visible_part,
+)
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import create
 from issue_assistant.index.duplicates import SCORE_VERSION, PairFeatures
@@ -20,6 +27,7 @@ from issue_assistant.index.evidence import (
     frames,
     message_key,
     shared,
+    strongest,
     traits,
 )
 from issue_assistant.learn.calibrate import (
@@ -147,6 +155,37 @@ def test_describe_quotes_each_piece_and_drops_the_weakest_to_fit():
     assert describe(Shared(), 100) == ""
 
 
+def test_strongest_names_one_piece_strongest_kind_first_title_words_last():
+    full = Shared(
+        errors=("ValueError: bad value for slice",),
+        frames=("a.py:inner", "b.py:outer"),
+        exceptions=("KeyError",),
+        paths=("src/io.py",),
+        identifiers=("load_rows",),
+        title_words=("slicing", "list", "rows", "more"),
+    )
+    assert strongest(full) == "both fail with `ValueError: bad value for slice`"
+    no_error = replace(full, errors=())
+    assert strongest(no_error) == "both fail in the same code, `a.py:inner`"
+    assert strongest(replace(no_error, frames=())) == "both fail with `KeyError`"
+    assert strongest(Shared(exceptions=("FutureWarning",))) == (
+        "both show the warning `FutureWarning`"
+    )
+    only_path = Shared(paths=("src/io.py",), identifiers=("load_rows",), title_words=("x", "y"))
+    assert strongest(only_path) == "both name the file `src/io.py`"
+    assert strongest(Shared(identifiers=("load_rows",), title_words=("a", "b"))) == (
+        "both name `load_rows`"
+    )
+    # title words only when nothing else is shared, and a few of them
+    assert strongest(Shared(title_words=("slicing", "list", "rows", "more"))) == (
+        "their titles share the words `slicing`, `list`, `rows`"
+    )
+    assert strongest(Shared()) == ""
+    # one code span, cut, whatever the error line holds
+    long = strongest(Shared(errors=("E: " + "x" * 300 + " `tick`",)), 60)
+    assert long.startswith("both fail with `E: xxx") and long.endswith("…`") and len(long) < 80
+
+
 def test_frames_shared_with_an_open_issue_count_most():
     base = dict(dense=None, title=0.3, prose=0.3, signals=0.2, bm25_top=1.0, age=1.0)
     closed = PairFeatures(**base, open=0.0, frames=1.0, frames_open=0.0)
@@ -170,14 +209,51 @@ def test_the_duplicate_reason_quotes_the_shared_evidence_sanitized(tmp_path):
     result = analyzed(tracker(new), 30, tmp_path, config)
     dup = result.decision.duplicate
     assert dup is not None and dup.number == 1
-    start = "Same problem as #1 (open): both have the same error `KeyError: 'areas' in group table"
+    # the one strongest piece (the shared error line), never the whole list
+    start = "Same problem as #1 (open): both fail with `KeyError: 'areas' in group table"
     assert dup.reason.startswith(start)
-    assert "`groups.py:merge_areas`" in dup.reason
+    assert "`groups.py:merge_areas`" not in dup.reason and "title words" not in dup.reason
     assert "duplicate score" not in dup.reason and "meaning 0." not in dup.reason
     body = result.comment
     assert problems(body, "o/r") == []  # no mention, outside link or raw HTML survives
     row = result.plan.evidence[0]
     assert row.number == 1 and row.relation == "duplicate" and "the same error" in row.shared
+    # the full list stays in "Why" (the table), the visible line names one piece
+    visible = visible_part(body)
+    line = next(x for x in visible.splitlines() if x.startswith("**Possibly the same problem"))
+    assert "both fail with `KeyError" in line and "merge_areas" not in line
+    assert "`groups.py:merge_areas`" in row.shared
+
+
+def test_a_duplicate_ranked_below_the_table_is_added_with_its_rank(tmp_path):
+    """The duplicate line names one piece; all the two share is in the table, so the proposed
+    duplicate is a row even when the search ranked it below the table's first rows."""
+    new = issue(
+        30, "Crash reading labels: KeyError in merge_areas", TRACEBACK.replace("{name}", "y"), 60
+    )
+    config = Config.model_validate({"duplicates": {"threshold": 0.5}})
+    alike = [
+        issue(40 + k, f"Crash {k} reading labels", f"Reading labels crashes with KeyError {k}.", k)
+        for k in range(TABLE_ROWS + 1)
+    ]
+    result = analyzed(tracker(new, *alike), 30, tmp_path, config)
+    context = result.context
+    others = [c for c in context.candidates if c.issue.number != 1]
+    [original] = [c for c in context.candidates if c.issue.number == 1]
+    assert len(others) >= TABLE_ROWS + 1
+    late = replace(context, candidates=[*others[: TABLE_ROWS + 1], original])
+    rows = similar_evidence(late, 1, threshold=0.5, candidates=8)
+    assert [e.number for e in rows[:TABLE_ROWS]] == [c.issue.number for c in others[:TABLE_ROWS]]
+    assert [(e.number, e.rank, e.relation) for e in rows[TABLE_ROWS:]] == [
+        (1, TABLE_ROWS + 2, "duplicate")
+    ]
+    assert "the same error" in rows[-1].shared and all(e.rank is None for e in rows[:-1])
+    body = render_comment(result.plan.model_copy(update={"evidence": rows}))
+    assert f"| {TABLE_ROWS + 2} | #1 |" in body and "| 1 | #" in body
+    assert extract_plan(body).evidence == rows
+    # ranked in the table: no rank kept (its place is its rank)
+    assert all(e.rank is None for e in similar_evidence(context, 1, threshold=0.5, candidates=8))
+    assert '"rank"' not in result.comment
 
 
 def test_the_table_shows_rank_and_what_they_share_never_the_fusion_value(tmp_path):

@@ -62,6 +62,12 @@ def test_the_reporters_answer_leads_to_a_proposal_to_remove_needs_info(
     path = reply(gh, tmp_path, "/assistant approve", "Codertocat")
     assert apply(gh, tmp_path, "issue_comment", path, labels=labels) == 0
     assert "needs info" in gh.issues[3].labels and PENDING not in gh.issues[3].labels
+    # the questions stay in view in the approved comment; no second comment repeats them
+    ours = [c for c in gh.comments.values() if c.user == BOT]
+    assert len(ours) == 1
+    visible = ours[0].body.split("<details><summary>The proposal</summary>")[0]
+    assert "Approved by `Codertocat`" in visible
+    assert f"@Codertocat, could you tell us:\n\n- {QUESTION}\n" in visible
 
     # someone else's comment, and a reply that does not give the version: nothing is written
     for body, login in [("Same here, version 1.2.3", "hubot"), ("I don't know.", "Codertocat")]:

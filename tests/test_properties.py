@@ -1,6 +1,6 @@
 """Property tests: hostile issue text and model answers through the whole pipeline.
 
-On every generated case: no traceback; the comment, the questions, the job summary and the
+On every generated case: no traceback; the comment (pending and approved), the job summary and the
 outputs, parsed as GitHub would, hold no mention but the reporter's, no link or image outside the
 repository and no raw HTML; the plan marker round-trips; the plan holds only labels of the label
 set; the comment is under GitHub's 65,536 characters; the only writes are the one comment and the
@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from issue_assistant.approve import Approver
-from issue_assistant.comment import GITHUB_LIMIT, extract_plan, render_questions
+from issue_assistant.comment import GITHUB_LIMIT, Outcome, extract_plan, render_comment
 from issue_assistant.config import Config
 from issue_assistant.engines.prompt import parse_answer
 from issue_assistant.errors import EngineError
@@ -148,7 +148,14 @@ def test_pipeline_properties(record_property, fake_engine):
         assert len(plan.areas) <= labels.max_areas and len(plan.topics) <= labels.max_topics
         if plan.duplicate:
             assert plan.duplicate.number in (1, 2)
-        assert problems(render_questions(plan), REPO, (f"@{reporter}",)) == []
+        # approved, the questions stay in view, addressed to the reporter
+        approved = plan.model_copy(
+            update={
+                "status": "approved",
+                "history": [Outcome(action="approved", actor="maria", at=t.now, asked=True)],
+            }
+        )
+        assert problems(render_comment(approved), REPO, (f"@{reporter}",)) == []
         summary = render(
             "summary.md.j2",
             command="analyze",

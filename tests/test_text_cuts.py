@@ -20,7 +20,6 @@ from issue_assistant.comment import (
     SeeAlso,
     SetAside,
     render_comment,
-    render_questions,
 )
 from issue_assistant.decision import Duplicate
 from tests import strategies as s
@@ -97,10 +96,12 @@ def test_every_truncating_field_is_cut_then_sanitized(record_property):
             set_aside=[SetAside(actor=actor, via=label)],
         )
         if status != "pending":
-            outcome = Outcome(action=status, actor=actor, at=NOW, changes=[change, title])
+            outcome = Outcome(
+                action=status, actor=actor, at=NOW, changes=[change, title], asked=True
+            )
             plan = plan.model_copy(update={"status": status, "history": [outcome]})
         try:
-            texts = [render_comment(plan, fallback_from=model), render_questions(plan)]
+            texts = [render_comment(plan, fallback_from=model)]
         except Exception:
             stats["tracebacks"] += 1
             raise

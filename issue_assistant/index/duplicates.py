@@ -13,7 +13,7 @@ candidate is related, never its duplicate (`evidence.follow_up`): elsewhere the 
 rests on is 0 (`PairFeatures.claim`, `claims`). `calibrate` fits the threshold for a target
 precision on those claim scores; `choose` applies it, refusing a best candidate that others
 match nearly as well (a templated or tracking issue must not flood proposals); `reason` says
-why in words, quoting what the two share (`evidence`).
+why in words, quoting the strongest piece the two share (`evidence.strongest`).
 
 The prose and signals are read without the repository's boilerplate lines (an unfilled Markdown
 template, `index/boilerplate.py`), and an issue without words of its own (a title like "Hi" over
@@ -37,9 +37,9 @@ from issue_assistant.index.evidence import (
     Traits,
     follow_up,
     shared,
+    strongest,
     traits,
 )
-from issue_assistant.index.evidence import describe as describe_shared
 from issue_assistant.index.query import (
     _URL,
     STOPWORDS,
@@ -395,17 +395,17 @@ def choose(
 
 
 def reason(cand: Candidate, features: PairFeatures, limit: int = 400) -> str:
-    """Why `cand` is proposed as the original, in words: the evidence the two share, each piece
-    quoted (`evidence.describe`), at most `limit` characters; no score (the comment shows the
-    confidence beside it)."""
+    """Why `cand` is proposed as the original, in words: the one strongest piece of evidence
+    the two share (`evidence.strongest`; the comment's table lists them all), at most `limit`
+    characters; no score (the comment shows the confidence beside it)."""
     state = cand.issue.state
     via = f", reached through #{cand.via[0]}, a duplicate of it" if cand.via else ""
     head = f"Same problem as #{cand.issue.number} ({state}{via})"
     meaning = " and close in meaning" if (features.dense or 0.0) >= CLOSE_MEANING else ""
-    room = max(limit - len(head) - 20, 0)
-    shared_text = describe_shared(features.evidence, room)
-    if shared_text:
-        return f"{head}: both have {shared_text}."
+    room = max(limit - len(head) - 40, 20)
+    piece = strongest(features.evidence, min(room, 120))
+    if piece:
+        return f"{head}: {piece}."
     return f"{head}: worded alike{meaning}, with no error, frame or name in common."
 
 

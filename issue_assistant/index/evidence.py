@@ -5,7 +5,8 @@ quoted values and paths taken out, so `Requested slice [:10] incompatible with 2
 the same error at other sizes match), exception names, stack frames in the order they appear
 (Python tracebacks, IPython's and Colab's, JavaScript and Java `at` lines), file paths,
 identifiers and the title's words. `shared` keeps what both have, in the new issue's own words;
-`describe` quotes it (each piece one code span) for the comment, which sanitizes it again.
+`describe` quotes it (each piece one code span) for the comment's table, which sanitizes it
+again; `strongest` names the one piece that makes a duplicate likely, for the duplicate line.
 `follow_up` tells a port, backport or follow-up of the other issue: related, never its duplicate.
 """
 
@@ -171,10 +172,12 @@ class Shared:
 
     def specific(self, rarity: Rarity, floor: float = MIN_SPECIFIC) -> Shared:
         """Without the exceptions, files, names and title words most earlier issues have too
-        (`load_dataset`, `datasets` in a datasets tracker): they say nothing to a reader."""
+        (`load_dataset`, `datasets` in a datasets tracker): they say nothing to a reader. The
+        rest of each kind rarest first (the first is the one `strongest` names)."""
 
         def keep(items: tuple[str, ...]) -> tuple[str, ...]:
-            return tuple(i for i in items if rarity.piece(i) >= floor)
+            rare = [(rarity.piece(i), n, i) for n, i in enumerate(items)]
+            return tuple(i for r, _, i in sorted(rare, key=lambda x: (-x[0], x[1])) if r >= floor)
 
         return replace(
             self,
@@ -307,3 +310,13 @@ def describe(found: Shared, limit: int) -> str:
         if kind is None:
             return ""
         kept[kind].pop()
+
+
+def strongest(found: Shared, limit: int = 100) -> str:
+    """The one piece of `found` that makes a duplicate most likely, in plain words (quoted as
+    one code span, an error line cut to about `limit` characters): the shared error message,
+    else the innermost shared frame, the exception, a file, a name, and the title words only
+    when nothing else is shared; "" when nothing is."""
+    from issue_assistant.render import render
+
+    return render("shared_one.md.j2", s=found, limit=limit).strip()
