@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from issue_assistant.asking import unanswered
 from issue_assistant.comment import (
     CHANGES_MAX,
     GITHUB_LIMIT,
@@ -427,6 +428,9 @@ class Approver:
         duplicate = self._duplicate(issue, plan, changes)
         closing = duplicate is not None and self.config.duplicates.close
         asking = bool(plan.questions) and not closing
+        if asking and not self._still_missing(issue, found, comments):
+            asking = False  # answered while the proposal waited: neither label nor questions
+            changes.append("asked nothing: the reporter had already answered the questions")
         # The labels as they are right before the write: a person may have changed them since
         # this run read the issue (their change wins, `_labels`).
         issue = self._fresh(issue)
@@ -467,6 +471,24 @@ class Approver:
         result.labels = [name for name in to_add if key(name) not in taken]
         result.duplicate = duplicate
         return result
+
+    def _still_missing(self, issue: Issue, found: Found, comments: list[Comment]) -> list[str]:
+        """The plan's questions that the reporter's replies since the comment showed them (its
+        votes aside) still leave open; all of them when there is no such reply."""
+        plan, shown = found.plan, found.comment.created_at
+        reporter = issue.user.login.casefold()
+        replies = [
+            c
+            for c in comments
+            if c.user.login.casefold() == reporter
+            and c.created_at > shown
+            and slash_command(c.body) is None
+        ]
+        if not replies:
+            return list(plan.questions)
+        types = [t for t in [plan.type, *issue.labels] if t and self.labels.group_of(t) == "type"]
+        now_issue = issue.model_copy(update={"comments": comments})
+        return unanswered(plan.questions, self.labels, types, now_issue)
 
     def _fresh(self, issue: Issue) -> Issue:
         """The issue read again (its labels and state as they are now)."""

@@ -118,3 +118,33 @@ def test_the_reporters_answer_leads_to_a_proposal_to_remove_needs_info(
     assert gh.writes == []
     assert not [c for c in gh.comments.values() if c.user == BOT and "Proposed: remove" in c.body
                 and c.id != assistant_comment(gh).id]  # fmt: skip
+
+
+def test_an_answer_given_while_the_proposal_waited_is_not_asked_again(gh, tmp_path, fake_engine):
+    """The pending comment shows the questions: a reporter who answers before a maintainer
+    approves gets neither the needs-info label nor the questions again; a reply that does not
+    answer leaves them asked."""
+    labels = labels_file(tmp_path)
+    decision = Decision(type="bug", questions=[QUESTION], summary="A typo.")
+    assert analyze(gh, tmp_path, fake_engine, decision, labels=labels) == 0
+    reply(gh, tmp_path, "It happens with version 2.3.1 on Linux.")
+    path = reply(gh, tmp_path, "/assistant approve", "Codertocat")  # its own reply, no answer
+    assert apply(gh, tmp_path, "issue_comment", path, labels=labels) == 0
+    assert "needs info" not in gh.issues[3].labels and "bug" in gh.issues[3].labels
+    plan = extract_plan(assistant_comment(gh).body)
+    assert plan.status == "approved"
+    assert "asked nothing: the reporter had already answered the questions" in (
+        plan.history[-1].changes
+    )
+    assert "could you tell us" not in assistant_comment(gh).body.split("<details>")[0]
+
+
+def test_a_reply_that_does_not_answer_leaves_the_questions_asked(gh, tmp_path, fake_engine):
+    labels = labels_file(tmp_path)
+    decision = Decision(type="bug", questions=[QUESTION], summary="A typo.")
+    assert analyze(gh, tmp_path, fake_engine, decision, labels=labels) == 0
+    reply(gh, tmp_path, "Thanks for looking!")
+    path = reply(gh, tmp_path, "/assistant approve", "Codertocat")
+    assert apply(gh, tmp_path, "issue_comment", path, labels=labels) == 0
+    assert "needs info" in gh.issues[3].labels
+    assert "@Codertocat, could you tell us:" in assistant_comment(gh).body
