@@ -15,21 +15,8 @@ from issue_assistant.learn import artifact, store
 from issue_assistant.learn.model import fit, rows_from
 from issue_assistant.pipeline import open_index, replay
 from issue_assistant.tracker.asof import AsOfView
-from issue_assistant.tracker.models import Issue, User
-from tests.test_learn import LABELS, T0, snap
-
-
-def _issue(k: int, title: str, body: str, kind: str) -> Issue:
-    return Issue(
-        number=k,
-        title=title,
-        body=body,
-        user=User(login=f"u{k}"),
-        created_at=T0 + timedelta(hours=k),
-        state="closed",
-        closed_at=T0 + timedelta(hours=k, minutes=30),
-        labels=[kind],
-    )
+from issue_assistant.tracker.models import Issue
+from tests.test_learn import LABELS, hourly, snap
 
 
 def pairs(n: int, seed: int = 3) -> list[Issue]:
@@ -44,7 +31,7 @@ def pairs(n: int, seed: int = 3) -> list[Issue]:
         kind = "bug" if (a == "red") == (b == "cat") else "enhancement"
         f = rnd.sample(common, 3)
         body = f"{a} {a} {a} {f[1]} {f[2]} {b} {b} {b}"
-        out.append(_issue(k, f"{a} {f[0]} {b}", body, kind))
+        out.append(hourly(k, f"{a} {f[0]} {b}", body, [kind]))
     return out
 
 
@@ -63,7 +50,7 @@ def topics(n: int, seed: int = 4) -> list[Issue]:
         topic = rnd.choice(subjects)
         title = f"{rnd.choice(words)} {' '.join(rnd.sample(topic, 4))}"
         body = " ".join(topic + rnd.sample(topic, 6)) + f" {rnd.choice(words)}"
-        out.append(_issue(k, title, body, kind))
+        out.append(hourly(k, title, body, [kind]))
     return out
 
 
