@@ -27,6 +27,7 @@ from issue_assistant.config import Config, LabelModelConfig, load_labels
 from issue_assistant.decision import TIERS
 from issue_assistant.engines import create
 from issue_assistant.learn.model import Row, fit, rows_from
+from issue_assistant.learn.neighbours import SOURCES
 from issue_assistant.learn.tiers import MEASURE_MIN, MIN_LABEL_EVIDENCE, TierRule, choose, measured
 from issue_assistant.pipeline import open_index, replay
 from issue_assistant.tracker.snapshot import Snapshot, read_snapshot
@@ -154,11 +155,14 @@ def run(quick: bool = False) -> str:
         "Tiers of the type proposals above: the share of the scored issues proposed at each tier "
         "and the precision there (high: measured precision ≥ 0.9 on the training history; "
         "likely ≥ 0.75; possible ≥ 0.6), and how the history was measured (with fewer than "
-        f"{MEASURE_MIN} out-of-fold predictions it is not: every proposal is possible).",
+        f"{MEASURE_MIN} out-of-fold predictions it is not: every proposal is possible), and the "
+        "source proposed from, chosen on the training history's out-of-fold macro F1 "
+        "(`learn/neighbours.py`: the model, a blend, or the vote of the most similar training "
+        "issues).",
         "",
-        "| setting | measured by | high | likely | possible | abstained | top label right "
-        "where it abstained |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| setting | measured by | source (out of fold: model / blend / vote) | high | likely | "
+        "possible | abstained | top label right where it abstained |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     goals: dict[str, tuple[float, float, int, int]] = {}
     for setting, train, test in _settings(rows, typed, quick):
@@ -206,7 +210,11 @@ def run(quick: bool = False) -> str:
         why = ", ".join(f"{k or 'none'} {n}" for k, n in proposed.why.most_common()) or "–"
         missed = [(g, t) for g, t, a in zip(gold, top, at, strict=True) if a is None]
         hidden = _share(sum(g == t for g, t in missed), len(missed))
-        tier_lines.append(f"| {setting} | {how} | {' | '.join(cells)} | {why} | {hidden} |")
+        scores = " / ".join(f"{gm.sources[k]:.3f}" for k in SOURCES if k in gm.sources)
+        source = f"{gm.source} ({scores})" if scores else gm.source
+        tier_lines.append(
+            f"| {setting} | {how} | {source} | {' | '.join(cells)} | {why} | {hidden} |"
+        )
     lines += ["", *tier_lines, "", *_goals(goals), "", *_multi(rows, labels, quick)]
     lines += [
         "",

@@ -9,6 +9,12 @@ On each setting of the labels section (`bench/section_labels.py`), the type mode
    labelled issues (`engines/similar_labels.vote`, as the engine's vote fallback counts it).
 Macro F1 over every type present and over bug/enhancement. Printed only; docs/benchmarks.md
 quotes it by hand.
+
+    python bench/type_priors.py --sources
+
+The source each fit chose (`learn/neighbours.py`) and its out-of-fold macro F1 per source, on the
+labels section's settings and on poetry-sample (the oldest 50 and 70 labelled issues, scored on
+the typed issues after them), with the scored issues' macro F1 of the top label.
 """
 
 from __future__ import annotations
@@ -34,7 +40,56 @@ def blended(model_probs: dict[str, float], prior: dict[str, float], w: float) ->
     return max(score, key=score.__getitem__)
 
 
+POETRY = (50, 70)
+
+
+def sources() -> None:
+    from bench.section_labels import DATA, LABELS, ROOT, _f1, _settings, _type_of
+    from issue_assistant.config import load_labels
+    from issue_assistant.learn.model import fit, rows_from
+    from issue_assistant.tracker.snapshot import read_snapshot
+
+    def settings(data: Path, labels_path: Path):  # noqa: ANN202
+        labels = load_labels(labels_path)
+        snapshot = read_snapshot(data)
+        types = set(labels.proposable("type"))
+        rows = rows_from(snapshot, labels, snapshot.repository.fetched_at)
+        typed = [r for r in rows if _type_of(r, types)]
+        if data == DATA:
+            return labels, types, _settings(rows, typed, False)
+        out = []
+        for k in POETRY:
+            after = [r for r in typed if r.created_at > rows[k - 1].created_at]
+            out.append((f"poetry-sample, oldest {k} labelled issues", rows[:k], after))
+        return labels, types, out
+
+    poetry = (
+        DATA.parent / "poetry-sample.jsonl.gz",
+        ROOT / "tests/data/evaluate/poetry.labels.toml",
+    )
+    for data, labels_path in ((DATA, LABELS), poetry):
+        labels, types, found = settings(data, labels_path)
+        for setting, train, test in found:
+            model = fit(train, labels, test[0].created_at)
+            gm = model.groups["type"]
+            probs = model.probabilities_many([(r.title, r.prose) for r in test])
+            pred = [max(p["type"], key=p["type"].get) if p.get("type") else None for p in probs]
+            gold = [_type_of(r, types) for r in test]
+            present = sorted(set(gold))  # type: ignore[arg-type]
+            two = [n for n in ("bug", "enhancement") if n in present] or present
+            predictions = gm.table.predictions if gm.table else 0
+            print(
+                f"{setting} | scored {len(test)} | out of fold {gm.sources} ({predictions}) | "
+                f"chosen {gm.source} | top label macro F1 all {_f1(gold, pred, present):.3f} "
+                f"bug/enhancement {_f1(gold, pred, two):.3f}",
+                flush=True,
+            )
+
+
 def main() -> None:
+    if "--sources" in sys.argv[1:]:
+        sources()
+        return
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from bench.section_labels import DATA, LABELS, _f1, _settings, _type_of

@@ -49,19 +49,22 @@ def synthetic(n: int, seed: int = 1) -> list[Issue]:
         if k % 3 == 0:
             labels.append("cli")
             body += " when running the command line tool"
-        out.append(
-            Issue(
-                number=k,
-                title=title,
-                body=body,
-                user=User(login=f"u{k}"),
-                created_at=T0 + timedelta(hours=k),
-                state="closed",
-                closed_at=T0 + timedelta(hours=k, minutes=30),
-                labels=labels,
-            )
-        )
+        out.append(hourly(k, title, body, labels))
     return out
+
+
+def hourly(k: int, title: str, body: str, labels: list[str]) -> Issue:
+    """Closed issue `k`, opened `k` hours after T0."""
+    return Issue(
+        number=k,
+        title=title,
+        body=body,
+        user=User(login=f"u{k}"),
+        created_at=T0 + timedelta(hours=k),
+        state="closed",
+        closed_at=T0 + timedelta(hours=k, minutes=30),
+        labels=labels,
+    )
 
 
 def snap(issues: list[Issue]) -> Snapshot:

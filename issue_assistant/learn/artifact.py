@@ -23,7 +23,8 @@ from issue_assistant.learn.calibration import ThresholdTable
 from issue_assistant.learn.features import TOKEN
 from issue_assistant.learn.linear import Featurizer, LinearHead, TextPart
 
-FORMAT = 4  # 3: tables with folds and curves (learn/calibration.py); 4: the numpy fit, checked
+# 3: tables with folds and curves; 4: the numpy fit, checked; 5: the source and the vote's rows
+FORMAT = 5
 EMBEDDING_DIM = 384
 
 
@@ -66,6 +67,8 @@ class GroupMeta(_Strict):
     dense: bool = False
     c: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     table: dict[str, Any] | None = None
+    source: Literal["model", "blend", "vote"] = "model"
+    sources: dict[str, float] = Field(default_factory=dict)
 
 
 class Meta(_Strict):
@@ -78,6 +81,9 @@ class Meta(_Strict):
     indexed: int = Field(ge=0)
     featurizer: list[PartMeta] | None
     groups: list[GroupMeta]
+    # Per group proposing from the vote, each kept training row's label (`learn/neighbours.py`;
+    # the rows are the arrays `neighbours_*`).
+    neighbours: dict[str, list[str | None]] | None = None
     checksum: str
 
 
@@ -152,8 +158,15 @@ def to_arrays(model: Any, labels_key: str) -> dict[str, np.ndarray]:
                 "dense": gm.dense is not None,
                 "c": gm.c,
                 "table": gm.table.model_dump(mode="json") if gm.table is not None else None,
+                "source": gm.source,
+                "sources": gm.sources,
             }
         )
+    nb = model.neighbours
+    if nb is not None:
+        arrays["neighbours_indptr"] = np.asarray(nb.matrix.indptr, dtype=np.int64)
+        arrays["neighbours_indices"] = np.asarray(nb.matrix.indices, dtype=np.int32)
+        arrays["neighbours_data"] = np.asarray(nb.matrix.data, dtype=np.float32)
     arrays["meta"] = _json(
         {
             "format": FORMAT,
@@ -165,6 +178,7 @@ def to_arrays(model: Any, labels_key: str) -> dict[str, np.ndarray]:
             "indexed": model.indexed,
             "featurizer": parts if feats is not None else None,
             "groups": groups,
+            "neighbours": nb.gold if nb is not None else None,
             "checksum": checksum(arrays),
         }
     )
@@ -249,7 +263,54 @@ def _group(data: dict, g: GroupMeta, width: int | None) -> Any:
         table = ThresholdTable.model_validate(g.table) if g.table is not None else None
     except ValidationError as exc:
         raise InvalidArtifact(f"group {g.group}: threshold table: {_first(exc)}") from None
-    return GroupModel(g.group, g.mode, g.reason, g.classes, head, g.issues, table, dense, g.c, mean)
+    if g.source != "model" and (g.mode != "learned" or g.group not in ("type", "priority")):
+        raise InvalidArtifact(f"group {g.group}: source {g.source} without a learned single label")
+    return GroupModel(
+        g.group,
+        g.mode,
+        g.reason,
+        g.classes,
+        head,
+        g.issues,
+        table,
+        dense,
+        g.c,
+        mean,
+        g.source,
+        dict(g.sources),
+    )
+
+
+def _neighbours(data: dict, meta: Meta, width: int | None) -> Any:
+    """The vote's training rows, checked against the groups that propose from them."""
+    from issue_assistant.learn.neighbours import Neighbours
+    from issue_assistant.learn.sparse import Csr
+
+    voting = {g.group: g for g in meta.groups if g.source != "model"}
+    if meta.neighbours is None:
+        if voting:
+            raise InvalidArtifact(f"group {min(voting)}: proposes from the vote without its rows")
+        return None
+    if set(meta.neighbours) != set(voting) or width is None:
+        raise InvalidArtifact("neighbours: not the groups that propose from the vote")
+    lengths = {len(v) for v in meta.neighbours.values()}
+    if len(lengths) != 1:
+        raise InvalidArtifact("neighbours: groups with different numbers of rows")
+    rows = lengths.pop()
+    for name, gold in meta.neighbours.items():
+        if any(y is not None and y not in voting[name].classes for y in gold):
+            raise InvalidArtifact(f"neighbours: a {name} label the group does not learn")
+    indptr = _array(data, "neighbours_indptr", np.int64, (rows + 1,))
+    nnz = int(indptr[-1]) if rows >= 0 else 0
+    if indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+        raise InvalidArtifact("neighbours_indptr: not rising from 0")
+    indices = _array(data, "neighbours_indices", np.int32, (nnz,))
+    values = _array(data, "neighbours_data", np.float32, (nnz,))
+    if nnz and (indices.min() < 0 or indices.max() >= width):
+        raise InvalidArtifact("neighbours_indices: a column outside the features")
+    if not np.all(np.isfinite(values)):
+        raise InvalidArtifact("neighbours_data: not all finite")
+    return Neighbours(Csr(indptr, indices, values, width), dict(meta.neighbours))
 
 
 def _first(exc: ValidationError) -> str:
@@ -298,6 +359,7 @@ def read(path: Path) -> tuple[dict[str, Any], Any]:
     if len(set(names)) != len(names):
         raise InvalidArtifact("metadata: a group twice")
     groups = {g.group: _group(data, g, width) for g in meta.groups}
+    neighbours = _neighbours(data, meta, width)
     model = LabelModel(
         cutoff=cutoff,
         fingerprint=meta.fingerprint,
@@ -306,5 +368,6 @@ def read(path: Path) -> tuple[dict[str, Any], Any]:
         featurizer=feats,
         fit_seconds=meta.fit_seconds,
         indexed=meta.indexed,
+        neighbours=neighbours,
     )
     return raw, model

@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from issue_assistant.config import GROUPS, LabelsConfig
@@ -112,17 +113,44 @@ def plan(
     return "stratified", out
 
 
-def out_of_fold(
+VOTE = ":vote"  # a fold's predictions under f"{group}{VOTE}": the vote of its neighbours
+
+
+@dataclass
+class Collected:
+    """The out-of-fold predictions, (probabilities, gold labels) per scored issue, by group (and
+    by f"{group}{VOTE}" for the vote a fold gave beside its model), and how they were made."""
+
+    method: str
+    folds: int
+    skipped: Counter[str]
+    predictions: dict[str, list[tuple[dict[str, float], list[str]]]]
+
+    def table(
+        self, group: str, labels: LabelsConfig, preds: Sequence[tuple[dict[str, float], list[str]]]
+    ) -> ThresholdTable:
+        """The table and curves of `preds`, `group`'s predictions (of any source)."""
+        table = table_for(preds, single=group in SINGLE, limit=labels.limit(group))  # type: ignore[arg-type]
+        return table.model_copy(
+            update={
+                "method": self.method,
+                "folds": self.folds,
+                "skipped_folds": self.skipped[group],
+            }
+        )
+
+
+def collect(
     rows: Sequence[Any],
     labels: LabelsConfig,
     classes: Mapping[str, Sequence[str]],
     fit_fold: FitFold,
-) -> dict[str, ThresholdTable]:
-    """Per learned group (`classes`: its learned labels), the table and curves of its
-    out-of-fold predictions."""
+) -> Collected:
+    """Every fold's predictions for the learned groups (`classes`: their learned labels), the
+    vote's too where a fold gives it; an issue is scored alike for every source."""
     method, folds = plan(rows, labels, classes)
     need = {g: _need(rows, labels, g, names) for g, names in classes.items()}
-    predictions: dict[str, list[tuple[dict[str, float], list[str]]]] = {g: [] for g in classes}
+    predictions: dict[str, list[tuple[dict[str, float], list[str]]]] = {}
     skipped: Counter[str] = Counter()
     for train_idx, test_idx in folds:
         train = [rows[i] for i in train_idx]
@@ -133,11 +161,12 @@ def out_of_fold(
             if probs is None:  # the fold could not learn the group at all
                 skipped[group] += 1
                 continue
+            votes = predicted.get(group + VOTE)
             held = _counts(train, labels, group)
             # A multi-label group's labels are scored apart: each only in the folds whose
             # training part holds it enough (a time-ordered fold may precede a label).
             scored = {c for c in names if held[c] >= min(FOLD_MIN_EXAMPLES, need[group][c])}
-            for r, mine in zip(test, probs, strict=True):
+            for i, (r, mine) in enumerate(zip(test, probs, strict=True)):
                 gold = gold_of(r, labels, group)
                 if group in SINGLE:
                     if len(gold) != 1 or any(g in names and not held[g] for g in gold):
@@ -145,14 +174,23 @@ def out_of_fold(
                 else:
                     mine = {c: v for c, v in mine.items() if c in scored}
                     gold = [g for g in gold if g in scored or g not in names]
-                predictions[group].append((mine, gold))
-    out = {}
-    for group in GROUPS:
-        preds = predictions.get(group)
-        if not preds:
-            continue
-        table = table_for(preds, single=group in SINGLE, limit=labels.limit(group))  # type: ignore[arg-type]
-        out[group] = table.model_copy(
-            update={"method": method, "folds": len(folds), "skipped_folds": skipped[group]}
-        )
-    return out
+                predictions.setdefault(group, []).append((mine, gold))
+                if votes is not None:
+                    predictions.setdefault(group + VOTE, []).append((votes[i], gold))
+    return Collected(method, len(folds), skipped, predictions)
+
+
+def out_of_fold(
+    rows: Sequence[Any],
+    labels: LabelsConfig,
+    classes: Mapping[str, Sequence[str]],
+    fit_fold: FitFold,
+) -> dict[str, ThresholdTable]:
+    """Per learned group (`classes`: its learned labels), the table and curves of its
+    model's out-of-fold predictions."""
+    got = collect(rows, labels, classes, fit_fold)
+    return {
+        group: got.table(group, labels, got.predictions[group])
+        for group in GROUPS
+        if got.predictions.get(group)
+    }

@@ -27,8 +27,9 @@ from issue_assistant.learn import heads
 from issue_assistant.learn.calibration import ThresholdTable
 from issue_assistant.learn.features import fit_features
 from issue_assistant.learn.fitting import Fitting
-from issue_assistant.learn.folds import Predict, out_of_fold
+from issue_assistant.learn.folds import VOTE, Predict, collect
 from issue_assistant.learn.linear import Featurizer, LinearHead
+from issue_assistant.learn.neighbours import SOURCES, Neighbours, choose_source, mix, rows_matrix
 from issue_assistant.learn.sparse import Csr
 from issue_assistant.learn.text import fields, prose, title
 from issue_assistant.tracker.asof import AsOfView, rewind
@@ -139,6 +140,10 @@ class GroupModel:
     dense: LinearHead | None = None
     c: float | None = None
     dense_mean: np.ndarray | None = None
+    # What a single-label group proposes from (`learn/neighbours.py`): "model", "blend" or
+    # "vote", chosen on out-of-fold evidence; and each source's out-of-fold macro F1 there.
+    source: str = "model"
+    sources: dict[str, float] = field(default_factory=dict)
 
     def probabilities(
         self, rows: list[tuple[np.ndarray, np.ndarray]], vectors: np.ndarray | None = None
@@ -214,26 +219,28 @@ def _fit_groups(
     *,
     vectors: Vectors | None = None,
     fitting: Fitting | None = None,
-) -> tuple[Featurizer | None, dict[str, GroupModel]]:
-    """The featurizer and each group's fitted classifier (or why not) on `rows` (`classes`: only
-    these groups, with exactly these labels).
+) -> tuple[Featurizer | None, dict[str, GroupModel], Neighbours | None]:
+    """The featurizer, each group's fitted classifier (or why not) on `rows` (`classes`: only
+    these groups, with exactly these labels) and the rows as neighbours of the learned
+    single-label groups' vote.
 
     `vectors` gives the stored sentence embeddings of issue numbers (None where there is none);
     `fitting` what earlier fits on nearly the same rows can share (see `learn/fitting.py`).
     """
     if len(rows) < MIN_ISSUES:
         why = f"only {len(rows)} labelled issues (needs {MIN_ISSUES})"
-        return None, {g: GroupModel(g, "vote", why) for g in GROUPS}
+        return None, {g: GroupModel(g, "vote", why) for g in GROUPS}, None
     fitting = fitting if fitting is not None else Fitting()
     with fitting.lock:
         docs = [(r.title, r.prose) for r in rows]
         try:
             feats = fit_features(docs, caches=fitting.caches)
         except ValueError as exc:  # an empty vocabulary, say
-            return None, {g: GroupModel(g, "vote", f"no features: {exc}") for g in GROUPS}
+            return None, {g: GroupModel(g, "vote", f"no features: {exc}") for g in GROUPS}, None
         x = feats.matrix(docs)
         dense = _dense_rows(vectors, rows)
         groups: dict[str, GroupModel] = {}
+        gold: dict[str, list[str | None]] = {}
         for group in GROUPS:
             if classes is not None and group not in classes:
                 continue
@@ -257,7 +264,11 @@ def _fit_groups(
                 c=fitted.c,
                 dense_mean=fitted.dense_mean,
             )
-        return feats.featurizer(), groups
+            if group in SINGLE:
+                gold[group] = [None] * len(rows)
+                for i, y in zip(idx, ys, strict=True):
+                    gold[group][i] = y
+        return feats.featurizer(), groups, Neighbours(x, gold) if gold else None
 
 
 def _dense_rows(vectors: Vectors | None, rows: Sequence[Row]) -> np.ndarray | None:
@@ -281,6 +292,8 @@ class LabelModel:
     featurizer: Featurizer | None
     fit_seconds: float = 0.0
     indexed: int = 0
+    # The training rows of the vote, kept while a group proposes from it (or in a fold).
+    neighbours: Neighbours | None = None
 
     def mode(self, group: str) -> str:
         g = self.groups.get(group)
@@ -302,8 +315,12 @@ class LabelModel:
         for group, gm in self.groups.items():
             if gm.mode != "learned":
                 continue
-            for i, probs in enumerate(gm.probabilities(x, vectors)):
-                out[i][group] = probs
+            probs = gm.probabilities(x, vectors)
+            if gm.source != "model" and self.neighbours is not None:
+                votes = self.neighbours.votes(group, rows_matrix(x, self.featurizer.width))
+                probs = [mix(p, v, SOURCES[gm.source]) for p, v in zip(probs, votes, strict=True)]
+            for i, p in enumerate(probs):
+                out[i][group] = p
         return out
 
     def probabilities(
@@ -317,8 +334,9 @@ class LabelModel:
     def predict_rows(
         self, rows: Sequence[Row], vectors: Vectors | None = None
     ) -> dict[str, list[dict[str, float]]]:
-        """Per learned group, each row's label probabilities (a fold model scoring its rows; the
-        fit's own features in memory make them for all rows at once)."""
+        """Per learned group, each row's label probabilities from the model, and with the
+        neighbours kept, a single-label group's vote under f"{group}{VOTE}" (a fold model scoring
+        its rows; the fit's own features in memory make them for all rows at once)."""
         learned = {g: gm for g, gm in self.groups.items() if gm.mode == "learned"}
         if self.featurizer is None:
             return {g: [{} for _ in rows] for g in learned}
@@ -326,9 +344,16 @@ class LabelModel:
         dense = _dense_rows(vectors, rows)
         if self.featurizer.fitted is not None:
             x = self.featurizer.fitted.matrix(docs)
-            return {g: gm.probabilities_matrix(x, dense) for g, gm in learned.items()}
-        rows_x = self.featurizer.rows(docs)
-        return {g: gm.probabilities(rows_x, dense) for g, gm in learned.items()}
+            out = {g: gm.probabilities_matrix(x, dense) for g, gm in learned.items()}
+        else:
+            rows_x = self.featurizer.rows(docs)
+            out = {g: gm.probabilities(rows_x, dense) for g, gm in learned.items()}
+            x = rows_matrix(rows_x, self.featurizer.width)
+        if self.neighbours is not None:
+            for g in learned:
+                if g in self.neighbours.gold:
+                    out[g + VOTE] = self.neighbours.votes(g, x)
+        return out
 
     def describe(self) -> str:
         dense = "; TF-IDF and sentence embeddings" if self.uses_embeddings else ""
@@ -359,7 +384,7 @@ def fit(
     start = time.perf_counter()
     rows = [r for r in rows if r.created_at < cutoff][-MAX_ROWS:]
     fitting = fitting if fitting is not None else Fitting()
-    feats, groups = _fit_groups(rows, labels, classes, vectors=vectors, fitting=fitting)
+    feats, groups, neighbours = _fit_groups(rows, labels, classes, vectors=vectors, fitting=fitting)
     learned = {g: gm.classes for g, gm in groups.items() if gm.mode == "learned"}
     if calibrate and feats is not None and learned:
 
@@ -379,11 +404,21 @@ def fit(
         # again inside every fold would cost a dozen fits per fold for one number of four.
         fitting.pinned = True
         try:
-            tables = out_of_fold(rows, labels, learned, fit_fold)
+            got = collect(rows, labels, learned, fit_fold)
         finally:
             fitting.pinned = False
-        for group, table in tables.items():
-            groups[group].table = table
+        for group, names in learned.items():
+            preds = got.predictions.get(group)
+            if not preds:
+                continue
+            votes = got.predictions.get(group + VOTE)
+            if votes is not None:
+                preds = _choose_source(groups[group], names, preds, votes)
+            groups[group].table = got.table(group, labels, preds)
+    if neighbours is not None and not (calibrate is False and classes is not None):
+        # Kept by a fold (its vote is measured), else only for the groups proposing from it.
+        voting = [g for g, gm in groups.items() if gm.source != "model"]
+        neighbours = neighbours.only(voting) if voting else None
     return LabelModel(
         cutoff=cutoff,
         fingerprint=fingerprint(rows, labels),
@@ -391,7 +426,27 @@ def fit(
         groups=groups,
         featurizer=feats,
         fit_seconds=time.perf_counter() - start,
+        neighbours=neighbours,
     )
+
+
+def _choose_source(
+    gm: GroupModel,
+    names: Sequence[str],
+    preds: list[tuple[dict[str, float], list[str]]],
+    votes: list[tuple[dict[str, float], list[str]]],
+) -> list[tuple[dict[str, float], list[str]]]:
+    """Set what `gm` proposes from, on its out-of-fold predictions (the model's, the vote's);
+    the chosen source's predictions, which its tiers are measured on."""
+    by_source = {
+        name: [(mix(p, v, share), gold) for (p, gold), (v, _) in zip(preds, votes, strict=True)]
+        for name, share in SOURCES.items()
+    }
+    gm.source, gm.sources = choose_source(by_source, names)
+    if gm.source != "model":
+        said = {"vote": "the vote of the most similar of them", "blend": "the model and that vote"}
+        gm.reason += f"; proposes from {said[gm.source]} (better out of fold)"
+    return by_source[gm.source]
 
 
 def index_vectors(index: IssueIndex) -> Vectors | None:

@@ -1,0 +1,149 @@
+"""What a single-label group proposes from: the model, the vote of the most similar training
+issues or a blend, chosen on out-of-fold evidence at fit time (`learn/neighbours.py`)."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from issue_assistant.config import Config
+from issue_assistant.engines import create
+from issue_assistant.learn import artifact, store
+from issue_assistant.learn.model import fit, rows_from
+from issue_assistant.pipeline import open_index, replay
+from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.tracker.models import Issue
+from tests.test_learn import LABELS, hourly, snap
+
+
+def pairs(n: int, seed: int = 3) -> list[Issue]:
+    """The type is the XOR of two words (a bug with red and cat, or blue and dog; else an
+    enhancement), apart among a few common words: no weight on a word or a pair of neighbouring
+    words tells the types apart, while the most similar earlier issues share both words."""
+    rnd = random.Random(seed)
+    common = ["sun", "moon", "tree", "lake", "hill", "rock"]
+    out = []
+    for k in range(1, n + 1):
+        a, b = rnd.choice(["red", "blue"]), rnd.choice(["cat", "dog"])
+        kind = "bug" if (a == "red") == (b == "cat") else "enhancement"
+        f = rnd.sample(common, 3)
+        body = f"{a} {a} {a} {f[1]} {f[2]} {b} {b} {b}"
+        out.append(hourly(k, f"{a} {f[0]} {b}", body, [kind]))
+    return out
+
+
+def topics(n: int, seed: int = 4) -> list[Issue]:
+    """The type is told by one of many words per type, each rare; the text is mostly the words of
+    one of a few topics shared by both types: the most similar issues are of the same topic, any
+    type, while a weight per word learns the type."""
+    rnd = random.Random(seed)
+    bug = [f"bug{i}" for i in range(12)]
+    feat = [f"feat{i}" for i in range(12)]
+    subjects = [[f"t{t}x{i}" for i in range(10)] for t in range(8)]
+    out = []
+    for k in range(1, n + 1):
+        kind = "bug" if k % 2 else "enhancement"
+        words = bug if kind == "bug" else feat
+        topic = rnd.choice(subjects)
+        title = f"{rnd.choice(words)} {' '.join(rnd.sample(topic, 4))}"
+        body = " ".join(topic + rnd.sample(topic, 6)) + f" {rnd.choice(words)}"
+        out.append(hourly(k, title, body, [kind]))
+    return out
+
+
+def _fit(issues: list[Issue]):  # noqa: ANN202
+    cutoff = issues[-1].created_at + timedelta(hours=1)
+    return fit(rows_from(snap(issues), LABELS, cutoff), LABELS, cutoff)
+
+
+def test_a_history_where_the_vote_is_better_out_of_fold_proposes_from_the_vote():
+    model = _fit(pairs(240))
+    gm = model.groups["type"]
+    assert gm.mode == "learned"
+    assert gm.sources["vote"] > gm.sources["model"] + 0.2, gm.sources
+    assert gm.source == "vote"
+    assert "the vote" in gm.reason and model.neighbours is not None
+    # What is proposed is the vote's: right on new issues the model alone gets wrong.
+    new = pairs(400, seed=9)[240:]
+    probs = model.probabilities_many([(i.title, i.body or "") for i in new])
+    right = np.mean(
+        [max(p["type"], key=p["type"].get) == i.labels[0] for p, i in zip(probs, new, strict=True)]
+    )
+    assert right > 0.85
+    # The tiers are measured on the vote's out-of-fold predictions: its table, not the model's.
+    assert gm.table is not None and gm.table.predictions >= 200
+    high = gm.table.curves[""].buckets[-1]
+    assert high.precision > 0.85
+
+
+def test_a_history_where_the_model_is_better_out_of_fold_keeps_the_model():
+    model = _fit(topics(300))
+    gm = model.groups["type"]
+    assert gm.sources["model"] > gm.sources["vote"] + 0.1, gm.sources
+    assert gm.source == "model"
+    assert model.neighbours is None  # nothing kept that is not used
+    assert "the vote" not in gm.reason
+
+
+def test_the_choice_and_the_vote_rows_are_saved_and_loaded_with_the_model(tmp_path):
+    model = _fit(pairs(200))
+    assert model.groups["type"].source == "vote"
+    path = store.save_model(model, tmp_path, "key")
+    _, loaded = artifact.read(path)
+    assert loaded is not None
+    assert loaded.groups["type"].source == "vote"
+    assert loaded.groups["type"].sources == model.groups["type"].sources
+    new = pairs(260, seed=7)[200:]
+    docs = [(i.title, i.body or "") for i in new]
+    got, want = loaded.probabilities_many(docs), model.probabilities_many(docs)
+    for a, b in zip(got, want, strict=True):
+        assert a["type"].keys() == b["type"].keys()
+        assert all(abs(a["type"][k] - b["type"][k]) < 1e-5 for k in a["type"])
+    # The rows of the vote are checked like the rest: a group proposing from the vote needs them.
+    model.neighbours = None
+    bad = store.save_model(model, tmp_path / "bad", "key")
+    with pytest.raises(artifact.InvalidArtifact, match="proposes from the vote without its rows"):
+        artifact.read(bad)
+
+
+def test_a_model_source_saves_no_vote_rows(tmp_path):
+    model = _fit(topics(200))
+    assert model.groups["type"].source == "model"
+    path = store.save_model(model, tmp_path, "key")
+    assert "neighbours_data" not in np.load(path).files
+    _, loaded = artifact.read(path)
+    assert loaded is not None and loaded.neighbours is None
+
+
+def test_evaluate_bucket_models_make_the_same_choice(tmp_path):
+    issues = pairs(260)
+    snapshot = snap(issues)
+    cutoffs = [issues[k].created_at for k in (200, 230)]
+    source = store.BucketSource(snapshot, LABELS, cutoffs, ahead=False)
+    index = open_index(snapshot, tmp_path)
+    for k, cutoff in zip((200, 230), cutoffs, strict=True):
+        bucket = source.model_for(snapshot, index, LABELS, issues[k].created_at)
+        alone = fit(rows_from(AsOfView(snapshot, cutoff), LABELS, cutoff), LABELS, cutoff)
+        assert bucket.groups["type"].source == alone.groups["type"].source == "vote"
+        assert bucket.groups["type"].sources == alone.groups["type"].sources
+
+
+def test_the_engine_proposes_from_the_vote_at_its_measured_tier(tmp_path):
+    issues = pairs(260)
+    snapshot = snap(issues)
+    index = open_index(snapshot, tmp_path)
+    config = Config()
+    engine = create("similar", config, LABELS)
+    right = 0
+    for target in issues[-10:]:
+        decision = replay(
+            snapshot, target.number, index=index, labels=LABELS, config=config, engine=engine
+        ).decision
+        right += decision.type == target.labels[0]
+        if decision.type:
+            tier = decision.tiers[decision.type]
+            assert tier.source != "vote" and tier.proposals  # measured, not the unlearned vote
+    assert right >= 8
