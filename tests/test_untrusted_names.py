@@ -28,6 +28,10 @@ ATTACK = (
 )
 
 
+#: how every line init prints starts (a label name that broke a line would start another)
+HEADS = ("  ", "Not", "Inferred", "Left out", "Could", "wrote", "The workflow", "Next", "o/r")
+
+
 def test_init_reports_every_label_name_it_cannot_use(
     tmp_path, monkeypatch, capsys, record_property
 ):
@@ -46,8 +50,7 @@ def test_init_reports_every_label_name_it_cannot_use(
     record(record_property, "init", 0, 0, 0, kind="a newline or tab in a name", where="init")
     assert missing == [] and "(4," in line
     assert all(
-        ln.startswith(("  ", "Not", "Inferred", "Could", "wrote", "Next", "o/r")) or not ln
-        for ln in out.splitlines()
+        ln.startswith(HEADS) or not ln for ln in out.splitlines()
     )  # fmt: skip - no name broke a line
     assert dropped == []  # each kept in labels.toml as a commented line, with the reason
 
