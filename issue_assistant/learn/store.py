@@ -87,8 +87,10 @@ def _read(path: Path, labels_key: str) -> LabelModel | None:
         log.warning("%s: cannot read the label model (%s); refitting", path, exc)
         return None
     if model is None:
-        log.warning(
-            "%s: label model format %s, not %s; refitting",
+        # An upgrade, not a fault: the saved model was made by another version of the tool.
+        log.info(
+            "%s: the label model was saved by another version (format %s, this one reads %s); "
+            "fitting it again",
             path,
             meta.get("format"),
             artifact.FORMAT,
