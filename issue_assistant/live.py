@@ -332,11 +332,11 @@ def has_votes(
 
 
 def _same_proposal(old: Plan, new: Plan, pending: str) -> bool:
-    """Whether a re-run proposes what the comment already shows (its time and the assistant's
-    own pending label aside)."""
+    """Whether a re-run proposes what the comment already shows (its time, the assistant's
+    own pending label and what it says about votes aside)."""
 
     def shown(plan: Plan) -> dict[str, Any]:
-        data = plan.model_dump(exclude={"created_at", "set_aside"})
+        data = plan.model_dump(exclude={"created_at", "set_aside", "not_counted"})
         data["labels_before"] = [n for n in plan.labels_before if key(n) != key(pending)]
         return data
 
