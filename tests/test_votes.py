@@ -73,8 +73,11 @@ def test_a_vote_older_than_the_last_edit_does_not_approve_the_new_plan(via):
         t.add_comment(2, "maria", "/assistant approve")
     _reanalyse(t, comment, type="feature")  # the comment changed after the vote
     [result] = approver(t).run()
-    assert result.status == "waiting" and t.writes == []
-    assert plan_of(t, comment).status == "pending"
+    assert result.status == "waiting" and [w[0] for w in t.writes] == ["edit_comment"]
+    assert plan_of(t, comment).status == "pending" and plan_of(t, comment).type == "feature"
+    said = "`/assistant approve`" if via == "command" else "a 👍"
+    assert f"Not counted: {said} from `maria` (given before this proposal was last changed: "
+    "please vote again)." in t.comment(comment.id).body
     # a vote given on the new text counts
     t.react(comment.id, "ada", "+1")
     [result] = approver(t).run()
@@ -153,11 +156,17 @@ def test_a_vote_that_did_not_count_says_why_in_the_status():
     _reanalyse(t, comment, type="feature")
     t.react(comment.id, "stranger", "+1")
     [result] = approver(t).run()
-    assert result.status == "waiting" and t.writes == []
+    assert result.status == "waiting" and [w[0] for w in t.writes] == ["edit_comment"]
     assert result.reason == (
         "`/assistant approve` from @maria was not counted: it came before the proposal was last "
         "changed, so vote again; a 👍 from @stranger was not counted: no triage role"
     )
+    # the comment says it too, in one line, the logins as code (no mention that notifies)
+    assert (
+        "Not counted: a 👍 from `stranger` (no triage role); `/assistant approve` from `maria` "
+        "(given before this proposal was last changed: please vote again)."
+    ) in t.comment(comment.id).body
+    assert "@stranger" not in t.comment(comment.id).body
     t.react(comment.id, "ada", "+1")  # a maintainer: it counts, the others are not mentioned
     [result] = approver(t).run()
     assert result.status == "approved"
