@@ -336,10 +336,12 @@ def test_non_maintainer_thumbs_up_is_said_once_in_the_comment(gh, tmp_path, fake
     plan = extract_plan(comment.body)
     assert plan.status == "pending" and [v.actor for v in plan.not_counted] == [login]
     assert PENDING in gh.issues[3].labels
-    # the line is there: a second run writes nothing (no claim either)
+    # the line is there: a second run writes nothing (no claim either), nor does a re-run of
+    # analyze that proposes the same
     gh.clear_requests()
     assert apply(gh, tmp_path) == 0
-    assert gh.writes == []
+    assert analyze(gh, tmp_path, fake_engine) == 0
+    assert gh.writes == [] and comment.body.count(line) == 1
     # a maintainer's 👍 after it approves, and the decided comment no longer shows the line
     gh.add_reaction(comment.id, "maria", "+1")
     assert apply(gh, tmp_path) == 0
