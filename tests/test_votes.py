@@ -76,8 +76,8 @@ def test_a_vote_older_than_the_last_edit_does_not_approve_the_new_plan(via):
     assert result.status == "waiting" and [w[0] for w in t.writes] == ["edit_comment"]
     assert plan_of(t, comment).status == "pending" and plan_of(t, comment).type == "feature"
     said = "`/assistant approve`" if via == "command" else "a 👍"
-    assert f"Not counted: {said} from `maria` (given before this proposal was last changed: "
-    "please vote again)." in t.comment(comment.id).body
+    line = f"Not counted: {said} from `maria` (given before this proposal was last changed: "
+    assert line + "please vote again)." in t.comment(comment.id).body
     # a vote given on the new text counts
     t.react(comment.id, "ada", "+1")
     [result] = approver(t).run()
