@@ -11,6 +11,9 @@ on its own line (outside code, quotes and lists) in a later comment. It counts o
   after its edit and says in the comment when one was set aside (`Plan.set_aside`), so the
   maintainer votes again. (A reaction does not move the comment's `updated_at`: it is a record
   of its own.)
+
+While no vote counts, `apply` says in the comment which ones did not and why
+(`VoteRule.shown_uncounted`, `Plan.not_counted`).
 """
 
 from __future__ import annotations
