@@ -327,8 +327,60 @@ class Approver:
         if vote is None:
             log.info("#%d: waiting for a maintainer", n)
             ignored = self.rule.not_counted(found.comment, reactions, comments, self.now)
-            return ApplyResult(n, "waiting", "; ".join(ignored) or "no maintainer has voted yet")
+            result = ApplyResult(n, "waiting", "; ".join(ignored) or "no maintainer has voted yet")
+            result.writes = self._say_uncounted(found, reactions, comments)
+            return result
         return found, vote, comments
+
+    def _say_uncounted(
+        self, found: Found, reactions: Iterable, comments: list[Comment]
+    ) -> list[str]:
+        """Say in the pending comment which votes did not count and why (`Plan.not_counted`),
+        only when that changed: under this run's claim, the votes read again right before the
+        edit (one that counts is left to the next run), and once more after it (a vote given
+        during the edit was set aside by it: the comment then asks for it again)."""
+        plan, cid, n = found.plan, found.comment.id, found.plan.issue
+        shown = self.rule.shown_uncounted(plan, found.comment, reactions, comments, self.now)
+        if cid is None or shown == plan.not_counted:
+            return []
+        writer, what = self._writer(), "the comment (votes not counted)"
+        if self.writes != "live":
+            writer.edit_comment(
+                cid, render_comment(plan.model_copy(update={"not_counted": shown})), what
+            )
+            return writer.done
+        mine = self._held is None  # else this run holds the claim already (`process`)
+        try:
+            if mine and (claim := self._claim(cid)) is None:
+                return []  # another run is at work on it
+            if mine:
+                self._held = (cid, claim)
+            for _ in range(2):
+                comments = self.tracker.list_comments(n)
+                current = find_assistant_comment(
+                    comments, self.bot, self.tracker.repository.full_name, n
+                )
+                if current is None or current.comment.id != cid or current.plan.status != "pending":
+                    break
+                reactions = self.tracker.comment_reactions(cid)
+                if self.rule.first_vote(current.comment, reactions, comments, self.now) is not None:
+                    break
+                shown = self.rule.shown_uncounted(
+                    current.plan, current.comment, reactions, comments, self.now
+                )
+                if shown == current.plan.not_counted:
+                    break
+                body = render_comment(current.plan.model_copy(update={"not_counted": shown}))
+                writer.edit_comment(cid, body, what)
+        except GitHubError as exc:  # the line is for people: the run goes on without it
+            log.warning("#%d: could not say which votes did not count (%s)", n, exc)
+        finally:
+            if mine and self._held is not None:
+                try:
+                    self._withdraw()
+                except GitHubError as exc:
+                    log.warning("#%d: could not withdraw the claim (%s)", n, exc)
+        return writer.done
 
     def _decide(
         self, issue: Issue, found: Found, vote: Vote, comments: list[Comment]
@@ -349,6 +401,7 @@ class Approver:
                 "status": action,
                 "history": [*found.plan.history, outcome][-HISTORY_MAX:],
                 "set_aside": [],  # decided: no vote is asked for any more
+                "not_counted": [],
             }
         )
 

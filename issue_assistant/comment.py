@@ -33,6 +33,7 @@ MARKER = "<!-- issue-assistant -->"
 # GitHub refuses a comment longer than this; we stay a margin under it.
 GITHUB_LIMIT = 65_536
 COMMENT_MAX = GITHUB_LIMIT - 1_024
+UNCOUNTED_MAX = 10  # votes that did not count, named in the comment at most
 SHARED_MAX = 300  # what a similar issue shares with this one, in the table
 TABLE_ROWS = 5
 # The most characters each part of the comment shows (sanitized, so escapes included).
@@ -119,6 +120,19 @@ class SetAside(BaseModel):
     via: bounded(40)
 
 
+class Uncounted(BaseModel):
+    """A vote on the pending comment that did not count, and why: its author has none of the
+    roles that decide (`roles`, in words: "triage"), or it was given before the text was last
+    changed (`earlier`). The comment says so under the way to approve."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    actor: bounded(100)
+    via: bounded(40)
+    why: Literal["role", "earlier"]
+    roles: bounded(60) = ""
+
+
 class Plan(Proposal):
     """What approval needs, kept as JSON in the comment; validated again before any write."""
 
@@ -136,6 +150,8 @@ class Plan(Proposal):
     see_also: list[SeeAlso] = Field(default_factory=list)
     index_progress: IndexProgress | None = None
     set_aside: list[SetAside] = Field(default_factory=list, max_length=10)
+    # Votes that did not count, said while the proposal waits (`approve`, earliest first).
+    not_counted: list[Uncounted] = Field(default_factory=list, max_length=UNCOUNTED_MAX)
     # Labels of labels.toml the issue already had in a group given nothing more, and where each
     # came from (`preset.preset_labels`): the comment then says so instead of "not confident".
     preset: dict[str, Literal["template", "issue"]] = Field(default_factory=dict)
@@ -241,6 +257,7 @@ def encode_plan(plan: Plan) -> str:
         "likely_files",
         "see_also",
         "set_aside",
+        "not_counted",
         "preset",
         "tiers",
         "index_progress",

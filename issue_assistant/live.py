@@ -27,6 +27,7 @@ from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.named import confirm_named
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
 from issue_assistant.preset import nothing_to_propose, opened_with
+from issue_assistant.progress import Progress
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
 from issue_assistant.tracker.models import Comment, Discussion, Issue, Release, Repository
@@ -151,7 +152,7 @@ def refresh_index(
 
     With embeddings, vectors missing from the index are computed for at most
     `EMBED_BUDGET_S` seconds per run (newest first), so a large repository's first build is
-    spread over runs."""
+    spread over runs. Both show their progress (`issue_assistant.progress`)."""
     path = index_path(cache_dir, tracker.repository.full_name)
     with holding(path):  # one writer per cache: a second run waits, then says so
         return _refresh(tracker, path, now, embeddings, margin)
@@ -201,6 +202,7 @@ def _refresh(
 
     margin = RATE_MARGIN if margin is None else margin
     left = _rate_left(tracker)
+    shown = Progress("index")  # total unknown: only what changed is listed
     try:
         if left is not None and left < margin:
             log.warning(
@@ -210,10 +212,12 @@ def _refresh(
             )
         else:
             listing = iter(tracker.all_issues(since=since, sort="updated"))
+            shown.start(None)
             for issue in listing:
                 chunk.append(issue)
                 seen.add(issue.number)
                 listed += 1
+                shown.advance(note="listed")
                 if len(chunk) >= LIST_CHUNK:
                     commit()
                 if listed >= LIST_BUDGET:
@@ -233,6 +237,8 @@ def _refresh(
         if not _may_stop(exc):
             raise
         log.warning("index: listing stopped (%s); going on with what is indexed", exc)
+    finally:
+        shown.stop()
     commit()
     if complete:
         write_atomic(stamp, (now - SYNC_MARGIN).isoformat(), own=True)
@@ -248,7 +254,10 @@ def _refresh(
     index.mark_building(not stamp.is_file())
     log.info("index: %d issues added or changed (%d in all)", written, len(index))
     if embeddings and index.vectors is not None and len(index.vectors) < index.issue_count():
-        embedded = index.embed(index.all_stored(), budget_s=EMBED_BUDGET_S)
+        with Progress("embeddings") as vectors:  # may stop on its time budget, before the end
+            embedded = index.embed(
+                index.all_stored(), budget_s=EMBED_BUDGET_S, progress=vectors.report
+            )
         log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
     return index
 
@@ -332,11 +341,11 @@ def has_votes(
 
 
 def _same_proposal(old: Plan, new: Plan, pending: str) -> bool:
-    """Whether a re-run proposes what the comment already shows (its time and the assistant's
-    own pending label aside)."""
+    """Whether a re-run proposes what the comment already shows (its time, the assistant's
+    own pending label and what it says about votes aside)."""
 
     def shown(plan: Plan) -> dict[str, Any]:
-        data = plan.model_dump(exclude={"created_at", "set_aside"})
+        data = plan.model_dump(exclude={"created_at", "set_aside", "not_counted"})
         data["labels_before"] = [n for n in plan.labels_before if key(n) != key(pending)]
         return data
 

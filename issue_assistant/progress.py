@@ -1,7 +1,8 @@
 """The progress of a long run, one way for every command (`evaluate`, `index`, `snapshot`,
-`calibrate`, `backlog`): a rich bar on a terminal (taken down at the end); off a terminal (a log,
-GitHub Actions, where CI is set) a plain line every ten seconds, and a last line when any was
-said, so a run shorter than that stays quiet, as every command is on success; nothing with `-q`.
+`calibrate`, `backlog`, and the index refresh of `analyze`): a rich bar on a terminal (taken
+down at the end); off a terminal (a log, GitHub Actions, where CI is set) a plain line every ten
+seconds, and a last line when any was said, so a run shorter than that stays quiet, as every
+command is on success; nothing with `-q`.
 Lines go to stderr, so `--json` on stdout stays clean.
 
 The time remaining is measured on the items after the first: the first carries the run's
@@ -77,6 +78,7 @@ class Progress:
         self.note = ""
         self.t0 = self.first = self.said = 0.0
         self.spoke = False  # a plain line was said: the last one is said too
+        self.started = False
         self._bar: Any = None
         self._task: Any = None
 
@@ -85,6 +87,7 @@ class Progress:
     def start(self, total: int | None, done: int = 0) -> Progress:
         self.total, self.done, self.new = total, done, 0
         self.t0 = self.said = self.now()
+        self.started = True
         if self.enabled and self.terminal:
             self._bar = _bar(self.what, self.stream)
             self._bar.start()
@@ -103,6 +106,14 @@ class Progress:
             self._bar.update(self._task, advance=n, note=note)
         elif self.now() - self.said >= self.every:
             self.line(self.status())
+
+    def report(self, done: int, total: int) -> None:
+        """For a loop that reports its own count (`progress(done, total)`): started on the
+        first call (the first item's time is unknown); stopped by the caller, as a loop on a
+        time budget may end before `total`."""
+        if not self.started:
+            self.start(total, done - 1)
+        self.advance(done - self.done)
 
     def stop(self) -> None:
         """The last line (off a terminal), or the bar taken down."""
@@ -223,13 +234,10 @@ def counted(items: Iterable[T], what: str, total: int | None = None) -> Iterator
 
 def callback(what: str) -> Callable[[int, int], None]:
     """A `progress(done, total)` callback for a loop that reports its own count."""
-    state: dict[str, Progress] = {}
+    progress = Progress(what)
 
     def report(done: int, total: int) -> None:
-        progress = state.get("p")
-        if progress is None:
-            progress = state["p"] = Progress(what).start(total, done - 1)
-        progress.advance(done - progress.done)
+        progress.report(done, total)
         if done >= total:
             progress.stop()
 

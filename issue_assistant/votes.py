@@ -11,6 +11,9 @@ on its own line (outside code, quotes and lists) in a later comment. It counts o
   after its edit and says in the comment when one was set aside (`Plan.set_aside`), so the
   maintainer votes again. (A reaction does not move the comment's `updated_at`: it is a record
   of its own.)
+
+While no vote counts, `apply` says in the comment which ones did not and why
+(`VoteRule.shown_uncounted`, `Plan.not_counted`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Literal
 
 from markdown_it import MarkdownIt
 
+from issue_assistant.comment import UNCOUNTED_MAX, Plan, Uncounted
 from issue_assistant.config import ROLES
 from issue_assistant.errors import GitHubError
 from issue_assistant.tracker.models import Comment
@@ -164,23 +168,57 @@ class VoteRule:
             return ordered[0]
         return " or ".join(ordered) or "maintainer"
 
+    def uncounted(
+        self, comment: Comment, reactions: Iterable, comments: Iterable[Comment], now: datetime
+    ) -> list[tuple[Vote, Literal["role", "earlier"]]]:
+        """Each vote on `comment` that did not count, earliest first, with why: "role" (its
+        author has none of the roles that decide, whenever it was given) or "earlier" (given
+        before the text was last changed, or in that second)."""
+        out: list[tuple[Vote, Literal["role", "earlier"]]] = []
+        for vote in self.candidates(comment, reactions, comments, now):
+            if vote.actor.lower() == self.bot.lower():
+                continue
+            if not self.may_decide(vote.actor):
+                out.append((vote, "role"))
+            elif not counts_for(vote, comment):
+                out.append((vote, "earlier"))
+        return out
+
     def not_counted(
         self, comment: Comment, reactions: Iterable, comments: Iterable[Comment], now: datetime
     ) -> list[str]:
         """Why each vote on `comment` did not count, one plain sentence each (for the status
         of a proposal still waiting: "a 👍 from @x was not counted: no triage role")."""
-        out = []
-        for vote in self.candidates(comment, reactions, comments, now):
-            if vote.actor.lower() == self.bot.lower():
-                continue
-            if not counts_for(vote, comment):
-                why = "it came before the proposal was last changed, so vote again"
-            elif not self.may_decide(vote.actor):
-                why = f"no {self.roles_said()} role"
-            else:
-                continue
-            out.append(f"{vote.said} from @{vote.actor} was not counted: {why}")
-        return out
+        words = {
+            "role": f"no {self.roles_said()} role",
+            "earlier": "it came before the proposal was last changed, so vote again",
+        }
+        return [
+            f"{vote.said} from @{vote.actor} was not counted: {words[why]}"
+            for vote, why in self.uncounted(comment, reactions, comments, now)
+        ]
+
+    def shown_uncounted(
+        self,
+        plan: Plan,
+        comment: Comment,
+        reactions: Iterable,
+        comments: Iterable[Comment],
+        now: datetime,
+    ) -> list[Uncounted]:
+        """The votes the pending comment says did not count (`Plan.not_counted`): those it
+        already asks again for ("Please vote again", `Plan.set_aside`) aside."""
+        asked = {(v.actor.lower(), v.via) for v in plan.set_aside}
+        return [
+            Uncounted(
+                actor=vote.actor,
+                via=vote.via,
+                why=why,
+                roles=self.roles_said() if why == "role" else "",
+            )
+            for vote, why in self.uncounted(comment, reactions, comments, now)
+            if (vote.actor.lower(), vote.via) not in asked
+        ][:UNCOUNTED_MAX]
 
     def set_aside(
         self,

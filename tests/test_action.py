@@ -313,13 +313,42 @@ def test_maintainer_thumbs_up_applies_on_schedule(gh, tmp_path, fake_engine):
 
 
 @pytest.mark.parametrize("login", ["rita", "stranger"])
-def test_non_maintainer_thumbs_up_does_nothing(gh, tmp_path, fake_engine, login):
+def test_non_maintainer_thumbs_up_is_said_once_in_the_comment(gh, tmp_path, fake_engine, login):
+    """A 👍 from someone without a role that decides applies nothing: the comment says once,
+    under the way to approve, that it was not counted and why (the login as code, not a
+    mention); a second run edits nothing; a maintainer's later 👍 still approves."""
     analyze(gh, tmp_path, fake_engine)
-    gh.add_reaction(assistant_comment(gh).id, login, "+1")
+    comment = assistant_comment(gh)
+    gh.add_reaction(comment.id, login, "+1")
     gh.clear_requests()
     assert apply(gh, tmp_path) == 0
-    assert gh.writes == []
+    # one edit of the comment, under the run's claim (👀, withdrawn): no label, nothing else
+    assert [(m, p.rsplit("/", 1)[-1]) for m, p, _ in gh.issue_writes] == [
+        ("PATCH", str(comment.id))
+    ]
+    assert [m for m, _, _ in gh.claims] == ["POST", "DELETE"]
     assert outputs(tmp_path)["skipped"] == "true"
+    line = f"Not counted: a 👍 from `{login}` (no triage role)."
+    visible = comment.body.split("<details>", 1)[0]
+    approve_line = next(ln for ln in visible.splitlines() if "can **approve**" in ln)
+    assert visible.count(line) == 1 and visible.index(line) > visible.index(approve_line)
+    assert f"@{login}" not in comment.body
+    plan = extract_plan(comment.body)
+    assert plan.status == "pending" and [v.actor for v in plan.not_counted] == [login]
+    assert PENDING in gh.issues[3].labels
+    # the line is there: a second run writes nothing (no claim either), nor does a re-run of
+    # analyze that proposes the same
+    gh.clear_requests()
+    assert apply(gh, tmp_path) == 0
+    assert analyze(gh, tmp_path, fake_engine) == 0
+    assert gh.writes == [] and comment.body.count(line) == 1
+    # a maintainer's 👍 after it approves, and the decided comment no longer shows the line
+    gh.add_reaction(comment.id, "maria", "+1")
+    assert apply(gh, tmp_path) == 0
+    plan = extract_plan(comment.body)
+    assert plan.status == "approved" and plan.history[-1].actor == "maria"
+    assert plan.not_counted == [] and "Not counted" not in comment.body
+    assert "p2" in gh.issues[3].labels and PENDING not in gh.issues[3].labels
 
 
 def test_thumbs_down_dismisses(gh, tmp_path, fake_engine):

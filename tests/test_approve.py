@@ -138,13 +138,16 @@ def test_maintainer_thumbs_up_applies():
 
 @pytest.mark.parametrize("login", ["rita", "stranger", "bob", BOT])
 def test_thumbs_up_from_someone_without_a_role_does_nothing(login):
+    """Nothing is applied; the comment only says the vote did not count (the bot's own, never)."""
     t = make_tracker()
     comment = post_plan(t, type="bug")
     t.react(comment.id, login, "+1")
     [result] = approver(t).run()
     assert result.status == "waiting"
-    assert t.writes == []
-    assert plan_of(t, comment).status == "pending"
+    assert [w[0] for w in t.writes] == ([] if login == BOT else ["edit_comment"])
+    assert plan_of(t, comment).status == "pending" and PENDING in t.issues[2].labels
+    said = f"Not counted: a 👍 from `{login}` (no triage role)."
+    assert (said in t.comment(comment.id).body) == (login != BOT)
 
 
 def test_roles_are_looked_up_once_per_login():

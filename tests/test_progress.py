@@ -162,3 +162,48 @@ def test_index_shows_progress_off_a_terminal(tmp_path, monkeypatch, capsys):
     total = re.match(r"index: 1/(\d+)", lines[0])[1]
     assert re.match(rf"index: {total}/{total} done in \d+:\d\d$", lines[-1])
     assert out.startswith("{")  # stdout keeps the JSON alone
+
+
+def test_the_live_index_refresh_shows_progress_off_a_terminal(tmp_path, monkeypatch, capsys):
+    """The index refresh of analyze, backlog and prepare (`live.refresh_index`), against the fake
+    GitHub with the real client: a line per listed issue with the interval at 0, then the last
+    one; nothing under -q."""
+    from datetime import UTC, datetime
+
+    from issue_assistant.live import refresh_index
+    from tests.fakegithub import FakeGitHub
+    from tests.fakegithub.fixtures import TOKEN, make_tracker
+
+    monkeypatch.setattr(progress_module, "EVERY", 0.0)
+    monkeypatch.setenv("CI", "true")
+    now = datetime.now(UTC)
+    with FakeGitHub("octo/repo", token=TOKEN) as gh:
+        for n in range(5):
+            gh.add_issue(f"Issue {n}", "It breaks.")
+        index = refresh_index(make_tracker(gh), tmp_path / "cache", now)
+        out, err = capsys.readouterr()
+        lines = [ln for ln in err.splitlines() if ln.startswith("index: ")]
+        assert [re.sub(r"\d+:\d\d", "T", ln) for ln in lines] == [
+            *(f"index: {n} listed elapsed T" for n in range(1, 6)),
+            "index: 5 done in T",
+        ]
+        assert len(index) == 5 and out == ""
+        with quiet():
+            refresh_index(make_tracker(gh), tmp_path / "other", now)
+        assert "index: " not in capsys.readouterr().err
+
+
+def test_a_loop_that_reports_its_own_count_and_stops_early():
+    """`Progress.report`, as the embeddings of a refresh use it: started on the first count,
+    and a loop cut short by its time budget still ends on its last line."""
+    t = Clock()
+    out = io.StringIO()
+    p = Progress("embeddings", stream=out, terminal=False, every=0.0, now=t)
+    with p:
+        for done in (1, 2):
+            t.t += 1.0
+            p.report(done, 5)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "embeddings: 1/5 elapsed 0:00"  # the first item's time is unknown
+    assert lines[1] == "embeddings: 2/5 elapsed 0:01 remaining ~0:03"
+    assert lines[-1] == "embeddings: 2/5 done in 0:01"

@@ -112,6 +112,67 @@ def test_a_vote_a_second_after_the_edit_counts(gh, tmp_path, capsys, fake_engine
     assert "Please vote again" not in comment.body
 
 
+# ---- the comment's line about votes that did not count -------------------------------------
+
+
+def test_a_vote_just_before_the_not_counted_edit_leaves_the_comment_to_apply(
+    gh, tmp_path, capsys, fake_engine
+):
+    """`apply` is about to say that rita's 👍 did not count when maria votes: the votes read
+    again under the claim find hers, so the comment is not edited (an edit would set her vote
+    aside), and the next run approves."""
+    assert run_analyze(gh, tmp_path, capsys, fake_engine)[0] == 0
+    [comment] = bot_comments(gh)
+    before = comment.body
+    gh.add_reaction(comment.id, "rita", "+1")
+    gh.before(
+        "POST",
+        rf"/issues/comments/{comment.id}/reactions$",  # the claim, right before the edit
+        lambda: gh.add_reaction(comment.id, "maria", "+1"),
+    )
+    gh.clear_requests()
+    assert run_apply(gh, tmp_path, capsys)[0] == 0
+    assert not [w for w in gh.issue_writes if w[0] == "PATCH"] and comment.body == before
+    assert run_apply(gh, tmp_path, capsys)[0] == 0
+    plan = extract_plan(comment.body)
+    assert plan.status == "approved" and plan.history[-1].actor == "maria"
+
+
+def test_a_vote_in_the_second_of_the_not_counted_edit_is_asked_again(
+    gh, tmp_path, capsys, fake_engine
+):
+    """maria's 👍 comes in the very second `apply` edits the comment to say rita's did not
+    count: it counts for neither text, so the comment, read again after the edit, asks her to
+    vote again (one more edit), and a run after that edits nothing."""
+    assert run_analyze(gh, tmp_path, capsys, fake_engine)[0] == 0
+    [comment] = bot_comments(gh)
+    gh.add_reaction(comment.id, "rita", "+1")
+    gh.step = timedelta(0)
+    gh.before(
+        "PATCH",
+        rf"/issues/comments/{comment.id}$",
+        lambda: gh.add_reaction(comment.id, "maria", "+1"),
+    )
+    gh.clear_requests()
+    assert run_apply(gh, tmp_path, capsys)[0] == 0
+    assert len([w for w in gh.issue_writes if w[0] == "PATCH"]) == 2
+    plan = extract_plan(comment.body)
+    assert plan.status == "pending" and "p2" not in gh.issues[3].labels
+    assert [(v.actor, v.why) for v in plan.not_counted] == [("rita", "role"), ("maria", "earlier")]
+    assert (
+        "Not counted: a 👍 from `rita` (no triage role); a 👍 from `maria` (given before this "
+        "proposal was last changed: please vote again)."
+    ) in comment.body
+    gh.step = timedelta(minutes=1)
+    gh.clock += gh.step
+    gh.clear_requests()
+    assert run_apply(gh, tmp_path, capsys)[0] == 0
+    assert gh.writes == []
+    gh.add_comment(3, "/assistant approve", "maria")  # a vote on the text now shown
+    assert run_apply(gh, tmp_path, capsys)[0] == 0
+    assert extract_plan(comment.body).status == "approved" and "p2" in gh.issues[3].labels
+
+
 # ---- two analyze runs at once --------------------------------------------------------------
 
 

@@ -73,8 +73,11 @@ def test_a_vote_older_than_the_last_edit_does_not_approve_the_new_plan(via):
         t.add_comment(2, "maria", "/assistant approve")
     _reanalyse(t, comment, type="feature")  # the comment changed after the vote
     [result] = approver(t).run()
-    assert result.status == "waiting" and t.writes == []
-    assert plan_of(t, comment).status == "pending"
+    assert result.status == "waiting" and [w[0] for w in t.writes] == ["edit_comment"]
+    assert plan_of(t, comment).status == "pending" and plan_of(t, comment).type == "feature"
+    said = "`/assistant approve`" if via == "command" else "a 👍"
+    line = f"Not counted: {said} from `maria` (given before this proposal was last changed: "
+    assert line + "please vote again)." in t.comment(comment.id).body
     # a vote given on the new text counts
     t.react(comment.id, "ada", "+1")
     [result] = approver(t).run()
@@ -153,11 +156,48 @@ def test_a_vote_that_did_not_count_says_why_in_the_status():
     _reanalyse(t, comment, type="feature")
     t.react(comment.id, "stranger", "+1")
     [result] = approver(t).run()
-    assert result.status == "waiting" and t.writes == []
+    assert result.status == "waiting" and [w[0] for w in t.writes] == ["edit_comment"]
     assert result.reason == (
         "`/assistant approve` from @maria was not counted: it came before the proposal was last "
         "changed, so vote again; a 👍 from @stranger was not counted: no triage role"
     )
+    # the comment says it too, in one line, the logins as code (no mention that notifies)
+    assert (
+        "Not counted: a 👍 from `stranger` (no triage role); `/assistant approve` from `maria` "
+        "(given before this proposal was last changed: please vote again)."
+    ) in t.comment(comment.id).body
+    assert "@stranger" not in t.comment(comment.id).body
     t.react(comment.id, "ada", "+1")  # a maintainer: it counts, the others are not mentioned
     [result] = approver(t).run()
     assert result.status == "approved"
+
+
+@pytest.mark.parametrize("writes", ["dry-run", "off"])
+def test_the_not_counted_line_is_only_said_in_dry_run(writes):
+    t = make_tracker()
+    comment = post_plan(t, type="bug")
+    before = t.comment(comment.id).body
+    t.react(comment.id, "rita", "+1")
+    [result] = approver(t, writes).run()
+    assert result.status == "waiting" and t.writes == [] and t.claims == []
+    assert result.writes == [f"edit the comment (votes not counted) ({comment.id})"]
+    assert t.comment(comment.id).body == before
+
+
+def test_a_vote_the_comment_already_asks_again_for_is_not_said_twice():
+    """A maintainer's vote set aside by analyze's edit ("Please vote again") is not also in the
+    not-counted line; someone else's is."""
+    from issue_assistant.comment import SetAside
+
+    t = make_tracker()
+    comment = post_plan(t, type="bug")
+    t.react(comment.id, "maria", "+1")
+    t.react(comment.id, "rita", "+1")
+    asked = [SetAside(actor="maria", via="+1 reaction")]
+    _reanalyse(t, comment, set_aside=asked)
+    [result] = approver(t).run()
+    assert result.status == "waiting"
+    plan = plan_of(t, comment)
+    assert [v.actor for v in plan.not_counted] == ["rita"] and plan.set_aside == asked
+    body = t.comment(comment.id).body
+    assert body.count("`maria`") == 1 and "Please vote again" in body
