@@ -28,7 +28,7 @@ from issue_assistant.named import confirm_named
 from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
 from issue_assistant.preset import nothing_to_propose, opened_with
 from issue_assistant.settings import current
-from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
+from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Comment, Discussion, Issue, Release, Repository
 from issue_assistant.votes import VoteRule
 
@@ -103,10 +103,9 @@ def connect(
     return tracker
 
 
-def writing(tracker: object, writes: str) -> None:
-    """Tell a GitHub tracker given from outside (the Action's, a test's) the writes mode."""
-    if hasattr(tracker, "live_writes"):
-        tracker.live_writes = writes == "live"  # type: ignore[attr-defined]
+def writing(tracker: WritableTracker, writes: str) -> None:
+    """Tell a tracker given from outside (the Action's, a test's) the writes mode."""
+    tracker.live_writes = writes == "live"
 
 
 def skip_reason(issue: Issue, config: Config) -> str | None:
@@ -122,8 +121,7 @@ def skip_reason(issue: Issue, config: Config) -> str | None:
 
 def _rate_left(tracker: WritableTracker) -> int | None:
     """Requests left this hour as the last answer said (`X-RateLimit-Remaining`), or None."""
-    left = getattr(tracker, "rate_remaining", None)
-    return left() if callable(left) else None
+    return tracker.rate_remaining()
 
 
 def _may_stop(exc: GitHubError) -> bool:
@@ -163,9 +161,7 @@ def _refresh(
     from issue_assistant.index.embeddings import load_embedder
 
     index = IssueIndex(path)
-    keep = getattr(tracker, "keep_discussions", None)
-    if callable(keep):
-        keep(path / DISCUSSIONS_FILE)
+    tracker.keep_discussions(path / DISCUSSIONS_FILE)
     if embeddings:
         index.enable_embeddings(lambda: load_embedder(True))
     stamp = path / SYNC_FILE
@@ -295,25 +291,29 @@ class CachedReads:
         return iter(self._tracker.all_issues())
 
     def releases(self) -> list[Release] | None:
-        return releases_of(self._tracker)
+        return self._tracker.releases()
 
     def discussions(self) -> list[Discussion] | None:
-        return discussions_of(self._tracker)
+        return self._tracker.discussions()
+
+    @property
+    def point_in_time(self) -> None:
+        return None
 
 
 def _opened_with(
-    tracker: object, issue: Issue, labels: LabelsConfig, given: list[str] | None
+    tracker: WritableTracker, issue: Issue, labels: LabelsConfig, given: list[str] | None
 ) -> set[str] | None:
     """The labels the issue was opened with (its template's): `given` (an `opened` event's
     payload holds them), else from its timeline when it has labels of labels.toml (one
     request); None when not needed or not readable (then their origin is unknown)."""
     if given is not None:
         return set(given)
-    history = getattr(tracker, "history", None)
-    if issue.events is not None or not callable(history) or not labels.known(issue.labels):
+    if issue.events is not None or not labels.known(issue.labels):
         return None
     try:
-        return opened_with(issue, history(issue.number)[0])
+        timeline = tracker.history(issue.number)
+        return opened_with(issue, timeline[0]) if timeline is not None else None
     except GitHubError as exc:
         log.warning(
             "#%d: timeline unknown (%s); where its labels came from is not told", issue.number, exc

@@ -297,8 +297,9 @@ def duplicate_settings(context: Context, *engines: Engine | None):  # noqa: ANN2
     from issue_assistant.engines.similar import prior_settings
 
     for e in engines:
-        if e is not None and hasattr(e, "duplicate_settings"):
-            return e.duplicate_settings(context)
+        settings = e.duplicate_settings(context) if e is not None else None
+        if settings is not None:
+            return settings
     return prior_settings(context, None, "no engine with a duplicate score")
 
 

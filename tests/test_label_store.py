@@ -34,6 +34,16 @@ class Live:
     def all_issues(self):  # noqa: ANN201
         raise AssertionError("a live run never lists the tracker for the label model")
 
+    def releases(self) -> None:
+        return None
+
+    def discussions(self) -> None:
+        return None
+
+    @property
+    def point_in_time(self) -> None:
+        return None
+
 
 def no_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make every way of reading stored issues (or fitting) fail the test."""

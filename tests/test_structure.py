@@ -6,6 +6,7 @@ README's tour."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "issue_assistant"
@@ -146,3 +147,74 @@ def test_the_checks_see_a_circle_and_an_upward_import():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert floor("config") < floor("engines.base") and floor("engines.registry") == 0
     assert floor("tracker.client") == floor("tracker") and floor("evaluate.gold") == 9
+
+
+# ---- capabilities are declared, not probed --------------------------------------------------
+
+#: the names the package holds a tracker, an engine, a context or a tool source under
+HOLDERS = re.compile(r"^_?(\w*tracker|\w*engine|e|context|ctx|view|source|listed|gh)$", re.I)
+#: the types of trackers, engines and contexts
+TYPES = re.compile(r"^(\w*Tracker|\w*Engine|AsOfView|\w*Snapshot|CachedReads|LiveIssues|"
+                   r"Context|RepoView|Source|Searched)$")  # fmt: skip
+BUILTINS = {"str", "int", "float", "bool", "bytes", "dict", "list", "tuple", "set"}
+#: (module, call) probes that stay, with why
+ALLOWED_PROBES = {
+    # the cache key of the fix history built once per process: a snapshot's size (which other
+    # trackers do not have) tells a reread one apart; no behaviour depends on it
+    ("index.fix_history", "hasattr(source, '__len__')"),
+}
+
+
+def _named(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def probes(source: str) -> list[str]:
+    """The `getattr`/`hasattr`/`isinstance` calls on a tracker, an engine or a context."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args):
+            continue
+        fn, first = node.func.id, node.args[0]
+        if fn in ("getattr", "hasattr") and HOLDERS.match(_named(first)):
+            found.append(ast.unparse(node))
+        elif fn == "isinstance" and len(node.args) == 2:
+            kinds = node.args[1]
+            names = [_named(k) for k in getattr(kinds, "elts", [kinds])]
+            if any(TYPES.match(n) for n in names) or (
+                HOLDERS.match(_named(first)) and not set(names) <= BUILTINS
+            ):
+                found.append(ast.unparse(node))
+    return found
+
+
+def test_no_module_probes_a_tracker_an_engine_or_a_context():
+    """What a tracker, an engine or a context can do is a member of its type (None where it
+    cannot), read directly: none is asked at run time whether it has an attribute."""
+    found = {
+        (name, call)
+        for name, path in modules().items()
+        for call in probes(path.read_text(encoding="utf-8"))
+    }
+    assert sorted(found - ALLOWED_PROBES) == []
+    assert found >= ALLOWED_PROBES  # an exception no longer needed goes
+
+
+def test_the_probe_check_sees_a_probe():
+    code = """
+getattr(tracker, "rate_remaining", None)
+hasattr(self.engine, "label_source")
+getattr(context, "pair_cache", None)
+isinstance(tracker, AsOfView)
+isinstance(view, Checkout)
+isinstance(source, str)
+getattr(args, "engine", None)
+getattr(context.index, "vectors", None)
+"""
+    assert probes(code) == [
+        "getattr(tracker, 'rate_remaining', None)",
+        "hasattr(self.engine, 'label_source')",
+        "getattr(context, 'pair_cache', None)",
+        "isinstance(tracker, AsOfView)",
+        "isinstance(view, Checkout)",
+    ]

@@ -94,9 +94,7 @@ class BacklogRun:
 
 def _rate(tracker: WritableTracker) -> tuple[int | None, datetime | None]:
     """Requests left this hour and when the limit resets, as GitHub's last answer said."""
-    left = getattr(tracker, "rate_remaining", None)
-    reset = getattr(tracker, "rate_reset", None)
-    return (left() if callable(left) else None, reset() if callable(reset) else None)
+    return tracker.rate_remaining(), tracker.rate_reset()
 
 
 def budget_line(left: int | None, margin: int, reset: datetime | None, nxt: int) -> str:

@@ -94,6 +94,10 @@ class LiveIssues:
     def discussions(self) -> list[Discussion] | None:
         return self._gh.discussions()  # type: ignore[attr-defined]
 
+    @property
+    def point_in_time(self) -> None:
+        return None
+
 
 def _tracker(
     args: argparse.Namespace, labels: LabelsConfig, bot_login: str, cache: Path

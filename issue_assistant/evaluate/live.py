@@ -37,6 +37,16 @@ class _Issues:
     def all_issues(self) -> Iterator[Issue]:
         return iter(sorted(self.by_number.values(), key=lambda i: (i.created_at, i.number)))
 
+    def releases(self) -> None:
+        return None
+
+    def discussions(self) -> None:
+        return None
+
+    @property
+    def point_in_time(self) -> None:
+        return None
+
 
 def _maintainers(issues: list[Issue], roles: dict[str, str]) -> list[str]:
     """People with triage rights among those looked up, and anyone GitHub calls a member."""

@@ -208,6 +208,10 @@ class GitHubTracker(GitHubClient):
             )
         return self._repository
 
+    @property
+    def point_in_time(self) -> None:
+        return None
+
     def get_issue(self, number: int, *, history: bool = False) -> Issue:
         """Issue or PR `number` (KeyError when there is none); with its events and comments if
         `history`."""

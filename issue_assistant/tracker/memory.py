@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from itertools import count
+from pathlib import Path
 from typing import Any
 
 from issue_assistant.errors import GitHubError
@@ -53,6 +54,7 @@ class MemoryTracker:
         self._held: dict[int, tuple[int, datetime]] = {}
         self.now = now
         self._ids = count(1001)
+        self.live_writes = False
 
     # -- test set-up (not recorded as writes) --------------------------------------------------
 
@@ -165,7 +167,30 @@ class MemoryTracker:
             if since is None or (issue.updated_at or issue.created_at) >= since:
                 yield issue.model_copy()
 
+    def releases(self) -> None:
+        return None
+
+    def discussions(self) -> None:
+        return None
+
+    @property
+    def point_in_time(self) -> None:
+        return None
+
     # -- WritableTracker reads ------------------------------------------------------------------
+
+    def history(self, number: int) -> None:
+        """The timeline is not kept apart from the issue here: not readable."""
+        return None
+
+    def rate_remaining(self) -> None:
+        return None
+
+    def rate_reset(self) -> None:
+        return None
+
+    def keep_discussions(self, path: Path | None) -> None:
+        """No discussions are read here."""
 
     def list_comments(self, number: int) -> list[Comment]:
         self.reads.append(("list_comments", number))
