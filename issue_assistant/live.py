@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
+from issue_assistant.approve import Found, find_assistant_comment
 from issue_assistant.atomic import write_atomic
 from issue_assistant.cachelock import holding
 from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
@@ -31,6 +31,7 @@ from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Comment, Discussion, Issue, Release, Repository
 from issue_assistant.votes import VoteRule
+from issue_assistant.writes import Mode, Writer
 
 log = logging.getLogger(__name__)
 
@@ -367,7 +368,7 @@ def _own_plans(comments: list, config: Config, full_name: str, number: int) -> l
 
 
 def _claim_by_posting(
-    tracker: WritableTracker, posted: Any, config: Config, number: int
+    tracker: WritableTracker, writer: Writer, posted: Any, config: Config, number: int
 ) -> str | None:
     """Two runs on one issue at once both see "no comment yet" and both post: each looks again
     after posting, and the oldest comment is the claim. A run whose comment is not the oldest
@@ -379,7 +380,7 @@ def _claim_by_posting(
     plans = _own_plans(tracker.list_comments(number), config, tracker.repository.full_name, number)
     if not plans or plans[0].id == own_id:
         return None
-    tracker.delete_comment(own_id)
+    writer.delete_comment(own_id, "the assistant's comment (another run posted first)")
     return f"another run posted the assistant's comment first ({plans[0].url or plans[0].id})"
 
 
@@ -534,7 +535,9 @@ def analyze_live(
         result.action = "posted" if mode == "live" else "would post"
         posted = writer.create_comment(number, result.comment, "the assistant's comment")
         result.comment_url = getattr(posted, "url", None)
-        if mode == "live" and (reason := _claim_by_posting(tracker, posted, config, number)):
+        # posted is None unless live: then there is nothing to look at again
+        reason = _claim_by_posting(tracker, writer, posted, config, number)
+        if reason:
             log.info("%s#%d: %s", full_name, number, reason)
             result.skipped, result.action, result.done = reason, "none", writer.done
             return result

@@ -18,7 +18,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("", "errors", "names", "progress", "atomic", "tomllines", "labelnames", "urls", "render",
      "sanitize", "forms", "engines.registry"),
     ("config", "settings", "cachelock", "engines.similar_options"),
-    ("tracker",),
+    ("tracker", "writes"),
     ("index", "asking", "formlabels", "decision"),
     ("learn", "comment", "preset"),
     ("context", "approve", "votes", "followup", "named"),
@@ -217,4 +217,52 @@ getattr(context.index, "vectors", None)
         "getattr(context, 'pair_cache', None)",
         "isinstance(tracker, AsOfView)",
         "isinstance(view, Checkout)",
+    ]
+
+
+# ---- one door for writes ----------------------------------------------------------------------
+
+#: a tracker's write methods (`tracker.base.WritableTracker`, and GitHub's reactions)
+WRITES = {"add_labels", "remove_label", "create_comment", "edit_comment", "delete_comment",
+          "close", "claim", "release", "add_reaction"}  # fmt: skip
+TRACKERS = re.compile(r"^_?(\w*tracker|gh|source|view|listed)$", re.I)
+
+
+def writes(source: str) -> list[str]:
+    """The uses of a tracker's write methods (called or handed on)."""
+    return [
+        ast.unparse(node)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and node.attr in WRITES
+        and TRACKERS.match(_named(node.value))
+    ]
+
+
+def test_only_the_writer_writes_to_a_tracker():
+    """Every write goes through `writes.Writer` (which honours the writes mode and records what
+    it did): no other module calls a tracker's write methods."""
+    found = [
+        f"{name}: {use}"
+        for name, path in sorted(modules().items())
+        if name != "writes"
+        for use in writes(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+    assert writes(modules()["writes"].read_text(encoding="utf-8"))  # the check sees the door
+
+
+def test_the_writes_check_sees_a_write():
+    code = """
+tracker.delete_comment(own_id)
+self.tracker.release(comment_id, claim.id)
+call(self._tracker.add_labels, 1, ["bug"])
+writer.edit_comment(1, "x")
+reader.close()
+os.close(fd)
+"""
+    assert writes(code) == [
+        "tracker.delete_comment",
+        "self.tracker.release",
+        "self._tracker.add_labels",
     ]

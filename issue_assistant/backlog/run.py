@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from issue_assistant.approve import Mode
 from issue_assistant.backlog.selection import Recheck, Skipped, checked_groups, select
 from issue_assistant.backlog.selection import with_discussion as discussion_of
 from issue_assistant.backlog.state import STARTED, STATE_FILE, BacklogState, Done
@@ -34,6 +33,7 @@ from issue_assistant.progress import Progress
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue
+from issue_assistant.writes import Mode
 
 log = logging.getLogger(__name__)
 
