@@ -159,9 +159,6 @@ class Approver:
     def _written(self) -> list[str]:
         return [w for writer in self._writers for w in writer.done]
 
-    def may_decide(self, login: str) -> bool:
-        return self.rule.may_decide(login)
-
     def run(self, numbers: Iterable[int] | None = None) -> list[ApplyResult]:
         """Every issue with the pending label, or just `numbers`.
 
@@ -325,11 +322,6 @@ class Approver:
                 f"{GITHUB_LIMIT} characters (edited by hand?); nothing was written"
             )
         return None
-
-    def first_vote(self, comment: Comment, comments: list[Comment]) -> Vote | None:
-        """The earliest vote that counts (see `votes.VoteRule`)."""
-        reactions = self.tracker.comment_reactions(comment.id) if comment.id is not None else []
-        return self.rule.first_vote(comment, reactions, comments, self.now)
 
     def _finish(
         self, issue: Issue, found: Found, vote: Vote, changes: list[str], writer: Writer

@@ -14,7 +14,7 @@ from issue_assistant import forms
 from issue_assistant.config import ContextConfig, LabelsConfig
 from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
-from issue_assistant.index.candidates import Candidate, similar_candidates  # noqa: F401 - old home
+from issue_assistant.index.candidates import Candidate, similar_candidates
 from issue_assistant.index.code import CodeIndex, LikelyFile
 from issue_assistant.index.discussions import (
     DiscussionHit,

@@ -23,9 +23,10 @@ from issue_assistant.decision import as_json
 from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone, no_such_issue
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.local import index_path
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.named import confirm_named
-from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
+from issue_assistant.pipeline import Analysis, analyze, engines_for
 from issue_assistant.preset import nothing_to_propose, opened_with
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker

@@ -22,7 +22,6 @@ from issue_assistant.index import IssueIndex
 from issue_assistant.index.code import CodeIndex, code_index_for
 from issue_assistant.index.fix_history import FixHistory, fix_history_for
 from issue_assistant.index.likely import calibration_for
-from issue_assistant.index.local import index_path, open_index  # noqa: F401 (re-exported)
 from issue_assistant.preset import preset_labels
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue

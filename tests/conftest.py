@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 from issue_assistant.config import load_config, load_labels
 from issue_assistant.engines.fake import FakeEngine
-from issue_assistant.pipeline import open_index
+from issue_assistant.index.local import open_index
 from issue_assistant.tracker.snapshot import read_snapshot
 from tests.fakegithub.fixtures import fake_github, github_tracker  # noqa: F401
 from tests.reused_fits import reused_fits  # noqa: F401

@@ -19,7 +19,7 @@ from issue_assistant import action
 from issue_assistant.comment import extract_plan
 from issue_assistant.decision import Decision, Duplicate
 from issue_assistant.tracker import github
-from issue_assistant.tracker.github import Throttle
+from issue_assistant.tracker.client import Throttle
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker
 from tests.test_approve import DATA

@@ -13,7 +13,8 @@ import pytest
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.decision import Decision, Duplicate, validate
 from issue_assistant.engines import create
-from issue_assistant.pipeline import analyze, open_index
+from issue_assistant.index.local import open_index
+from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Event, Issue, User
 from issue_assistant.tracker.snapshot import Snapshot

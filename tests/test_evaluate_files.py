@@ -12,7 +12,7 @@ from issue_assistant.evaluate.files import file_measures, fixed_files
 from issue_assistant.evaluate.report import render_report
 from issue_assistant.evaluate.results import IssueResult, RunHeader
 from issue_assistant.evaluate.runner import Evaluator
-from issue_assistant.pipeline import open_index
+from issue_assistant.index.local import open_index
 from tests import contextdata as data
 from tests.test_context_repo import LABELS
 

@@ -13,9 +13,9 @@ import pytest
 from issue_assistant.cli import main
 from issue_assistant.engines.similar import _store_source
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.local import open_index
 from issue_assistant.learn import saved as saved_mod
 from issue_assistant.learn import store
-from issue_assistant.pipeline import open_index
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.snapshot import write_snapshot
 from tests.test_learn import LABELS, snap, synthetic

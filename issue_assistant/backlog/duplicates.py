@@ -74,7 +74,7 @@ def duplicates_offline(
     as_of: datetime | None = None,
 ) -> DuplicatesResult:
     """The groups among a snapshot's issues open at `as_of` (default: when it was fetched)."""
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.index.local import open_index
     from issue_assistant.tracker.asof import AsOfView
     from issue_assistant.tracker.snapshot import read_snapshot
 

@@ -27,8 +27,9 @@ from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.local import index_path
 from issue_assistant.live import LiveResult, analyze_live, refresh_index
-from issue_assistant.pipeline import engines_for, index_path, prepare
+from issue_assistant.pipeline import engines_for, prepare
 from issue_assistant.progress import Progress
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker

@@ -13,15 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from issue_assistant.engines.registry import (  # noqa: F401 - the registry's old home
-    BUILTIN_OPTIONS,
-    BUILTINS,
-    available,
-    engine_class,
-    is_known,
-    options_class,
-    register,
-)
+from issue_assistant.engines.registry import engine_class
 from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from issue_assistant import asking, formlabels, forms
 from issue_assistant.config import LabelModelConfig
 from issue_assistant.decision import REASON_MAX, Decision, Duplicate, LabelTier
 from issue_assistant.engines import similar_labels
-from issue_assistant.engines.base import Engine, register
-from issue_assistant.engines.similar_labels import boost_areas  # noqa: F401 - its old home
+from issue_assistant.engines.base import Engine
+from issue_assistant.engines.registry import register
 from issue_assistant.engines.similar_options import SimilarConfig
 from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.duplicates import DuplicateSettings

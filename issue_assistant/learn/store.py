@@ -40,8 +40,6 @@ from issue_assistant.learn.model import (
     rows_from_index,
 )
 from issue_assistant.learn.saved import (
-    REFIT_COUNT,  # noqa: F401 (re-exported)
-    REFIT_SHARE,  # noqa: F401 (re-exported)
     Saved,
     cache_path,
     cached,
