@@ -109,3 +109,15 @@ def fake_engine():
     FakeEngine.reset()
     yield FakeEngine
     FakeEngine.reset()
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    """The fake Anthropic API (tests/fakeanthropic.py), where the anthropic engine sends."""
+    from tests.fakeanthropic import FakeAnthropic
+
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        monkeypatch.setenv("ISSUE_ASSISTANT_MAX_RETRIES", "1")
+        yield fake
