@@ -17,11 +17,12 @@ from issue_assistant.index.local import open_index
 from issue_assistant.learn import saved as saved_mod
 from issue_assistant.learn import store
 from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.tracker.base import IssuesOnly
 from issue_assistant.tracker.snapshot import write_snapshot
 from tests.test_learn import LABELS, snap, synthetic
 
 
-class Live:
+class Live(IssuesOnly):
     """A tracker that is no as-of view: the store reads its rows from the index (a live run)."""
 
     def __init__(self, snapshot) -> None:  # noqa: ANN001
@@ -33,16 +34,6 @@ class Live:
 
     def all_issues(self):  # noqa: ANN201
         raise AssertionError("a live run never lists the tracker for the label model")
-
-    def releases(self) -> None:
-        return None
-
-    def discussions(self) -> None:
-        return None
-
-    @property
-    def point_in_time(self) -> None:
-        return None
 
 
 def no_reads(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,7 @@ from issue_assistant.config import LabelsConfig
 from issue_assistant.evaluate.gold import assistant_touched
 from issue_assistant.evaluate.selection import WINDOW, qualifies
 from issue_assistant.progress import Progress, counted
+from issue_assistant.tracker.base import IssuesOnly
 from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Issue, Repository
 from issue_assistant.tracker.snapshot import Snapshot
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class _Issues:
+class _Issues(IssuesOnly):
     """A minimal in-memory `Tracker` while the histories come in."""
 
     def __init__(self, repository: Repository, issues: list[Issue]) -> None:
@@ -36,16 +37,6 @@ class _Issues:
 
     def all_issues(self) -> Iterator[Issue]:
         return iter(sorted(self.by_number.values(), key=lambda i: (i.created_at, i.number)))
-
-    def releases(self) -> None:
-        return None
-
-    def discussions(self) -> None:
-        return None
-
-    @property
-    def point_in_time(self) -> None:
-        return None
 
 
 def _maintainers(issues: list[Issue], roles: dict[str, str]) -> list[str]:

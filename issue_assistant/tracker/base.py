@@ -60,6 +60,21 @@ class PointInTime(Tracker, Protocol):
     def source(self) -> Tracker: ...
 
 
+class IssuesOnly:
+    """The answers of a tracker that knows only issues, as it is now: no releases, no
+    discussions, no point in time (a base for such trackers)."""
+
+    def releases(self) -> None:
+        return None
+
+    def discussions(self) -> None:
+        return None
+
+    @property
+    def point_in_time(self) -> None:
+        return None
+
+
 def full_tracker(tracker: Tracker) -> Tracker:
     """The whole tracker behind a point-in-time view (itself when it is none): what indexes
     built once are built over, each query filtering by the moment."""

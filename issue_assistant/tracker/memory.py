@@ -15,6 +15,7 @@ from typing import Any
 
 from issue_assistant.errors import GitHubError
 from issue_assistant.labelnames import find_label, has_label
+from issue_assistant.tracker.base import IssuesOnly
 from issue_assistant.tracker.models import (
     Claim,
     Comment,
@@ -28,7 +29,7 @@ from issue_assistant.tracker.models import (
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-class MemoryTracker:
+class MemoryTracker(IssuesOnly):
     """A repository held in dictionaries; every write is appended to `writes`."""
 
     def __init__(
@@ -166,16 +167,6 @@ class MemoryTracker:
             issue = self.issues[number]
             if since is None or (issue.updated_at or issue.created_at) >= since:
                 yield issue.model_copy()
-
-    def releases(self) -> None:
-        return None
-
-    def discussions(self) -> None:
-        return None
-
-    @property
-    def point_in_time(self) -> None:
-        return None
 
     # -- WritableTracker reads ------------------------------------------------------------------
 
