@@ -39,7 +39,7 @@ from issue_assistant.labelnames import find_label, has_label, key, keys
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Comment, Issue
-from issue_assistant.votes import Vote, VoteRule, slash_command
+from issue_assistant.votes import Vote, VoteRule
 from issue_assistant.writes import MODES, Mode, Writer
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,6 @@ log = logging.getLogger(__name__)
 QUESTIONS_MARKER = "<!-- issue-assistant:questions -->"
 # A run at work on an issue holds the bot's 👀 on the comment; one left by a killed run expires.
 CLAIM_EXPIRES = timedelta(minutes=20)
-__all__ = ["Approver", "Vote", "VoteRule", "slash_command"]
 
 
 def resolve_writes(explicit: str | None, config: Config, in_actions: bool) -> Mode:

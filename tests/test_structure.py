@@ -266,3 +266,51 @@ os.close(fd)
         "self.tracker.release",
         "self._tracker.add_labels",
     ]
+
+
+# ---- no re-exports: a name is imported from where it is defined ------------------------------
+
+#: the imports kept though unused, with why
+UNUSED_IMPORTS = {
+    "tools": "registers the tools",
+    "engines.anthropic": "tells whether the SDK is installed",
+    "engines.llama": "tells whether llama-cpp-python is installed",
+}
+
+
+def reexports(name: str, path: Path) -> list[str]:
+    """What a module hands on from elsewhere: imports kept unused (`noqa: F401`) and names in
+    `__all__` it imports rather than defines (a package's `__init__` is its interface)."""
+    text = path.read_text(encoding="utf-8")
+    found = [f"line {i}" for i, line in enumerate(text.splitlines(), 1) if "noqa: F401" in line]
+    if path.name != "__init__.py":
+        tree = ast.parse(text)
+        imported = {
+            (a.asname or a.name).split(".")[0]
+            for node in tree.body
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for a in node.names
+        }
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+            ):
+                found += [n for n in ast.literal_eval(node.value) if n in imported]
+    return found
+
+
+def test_no_module_hands_on_names_from_elsewhere():
+    """Every user imports a name from its home: none is kept in an old home for them."""
+    found = {
+        name: where
+        for name, path in sorted(modules().items())
+        if name not in UNUSED_IMPORTS and (where := reexports(name, path))
+    }
+    assert found == {}
+    assert all(reexports(name, modules()[name]) for name in UNUSED_IMPORTS)
+
+
+def test_the_reexport_check_sees_one(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text('from a import b\nfrom c import d  # noqa: F401\n\n__all__ = ["b", "e"]\n')
+    assert reexports("m", module) == ["line 2", "b"]
