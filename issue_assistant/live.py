@@ -369,13 +369,13 @@ def _own_plans(comments: list, config: Config, full_name: str, number: int) -> l
 
 
 def _claim_by_posting(
-    tracker: WritableTracker, writer: Writer, posted: Any, config: Config, number: int
+    tracker: WritableTracker, writer: Writer, posted: Comment | None, config: Config, number: int
 ) -> str | None:
     """Two runs on one issue at once both see "no comment yet" and both post: each looks again
     after posting, and the oldest comment is the claim. A run whose comment is not the oldest
     deletes its own and stops (before the pending label), so one comment and one label remain.
     Returns why this run stops, or None when it holds the issue."""
-    own_id = getattr(posted, "id", None)
+    own_id = posted.id if posted is not None else None
     if own_id is None:
         return None
     plans = _own_plans(tracker.list_comments(number), config, tracker.repository.full_name, number)
@@ -535,7 +535,7 @@ def analyze_live(
     else:
         result.action = "posted" if mode == "live" else "would post"
         posted = writer.create_comment(number, result.comment, "the assistant's comment")
-        result.comment_url = getattr(posted, "url", None)
+        result.comment_url = posted.url if posted is not None else None
         # posted is None unless live: then there is nothing to look at again
         reason = _claim_by_posting(tracker, writer, posted, config, number)
         if reason:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from issue_assistant.tracker.base import WritableTracker
-from issue_assistant.tracker.models import Claim
+from issue_assistant.tracker.models import Claim, Comment
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,8 @@ class Writer:
     def remove_label(self, number: int, label: str) -> None:
         self._do(f"remove label {label!r} from #{number}", self.tracker.remove_label, number, label)
 
-    def create_comment(self, number: int, body: str, what: str = "a comment") -> Any:
+    def create_comment(self, number: int, body: str, what: str = "a comment") -> Comment | None:
+        """The comment posted (None unless live)."""
         return self._do(f"post {what} on #{number}", self.tracker.create_comment, number, body)
 
     def edit_comment(self, comment_id: int, body: str, what: str = "the comment") -> None:
