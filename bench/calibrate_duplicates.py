@@ -16,7 +16,7 @@ from pathlib import Path
 
 from issue_assistant.config import Config
 from issue_assistant.engines.similar import text_similarity
-from issue_assistant.pipeline import open_index
+from issue_assistant.index.local import open_index
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.snapshot import read_snapshot
 

@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bench.common import commit  # noqa: E402
 from issue_assistant.config import Config, LabelsConfig  # noqa: E402
 from issue_assistant.index.duplicates import SCORE_VERSION  # noqa: E402
+from issue_assistant.index.local import open_index  # noqa: E402
 from issue_assistant.learn import duplicate_model as dm  # noqa: E402
 from issue_assistant.learn.duplicate_prior import (  # noqa: E402
     MAX_FALSE_RATE,
@@ -34,7 +35,7 @@ from issue_assistant.learn.duplicate_prior import (  # noqa: E402
     PriorRow,
     choose_prior,
 )
-from issue_assistant.pipeline import open_index, replay_pairs  # noqa: E402
+from issue_assistant.pipeline import replay_pairs  # noqa: E402
 from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"

@@ -93,7 +93,8 @@ def main() -> int:
     from issue_assistant.cli import main as cli
     from issue_assistant.config import Config, load_labels
     from issue_assistant.engines import create
-    from issue_assistant.pipeline import open_index, replay
+    from issue_assistant.index.local import open_index
+    from issue_assistant.pipeline import replay
     from issue_assistant.tracker.snapshot import read_snapshot
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-questions-"))

@@ -30,7 +30,7 @@ MINUTE = timedelta(minutes=1)
 
 def _load(name: str, cache: Path):  # noqa: ANN202
     from issue_assistant.config import load_labels
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.index.local import open_index
     from issue_assistant.tracker.snapshot import read_snapshot
 
     file, labels = SETS[name]
@@ -88,9 +88,10 @@ def pair_score(view, index, labels, dup: int, orig: int, opened, moment) -> str:
     """The known original's rank among the duplicate's open candidates, and its score."""
     from issue_assistant.backlog.groups import DEPTH
     from issue_assistant.config import Config
-    from issue_assistant.context import Context, similar_candidates
+    from issue_assistant.context import Context
     from issue_assistant.engines.similar import SimilarEngine
     from issue_assistant.index import duplicates
+    from issue_assistant.index.candidates import similar_candidates
 
     issue = view.get_issue(dup)
     numbers = {i.number for i in opened}

@@ -22,8 +22,9 @@ from bench.common import commit
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.context import Context
 from issue_assistant.index import duplicates
+from issue_assistant.index.local import open_index
 from issue_assistant.index.retrieval import Retriever
-from issue_assistant.pipeline import open_index, replay_pairs
+from issue_assistant.pipeline import replay_pairs
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.duplicates import accepted_originals
 from issue_assistant.tracker.snapshot import read_snapshot

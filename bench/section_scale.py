@@ -172,8 +172,8 @@ def _search_ms(cache: Path, full_name: str, issues: list[int]) -> float:
     """Candidate search in process, p50 of CPU milliseconds."""
     from issue_assistant.config import Config
     from issue_assistant.index import IssueIndex
+    from issue_assistant.index.local import index_path
     from issue_assistant.index.retrieval import Retriever
-    from issue_assistant.pipeline import index_path
 
     index = IssueIndex(index_path(cache, full_name))
     r = Retriever(index)
@@ -224,7 +224,7 @@ def _common(snap: Path, cache: Path) -> list[str]:
 def _live(copies: int, cache: Path, runs: int = 3) -> Run:
     """A warm live `analyze` (dry run) of one new issue, the index and label model in place."""
     sys.path.insert(0, str(ROOT))
-    from issue_assistant.pipeline import index_path
+    from issue_assistant.index.local import index_path
     from issue_assistant.tracker.snapshot import read_repository
     from tests.fakegithub import FakeGitHub
 

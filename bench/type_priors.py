@@ -151,7 +151,7 @@ def _votes(snapshot, labels, train, test) -> list[dict[str, float]]:  # noqa: AN
 
     from issue_assistant.context import Context
     from issue_assistant.engines.similar_labels import vote
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.index.local import open_index
     from issue_assistant.tracker.asof import AsOfView
     from issue_assistant.tracker.snapshot import Snapshot
 

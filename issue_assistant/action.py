@@ -19,15 +19,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from issue_assistant.approve import ApplyResult, Approver, resolve_writes, slash_command
+from issue_assistant.approve import ApplyResult, Approver, resolve_writes
 from issue_assistant.config import Config, LabelsConfig, load_both
 from issue_assistant.errors import AssistantError, UserError, print_action
 from issue_assistant.followup import follow_up_all
 from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason, writing
 from issue_assistant.render import render
 from issue_assistant.sanitize import RAW_KEYS, LogSanitizer, sanitize, sanitize_json
-from issue_assistant.settings import Settings, get_input, using
+from issue_assistant.settings import Settings, using
 from issue_assistant.tracker.base import WritableTracker
+from issue_assistant.votes import slash_command
 from issue_assistant.webhook import CommentPayload, IssuesPayload, parse_payload
 
 log = logging.getLogger("issue_assistant")
@@ -59,7 +60,7 @@ def setup_logging(in_actions: bool) -> logging.Handler:
     return handler
 
 
-__all__ = ["get_input", "main", "run"]
+__all__ = ["main", "run"]
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -40,14 +40,12 @@ from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Comment, Issue
 from issue_assistant.votes import Vote, VoteRule, slash_command
+from issue_assistant.writes import MODES, Mode, Writer
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["off", "dry-run", "live"]
-MODES: tuple[Mode, ...] = ("off", "dry-run", "live")
 # A run at work on an issue holds the bot's 👀 on the comment; one left by a killed run expires.
 CLAIM_EXPIRES = timedelta(minutes=20)
-__all__ = ["Approver", "Vote", "VoteRule", "Writer", "slash_command"]
 
 
 def resolve_writes(explicit: str | None, config: Config, in_actions: bool) -> Mode:
@@ -58,40 +56,6 @@ def resolve_writes(explicit: str | None, config: Config, in_actions: bool) -> Mo
     if value not in MODES:
         raise UserError(f"writes must be one of {', '.join(MODES)}, not {value!r}")
     return value  # type: ignore[return-value]
-
-
-class Writer:
-    """Performs writes in `live` mode, logs them in `dry-run`, skips them in `off`; records all."""
-
-    def __init__(self, tracker: WritableTracker, mode: Mode) -> None:
-        self.tracker = tracker
-        self.mode = mode
-        self.done: list[str] = []
-
-    def _do(self, what: str, call: Callable[..., Any], *args: Any) -> Any:
-        self.done.append(what)
-        if self.mode == "live":
-            log.info("%s", what)
-            return call(*args)
-        if self.mode == "dry-run":
-            log.info("dry-run: would %s", what)
-        return None
-
-    def add_labels(self, number: int, labels: list[str]) -> None:
-        names = ", ".join(repr(n) for n in labels)
-        self._do(f"add labels {names} to #{number}", self.tracker.add_labels, number, labels)
-
-    def remove_label(self, number: int, label: str) -> None:
-        self._do(f"remove label {label!r} from #{number}", self.tracker.remove_label, number, label)
-
-    def create_comment(self, number: int, body: str, what: str = "a comment") -> Any:
-        return self._do(f"post {what} on #{number}", self.tracker.create_comment, number, body)
-
-    def edit_comment(self, comment_id: int, body: str, what: str = "the comment") -> None:
-        self._do(f"edit {what} ({comment_id})", self.tracker.edit_comment, comment_id, body)
-
-    def close(self, number: int, reason: str) -> None:
-        self._do(f"close #{number} as {reason}", self.tracker.close, number, reason)
 
 
 @dataclass
@@ -182,6 +146,7 @@ class Approver:
         self.rule = VoteRule(tracker.permission, config.approval.roles, self.bot)
         self._held: tuple[int, int] | None = None  # (comment id, claim id) while writing
         self._writers: list[Writer] = []  # the current issue's, for what was written
+        self._claims = Writer(tracker, writes)  # this run's claims, no write it reports
 
     def _writer(self) -> Writer:
         writer = Writer(self.tracker, self.writes)
@@ -191,9 +156,6 @@ class Approver:
     @property
     def _written(self) -> list[str]:
         return [w for writer in self._writers for w in writer.done]
-
-    def may_decide(self, login: str) -> bool:
-        return self.rule.may_decide(login)
 
     def run(self, numbers: Iterable[int] | None = None) -> list[ApplyResult]:
         """Every issue with the pending label, or just `numbers`.
@@ -268,7 +230,7 @@ class Approver:
         if self._held is not None:
             comment_id, claim_id = self._held
             self._held = None
-            self.tracker.release(comment_id, claim_id)
+            self._claims.let_go(comment_id, claim_id)
 
     def _leftover_claims(self, comment_id: int, writer: Writer) -> None:
         """Withdraw claims a failed run left on a decided comment (not this run's own)."""
@@ -276,23 +238,18 @@ class Approver:
         for r in self.tracker.comment_reactions(comment_id):
             mine = r.user.login.lower() == self.bot.lower()
             if mine and r.content == "eyes" and r.id is not None and r.id != own:
-                writer._do(
-                    f"withdraw a claim left on the comment ({comment_id})",
-                    self.tracker.release,
-                    comment_id,
-                    r.id,
-                )
+                writer.withdraw_left_claim(comment_id, r.id)
 
     def _claim(self, comment_id: int) -> int | None:
         """The id of this run's claim on the comment, or None when another run holds it."""
-        claim = self.tracker.claim(comment_id)
+        claim = self._claims.hold(comment_id)
         if claim.new:
             return claim.id
         if claim.created_at is not None and self.now - claim.created_at < CLAIM_EXPIRES:
             return None
         log.info("withdrawing a claim left since %s", claim.created_at)
-        self.tracker.release(comment_id, claim.id)
-        again = self.tracker.claim(comment_id)
+        self._claims.let_go(comment_id, claim.id)
+        again = self._claims.hold(comment_id)
         return again.id if again.new else None
 
     def _look(self, issue: Issue) -> ApplyResult | tuple[Found, Vote, list[Comment]]:
@@ -417,11 +374,6 @@ class Approver:
                 f"{GITHUB_LIMIT} characters (edited by hand?); nothing was written"
             )
         return None
-
-    def first_vote(self, comment: Comment, comments: list[Comment]) -> Vote | None:
-        """The earliest vote that counts (see `votes.VoteRule`)."""
-        reactions = self.tracker.comment_reactions(comment.id) if comment.id is not None else []
-        return self.rule.first_vote(comment, reactions, comments, self.now)
 
     def _finish(
         self,

@@ -14,7 +14,7 @@ from issue_assistant import forms
 from issue_assistant.config import ContextConfig, LabelsConfig
 from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
-from issue_assistant.index.candidates import Candidate, similar_candidates  # noqa: F401 - old home
+from issue_assistant.index.candidates import Candidate, similar_candidates
 from issue_assistant.index.code import CodeIndex, LikelyFile
 from issue_assistant.index.discussions import (
     DiscussionHit,
@@ -26,7 +26,7 @@ from issue_assistant.index.fix_history import FixHistory
 from issue_assistant.index.likely import Calibration, likely_files
 from issue_assistant.render import render
 from issue_assistant.tracker.asof import rewind
-from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
+from issue_assistant.tracker.base import Tracker, full_tracker
 from issue_assistant.tracker.models import Issue, Release
 
 SHOWN_MAX = 5  # the comment never shows more likely files
@@ -125,10 +125,10 @@ class Context:
     ) -> None:
         """Releases and discussions of the moment, and the likely files when `code` is given
         (the comment shows those whose measured precision is at least `show_above`)."""
-        self.releases = releases_of(self.tracker)
-        visible = discussions_of(self.tracker)
+        self.releases = self.tracker.releases()
+        visible = self.tracker.discussions()
         if visible is not None:
-            everything = discussions_of(getattr(self.tracker, "source", self.tracker)) or visible
+            everything = full_tracker(self.tracker).discussions() or visible
             self.discussion_index = DiscussionIndex.shared(everything)
             self._visible = {d.number: d for d in visible}
             self.discussions = self.search_discussions(self.issue.text, self.settings.discussions)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from issue_assistant.approve import ApplyResult, Writer, find_assistant_comment
+from issue_assistant.approve import ApplyResult, find_assistant_comment
 from issue_assistant.asking import unanswered
 from issue_assistant.comment import Plan, render_comment
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.labelnames import find_label
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue
+from issue_assistant.writes import Writer
 
 log = logging.getLogger(__name__)
 

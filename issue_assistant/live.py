@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from issue_assistant.approve import Found, Mode, Writer, find_assistant_comment
+from issue_assistant.approve import Found, find_assistant_comment
 from issue_assistant.atomic import write_atomic
 from issue_assistant.cachelock import holding
 from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
@@ -23,15 +23,17 @@ from issue_assistant.decision import as_json
 from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone, no_such_issue
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.local import index_path
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.named import confirm_named
-from issue_assistant.pipeline import Analysis, analyze, engines_for, index_path
+from issue_assistant.pipeline import Analysis, analyze, engines_for
 from issue_assistant.preset import nothing_to_propose, opened_with
 from issue_assistant.progress import Progress
 from issue_assistant.settings import current
-from issue_assistant.tracker.base import WritableTracker, discussions_of, releases_of
+from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Comment, Discussion, Issue, Release, Repository
 from issue_assistant.votes import VoteRule
+from issue_assistant.writes import Mode, Writer
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +106,9 @@ def connect(
     return tracker
 
 
-def writing(tracker: object, writes: str) -> None:
-    """Tell a GitHub tracker given from outside (the Action's, a test's) the writes mode."""
-    if hasattr(tracker, "live_writes"):
-        tracker.live_writes = writes == "live"  # type: ignore[attr-defined]
+def writing(tracker: WritableTracker, writes: str) -> None:
+    """Tell a tracker given from outside (the Action's, a test's) the writes mode."""
+    tracker.live_writes = writes == "live"
 
 
 def skip_reason(issue: Issue, config: Config) -> str | None:
@@ -123,8 +124,7 @@ def skip_reason(issue: Issue, config: Config) -> str | None:
 
 def _rate_left(tracker: WritableTracker) -> int | None:
     """Requests left this hour as the last answer said (`X-RateLimit-Remaining`), or None."""
-    left = getattr(tracker, "rate_remaining", None)
-    return left() if callable(left) else None
+    return tracker.rate_remaining()
 
 
 def _may_stop(exc: GitHubError) -> bool:
@@ -164,9 +164,7 @@ def _refresh(
     from issue_assistant.index.embeddings import load_embedder
 
     index = IssueIndex(path)
-    keep = getattr(tracker, "keep_discussions", None)
-    if callable(keep):
-        keep(path / DISCUSSIONS_FILE)
+    tracker.keep_discussions(path / DISCUSSIONS_FILE)
     if embeddings:
         index.enable_embeddings(lambda: load_embedder(True))
     stamp = path / SYNC_FILE
@@ -304,25 +302,29 @@ class CachedReads:
         return iter(self._tracker.all_issues())
 
     def releases(self) -> list[Release] | None:
-        return releases_of(self._tracker)
+        return self._tracker.releases()
 
     def discussions(self) -> list[Discussion] | None:
-        return discussions_of(self._tracker)
+        return self._tracker.discussions()
+
+    @property
+    def point_in_time(self) -> None:
+        return None
 
 
 def _opened_with(
-    tracker: object, issue: Issue, labels: LabelsConfig, given: list[str] | None
+    tracker: WritableTracker, issue: Issue, labels: LabelsConfig, given: list[str] | None
 ) -> set[str] | None:
     """The labels the issue was opened with (its template's): `given` (an `opened` event's
     payload holds them), else from its timeline when it has labels of labels.toml (one
     request); None when not needed or not readable (then their origin is unknown)."""
     if given is not None:
         return set(given)
-    history = getattr(tracker, "history", None)
-    if issue.events is not None or not callable(history) or not labels.known(issue.labels):
+    if issue.events is not None or not labels.known(issue.labels):
         return None
     try:
-        return opened_with(issue, history(issue.number)[0])
+        timeline = tracker.history(issue.number)
+        return opened_with(issue, timeline[0]) if timeline is not None else None
     except GitHubError as exc:
         log.warning(
             "#%d: timeline unknown (%s); where its labels came from is not told", issue.number, exc
@@ -376,19 +378,19 @@ def _own_plans(comments: list, config: Config, full_name: str, number: int) -> l
 
 
 def _claim_by_posting(
-    tracker: WritableTracker, posted: Any, config: Config, number: int
+    tracker: WritableTracker, writer: Writer, posted: Comment | None, config: Config, number: int
 ) -> str | None:
     """Two runs on one issue at once both see "no comment yet" and both post: each looks again
     after posting, and the oldest comment is the claim. A run whose comment is not the oldest
     deletes its own and stops (before the pending label), so one comment and one label remain.
     Returns why this run stops, or None when it holds the issue."""
-    own_id = getattr(posted, "id", None)
+    own_id = posted.id if posted is not None else None
     if own_id is None:
         return None
     plans = _own_plans(tracker.list_comments(number), config, tracker.repository.full_name, number)
     if not plans or plans[0].id == own_id:
         return None
-    tracker.delete_comment(own_id)
+    writer.delete_comment(own_id, "the assistant's comment (another run posted first)")
     return f"another run posted the assistant's comment first ({plans[0].url or plans[0].id})"
 
 
@@ -542,8 +544,10 @@ def analyze_live(
     else:
         result.action = "posted" if mode == "live" else "would post"
         posted = writer.create_comment(number, result.comment, "the assistant's comment")
-        result.comment_url = getattr(posted, "url", None)
-        if mode == "live" and (reason := _claim_by_posting(tracker, posted, config, number)):
+        result.comment_url = posted.url if posted is not None else None
+        # posted is None unless live: then there is nothing to look at again
+        reason = _claim_by_posting(tracker, writer, posted, config, number)
+        if reason:
             log.info("%s#%d: %s", full_name, number, reason)
             result.skipped, result.action, result.done = reason, "none", writer.done
             return result

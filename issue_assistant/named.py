@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from issue_assistant.comment import Plan
-from issue_assistant.tracker.base import Tracker, discussions_of
+from issue_assistant.tracker.base import Tracker
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def confirm_named(tracker: Tracker, plan: Plan) -> Plan:
             if f"#{plan.duplicate.number}" in plan.summary:
                 update["summary"] = ""  # it speaks of the issue left out
     if plan.see_also:
-        known = discussions_of(tracker)
+        known = tracker.discussions()
         if known is not None:
             there = {d.number for d in known}
             kept = [s for s in plan.see_also if s.number in there]

@@ -22,7 +22,6 @@ from issue_assistant.index import IssueIndex
 from issue_assistant.index.code import CodeIndex, code_index_for
 from issue_assistant.index.fix_history import FixHistory, fix_history_for
 from issue_assistant.index.likely import calibration_for
-from issue_assistant.index.local import index_path, open_index  # noqa: F401 (re-exported)
 from issue_assistant.preset import preset_labels
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
@@ -297,8 +296,9 @@ def duplicate_settings(context: Context, *engines: Engine | None):  # noqa: ANN2
     from issue_assistant.engines.similar import prior_settings
 
     for e in engines:
-        if e is not None and hasattr(e, "duplicate_settings"):
-            return e.duplicate_settings(context)
+        settings = e.duplicate_settings(context) if e is not None else None
+        if settings is not None:
+            return settings
     return prior_settings(context, None, "no engine with a duplicate score")
 
 

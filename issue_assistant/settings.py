@@ -36,7 +36,7 @@ class Settings(BaseModel):
 
     A plain pydantic model validated from the environment mapping: pydantic picks the first
     alias present, which is all pydantic-settings did here (one source, no files), and importing
-    pydantic-settings cost about 0.09 s of every command's start (docs/benchmarks.md, startup).
+    pydantic-settings slowed every command's start (docs/benchmarks.md, startup).
     """
 
     model_config = ConfigDict(extra="ignore", frozen=True)

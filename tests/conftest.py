@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 from issue_assistant.config import load_config, load_labels
 from issue_assistant.engines.fake import FakeEngine
-from issue_assistant.pipeline import open_index
+from issue_assistant.index.local import open_index
 from issue_assistant.tracker.snapshot import read_snapshot
 from tests.fakegithub.fixtures import fake_github, github_tracker  # noqa: F401
 from tests.reused_fits import reused_fits  # noqa: F401
@@ -109,3 +109,15 @@ def fake_engine():
     FakeEngine.reset()
     yield FakeEngine
     FakeEngine.reset()
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    """The fake Anthropic API (tests/fakeanthropic.py), where the anthropic engine sends."""
+    from tests.fakeanthropic import FakeAnthropic
+
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        monkeypatch.setenv("ISSUE_ASSISTANT_MAX_RETRIES", "1")
+        yield fake

@@ -6,6 +6,8 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from issue_assistant.tracker.models import (
     Discussion,
     FixedBy,
@@ -175,3 +177,9 @@ def checkout(root: Path, *, git: bool = True) -> Path:
         run("add", "-A")
         run("commit", "-q", "-m", "init")
     return root
+
+
+@pytest.fixture(scope="module", name="checkout")
+def tinyparse_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic checkout (a git repository), made once per test module."""
+    return checkout(tmp_path_factory.mktemp("co") / "tinyparse")

@@ -17,7 +17,8 @@ from pathlib import Path
 from issue_assistant.config import Config, load_labels
 from issue_assistant.engines import create
 from issue_assistant.index import IssueIndex
-from issue_assistant.pipeline import Analysis, open_index, replay
+from issue_assistant.index.local import open_index
+from issue_assistant.pipeline import Analysis, replay
 from issue_assistant.tracker.snapshot import read_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,8 +18,9 @@ import pytest
 from issue_assistant import action
 from issue_assistant.comment import extract_plan
 from issue_assistant.decision import Decision, Duplicate
+from issue_assistant.settings import get_input
 from issue_assistant.tracker import github
-from issue_assistant.tracker.github import Throttle
+from issue_assistant.tracker.client import Throttle
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker
 from tests.test_approve import DATA
@@ -490,9 +491,9 @@ def test_unknown_command_is_exit_2(tmp_path):
 
 
 def test_inputs_with_hyphens_or_underscores():
-    assert action.get_input({"INPUT_GITHUB-TOKEN": " t "}, "github-token") == "t"
-    assert action.get_input({"INPUT_GITHUB_TOKEN": "u"}, "github-token") == "u"
-    assert action.get_input({}, "writes") == ""
+    assert get_input({"INPUT_GITHUB-TOKEN": " t "}, "github-token") == "t"
+    assert get_input({"INPUT_GITHUB_TOKEN": "u"}, "github-token") == "u"
+    assert get_input({}, "writes") == ""
 
 
 # ---- command line ------------------------------------------------------------------------------

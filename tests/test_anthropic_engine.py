@@ -9,26 +9,8 @@ from issue_assistant.engines import create
 from issue_assistant.errors import UserError
 from issue_assistant.pipeline import analyze, engines_for, replay
 from issue_assistant.tracker.asof import AsOfView
-from tests.fakeanthropic import FakeAnthropic, tool_use
-
-ANSWER = {
-    "type": "bug",
-    "areas": ["streaming"],
-    "topics": [],
-    "priority": None,
-    "duplicate": None,
-    "questions": ["Which version?"],
-    "summary": "Streaming breaks.",
-}
-
-
-@pytest.fixture
-def api(monkeypatch):
-    with FakeAnthropic() as fake:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ISSUE_ASSISTANT_MAX_RETRIES", "1")
-        yield fake
+from tests.answers import ASKING
+from tests.fakeanthropic import tool_use
 
 
 def run(hf_snapshot, hf_index, hf_labels, config: Config, number: int = 7016):
@@ -42,7 +24,7 @@ def test_tool_loop_search_then_submit(api, hf_snapshot, hf_index, hf_labels):
     api.enqueue(
         tool_use("search_issues", {"query": "drop duplicates"}, id="s1"),
         tool_use("get_issue", {"number": 7400}, id="g1"),
-        tool_use("submit_triage", ANSWER, id="x1", tokens=(1000, 200)),
+        tool_use("submit_triage", ASKING, id="x1", tokens=(1000, 200)),
     )
     result = run(hf_snapshot, hf_index, hf_labels, Config())
     d = result.decision
@@ -86,7 +68,7 @@ def test_tool_loop_search_then_submit(api, hf_snapshot, hf_index, hf_labels):
 
 def test_last_turn_forces_submit(api, hf_snapshot, hf_index, hf_labels):
     config = Config.model_validate({"engine": {"max_turns": 2}})
-    api.enqueue(tool_use("search_issues", {"query": "x"}), tool_use("submit_triage", ANSWER))
+    api.enqueue(tool_use("search_issues", {"query": "x"}), tool_use("submit_triage", ASKING))
     d = run(hf_snapshot, hf_index, hf_labels, config).decision
     assert api.requests[0]["tool_choice"] == {"type": "any"}
     assert api.requests[1]["tool_choice"] == {"type": "tool", "name": "submit_triage"}
@@ -98,7 +80,7 @@ def test_spent_budget_forces_the_answer(api, hf_snapshot, hf_index, hf_labels):
     config = Config.model_validate({"engine": {"budget_usd": 0.001}})
     api.enqueue(
         tool_use("search_issues", {"query": "x"}, tokens=(1000, 100)),
-        tool_use("submit_triage", ANSWER),
+        tool_use("submit_triage", ASKING),
     )
     d = run(hf_snapshot, hf_index, hf_labels, config).decision
     assert api.requests[1]["tool_choice"] == {"type": "tool", "name": "submit_triage"}
@@ -107,9 +89,9 @@ def test_spent_budget_forces_the_answer(api, hf_snapshot, hf_index, hf_labels):
 
 def test_submit_before_any_search_is_refused(api, hf_snapshot, hf_index, hf_labels):
     api.enqueue(
-        tool_use("submit_triage", ANSWER, id="early"),
+        tool_use("submit_triage", ASKING, id="early"),
         tool_use("search_issues", {"query": "streaming", "limit": 1}, id="s1"),
-        tool_use("submit_triage", ANSWER, id="x1"),
+        tool_use("submit_triage", ASKING, id="x1"),
     )
     d = run(hf_snapshot, hf_index, hf_labels, Config()).decision
     refusal = api.requests[1]["messages"][-1]["content"][0]
@@ -126,8 +108,8 @@ def test_malformed_answer_is_sent_back_once(api, hf_snapshot, hf_index, hf_label
     """Schema class: one re-ask quoting the error; a second bad answer gives up cleanly."""
     api.enqueue(
         tool_use("search_issues", {"query": "streaming"}, id="s1"),
-        tool_use("submit_triage", {**ANSWER, "areas": "streaming", "extra": 1}),
-        tool_use("submit_triage", {**ANSWER, "type": "not-a-label"}),
+        tool_use("submit_triage", {**ASKING, "areas": "streaming", "extra": 1}),
+        tool_use("submit_triage", {**ASKING, "type": "not-a-label"}),
     )
     result = run(hf_snapshot, hf_index, hf_labels, Config())
     feedback = api.requests[2]["messages"][-1]["content"][0]["content"]
@@ -182,7 +164,7 @@ def test_duplicate_is_verified_in_a_separate_call(api, hf_snapshot, hf_index, hf
         view, view.target(), index=hf_index, labels=hf_labels, config=Config(), as_of=view.moment
     )
     first = ctx.candidates[0].issue.number
-    dup = {**ANSWER, "duplicate": {"number": first, "reason": "same", "confidence": 0.9}}
+    dup = {**ASKING, "duplicate": {"number": first, "reason": "same", "confidence": 0.9}}
     no = {
         "id": "v",
         "type": "message",

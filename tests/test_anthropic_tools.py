@@ -7,21 +7,10 @@ file tool offered only with a checkout), each answered with an error result; the
 
 from __future__ import annotations
 
-import pytest
-
 from issue_assistant.config import Config
 from issue_assistant.pipeline import replay
-from tests.fakeanthropic import FakeAnthropic, tool_use
-
-ANSWER = {
-    "type": "bug",
-    "areas": ["streaming"],
-    "topics": [],
-    "priority": None,
-    "duplicate": None,
-    "questions": [],
-    "summary": "Streaming breaks.",
-}
+from tests.answers import ANSWER
+from tests.fakeanthropic import tool_use
 
 BAD_CALLS = [
     ("search_issues", {"query": "drop duplicates", "limit": "many"}, "limit: Input should be"),
@@ -32,15 +21,6 @@ BAD_CALLS = [
     ("close_issue", {"number": 7000}, "unknown tool 'close_issue'"),
     ("read_file", {"path": "../../etc/passwd"}, "unknown tool 'read_file'"),
 ]
-
-
-@pytest.fixture
-def api(monkeypatch):
-    with FakeAnthropic() as fake:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ISSUE_ASSISTANT_MAX_RETRIES", "1")
-        yield fake
 
 
 def calls_reply(calls: list[tuple[str, object, str]]) -> dict:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.config import Config, load_labels
-from issue_assistant.pipeline import build_context, open_index
+from issue_assistant.index.local import open_index
+from issue_assistant.pipeline import build_context
 from issue_assistant.tools import Toolbox
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.fetch import fetch_snapshot

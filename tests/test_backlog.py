@@ -13,7 +13,7 @@ from issue_assistant.backlog.state import STATE_FILE
 from issue_assistant.comment import extract_plan, render_comment
 from issue_assistant.config import BacklogConfig
 from issue_assistant.decision import Decision
-from issue_assistant.pipeline import index_path
+from issue_assistant.index.local import index_path
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import make_tracker
 from tests.test_approve import CONFIG, LABELS

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from issue_assistant.context import Candidate
 from issue_assistant.index import duplicates
 from issue_assistant.index.boilerplate import FILE, MIN_ISSUES, Boilerplate
+from issue_assistant.index.candidates import Candidate
 from issue_assistant.tracker.models import Repository
 from issue_assistant.tracker.snapshot import Snapshot
 from tests.test_retrieval import T0, context_for, index_of, issue

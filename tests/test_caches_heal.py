@@ -17,8 +17,7 @@ import pytest
 
 from issue_assistant import cli
 from issue_assistant.index.boilerplate import FILE as BOILERPLATE
-from issue_assistant.index.local import index_path
-from issue_assistant.pipeline import open_index
+from issue_assistant.index.local import index_path, open_index
 from tests.conftest import POETRY
 from tests.test_races_faults import record
 

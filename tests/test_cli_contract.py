@@ -19,7 +19,7 @@ from issue_assistant.errors import (
     no_such_repository,
 )
 from issue_assistant.tracker import fetch
-from issue_assistant.tracker.github import Throttle
+from issue_assistant.tracker.client import Throttle
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN
 from tests.test_errors_actionable import LABELS

@@ -20,16 +20,8 @@ from issue_assistant.engines.command import BASE_ENV
 from issue_assistant.errors import UserError
 from issue_assistant.pipeline import engines_for, replay
 from issue_assistant.tracker.asof import AsOfView
+from tests.answers import ASKING
 
-ANSWER = {
-    "type": "bug",
-    "areas": ["streaming"],
-    "topics": [],
-    "priority": None,
-    "duplicate": None,
-    "questions": ["Which version?"],
-    "summary": "Streaming breaks.",
-}
 SECRETS = {
     "GITHUB_TOKEN": "ghs-secret",
     "GH_TOKEN": "gho-secret",
@@ -188,7 +180,7 @@ RESULTS = {"claude": claude_result, "gemini": gemini_result, "copilot": copilot_
 
 
 def test_claude_exact_argv_prompt_on_stdin_and_usage(cli, hf_snapshot, hf_index, hf_labels):
-    cli.steps(claude_result(ANSWER, search="drop duplicates"))
+    cli.steps(claude_result(ASKING, search="drop duplicates"))
     result = run("claude", hf_snapshot, hf_index, hf_labels)
     d = result.decision
     assert (d.engine, d.strategy, d.type, d.areas) == ("claude", "agent", "bug", ["streaming"])
@@ -228,7 +220,7 @@ def test_the_search_is_the_point_in_time_index(cli, hf_snapshot, hf_index, hf_la
     """The CLI's `issue-assistant search` reaches the engine's own as-of search, nothing live."""
     view = AsOfView.for_issue(hf_snapshot, 7016)
     found = view.target()  # only earlier issues may come back
-    cli.steps(claude_result(ANSWER, search="dataset streaming"))
+    cli.steps(claude_result(ASKING, search="dataset streaming"))
     run("claude", hf_snapshot, hf_index, hf_labels)
     listing = cli.calls()[0]["search"]
     numbers = [int(line.split()[0][1:]) for line in listing.splitlines() if line.startswith("#")]
@@ -236,20 +228,20 @@ def test_the_search_is_the_point_in_time_index(cli, hf_snapshot, hf_index, hf_la
 
 
 def test_a_duplicate_found_by_search_is_allowed(cli, hf_snapshot, hf_index, hf_labels):
-    cli.steps(claude_result({**ANSWER, "duplicate": None}, search="dataset streaming"))
+    cli.steps(claude_result({**ASKING, "duplicate": None}, search="dataset streaming"))
     run("claude", hf_snapshot, hf_index, hf_labels)
     listing = cli.calls()[0]["search"]
     number = int(listing.split()[0][1:])
     (cli.bin / "count").unlink()
     dup = {"number": number, "reason": "same bug", "confidence": 0.8}
-    cli.steps(claude_result({**ANSWER, "duplicate": dup}, search="dataset streaming"))
+    cli.steps(claude_result({**ASKING, "duplicate": dup}, search="dataset streaming"))
     d = run("claude", hf_snapshot, hf_index, hf_labels).decision
     assert d.engine == "claude" and d.duplicate is not None and d.duplicate.number == number
 
 
 @pytest.mark.parametrize("name", ["claude", "gemini", "copilot"])
 def test_environment_is_scrubbed(name, cli, hf_snapshot, hf_index, hf_labels):
-    cli.steps(RESULTS[name](ANSWER))
+    cli.steps(RESULTS[name](ASKING))
     result = run(name, hf_snapshot, hf_index, hf_labels)
     assert result.decision.engine == name
     env = cli.calls()[0]["env"]
@@ -261,7 +253,7 @@ def test_environment_is_scrubbed(name, cli, hf_snapshot, hf_index, hf_labels):
 
 
 def test_gemini_argv_settings_and_trusted_workspace(cli, hf_snapshot, hf_index, hf_labels):
-    cli.steps(gemini_result(ANSWER))
+    cli.steps(gemini_result(ASKING))
     d = run("gemini", hf_snapshot, hf_index, hf_labels, config(model="gemini-2.5-flash")).decision
     call = cli.calls()[0]
     prompt = call["argv"][1]
@@ -287,7 +279,7 @@ def test_gemini_argv_settings_and_trusted_workspace(cli, hf_snapshot, hf_index, 
 
 
 def test_copilot_argv_is_read_only(cli, hf_snapshot, hf_index, hf_labels):
-    cli.steps(copilot_result(ANSWER))
+    cli.steps(copilot_result(ASKING))
     d = run("copilot", hf_snapshot, hf_index, hf_labels).decision
     argv = cli.calls()[0]["argv"]
     assert argv == [
@@ -354,14 +346,14 @@ def test_garbage_is_reasked_once_then_given_up(cli, hf_snapshot, hf_index, hf_la
 
 
 def test_unknown_label_is_reasked_and_corrected(cli, hf_snapshot, hf_index, hf_labels):
-    cli.steps(copilot_result({**ANSWER, "type": "nonsense"}), copilot_result(ANSWER))
+    cli.steps(copilot_result({**ASKING, "type": "nonsense"}), copilot_result(ASKING))
     d = run("copilot", hf_snapshot, hf_index, hf_labels).decision
     assert "'nonsense' not among" in cli.calls()[1]["argv"][1]
     assert d.engine == "copilot" and d.type == "bug" and d.usage.reasks == 1
 
 
 def test_claude_turn_limit_resumes_for_a_final_answer(cli, hf_snapshot, hf_index, hf_labels):
-    cli.steps(claude_result("", subtype="error_max_turns"), claude_result(ANSWER))
+    cli.steps(claude_result("", subtype="error_max_turns"), claude_result(ASKING))
     d = run("claude", hf_snapshot, hf_index, hf_labels).decision
     first, second = cli.calls()
     assert second["argv"][second["argv"].index("--max-turns") + 1] == "2"
@@ -371,7 +363,7 @@ def test_claude_turn_limit_resumes_for_a_final_answer(cli, hf_snapshot, hf_index
 
 def test_gemini_exit_53_is_the_turn_limit(cli, hf_snapshot, hf_index, hf_labels):
     limit = gemini_fatal(53, "FatalTurnLimitedError", "Reached max session turns")
-    cli.steps(limit, gemini_result(ANSWER))
+    cli.steps(limit, gemini_result(ASKING))
     d = run("gemini", hf_snapshot, hf_index, hf_labels).decision
     assert d.engine == "gemini" and d.usage.forced_submit and len(cli.calls()) == 2
 
@@ -379,7 +371,7 @@ def test_gemini_exit_53_is_the_turn_limit(cli, hf_snapshot, hf_index, hf_labels)
 def test_gemini_rate_limit_is_retried(cli, hf_snapshot, hf_index, hf_labels, monkeypatch):
     monkeypatch.setattr("issue_assistant.engines.failures.backoff", lambda attempt, base=1.0: 0.01)
     busy = gemini_fatal(429, "ApiError", "Resource exhausted")  # exits 429 % 256 = 173
-    cli.steps(busy, busy, gemini_result(ANSWER))
+    cli.steps(busy, busy, gemini_result(ASKING))
     d = run("gemini", hf_snapshot, hf_index, hf_labels).decision
     assert d.engine == "gemini" and d.usage.retries == 2 and len(cli.calls()) == 3
 
@@ -387,7 +379,7 @@ def test_gemini_rate_limit_is_retried(cli, hf_snapshot, hf_index, hf_labels, mon
 def test_claude_resumed_session_cost_is_not_counted_twice(cli, hf_snapshot, hf_index, hf_labels):
     """Claude Code's `total_cost_usd` is the session's running total: a resumed run's includes
     the first run's (checked on 2.1.328), so only the difference is the re-ask's own cost."""
-    cli.steps(claude_result("not JSON at all", cost=0.01), claude_result(ANSWER, cost=0.03))
+    cli.steps(claude_result("not JSON at all", cost=0.01), claude_result(ASKING, cost=0.03))
     d = run("claude", hf_snapshot, hf_index, hf_labels).decision
     assert cli.calls()[1]["argv"][-2:] == ["--resume", "sess-1"]
     assert d.engine == "claude" and d.usage.reasks == 1
@@ -409,7 +401,7 @@ def test_copilot_session_error_is_retried(cli, hf_snapshot, hf_index, hf_labels,
     # The event's shape as 1.0.102 prints it; only `statusCode` says this is transient.
     error = {"errorType": "execution", "message": "Failed to get response", "statusCode": 503}
     busy = copilot_events({"type": "session.error", "data": error}, code=1)
-    cli.steps(busy, copilot_result(ANSWER))
+    cli.steps(busy, copilot_result(ASKING))
     d = run("copilot", hf_snapshot, hf_index, hf_labels).decision
     assert d.engine == "copilot" and d.usage.retries == 1 and len(cli.calls()) == 2
 
@@ -482,7 +474,7 @@ def test_evaluate_runs_a_command_line_engine(cli, tmp_path, monkeypatch):
     (root / ".git").mkdir(parents=True)
     monkeypatch.chdir(root)
     monkeypatch.delenv("CI", raising=False)
-    cli.steps(claude_result(ANSWER))
+    cli.steps(claude_result(ASKING))
     text, results = evaluate(tmp_path / "cache", root, "claude", "--engine", "claude")
     assert {r.decision.engine for r in results.values()} == {"claude"}
     assert len(cli.calls()) == len(results) == 6
@@ -496,7 +488,7 @@ def test_a_cli_engines_files_are_kept_only_when_the_checkout_has_them(
     checkout = tmp_path / "datasets"
     (checkout / "src" / "datasets").mkdir(parents=True)
     (checkout / "src" / "datasets" / "load.py").write_text("def load_dataset(path):\n    pass\n")
-    answer = {**ANSWER, "files": ["datasets/load.py", "src/datasets/nowhere.py"]}
+    answer = {**ASKING, "files": ["datasets/load.py", "src/datasets/nowhere.py"]}
     cli.steps(claude_result(answer))
     cfg = Config.model_validate(
         {"engine": {"timeout_seconds": 30, "max_turns": 6}, "code": {"checkout": str(checkout)}}

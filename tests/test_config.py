@@ -186,7 +186,7 @@ def test_label_names_may_hold_emoji_colons_and_spaces(tmp_path):
 
 
 def test_config_check_fails_where_analyze_would(tmp_path, capsys, monkeypatch):
-    from issue_assistant.engines import base
+    from issue_assistant.engines import registry
 
     labels = write(tmp_path, "labels.toml", GOOD_LABELS)
     for text in ('[engine]\nfallback = "nope"\n', '[duplicates]\nclose = "yes"\n'):
@@ -194,7 +194,7 @@ def test_config_check_fails_where_analyze_would(tmp_path, capsys, monkeypatch):
         assert main(["config", "check", "--labels", str(labels), "--config", str(config)]) == 2
         assert "config.toml:2:" in capsys.readouterr().err
     # An engine that is known by name but whose module does not import.
-    monkeypatch.setitem(base.BUILTINS, "broken", "issue_assistant.engines.no_such_module")
+    monkeypatch.setitem(registry.BUILTINS, "broken", "issue_assistant.engines.no_such_module")
     config = write(tmp_path, "config.toml", '[engine]\nname = "broken"\n')
     assert main(["config", "check", "--labels", str(labels), "--config", str(config)]) == 2
     assert "engine 'broken' or 'similar' cannot be loaded" in capsys.readouterr().err

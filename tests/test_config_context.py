@@ -40,7 +40,7 @@ def test_area_paths_load_and_match(tmp_path: Path) -> None:
 def test_area_paths_speak_the_file_tools_glob_dialect(globs, path, owned) -> None:
     """One dialect: an area's `paths` and the file tools' `glob` agree (both .gitignore's)."""
     from issue_assistant.config import Label
-    from issue_assistant.tools.files import _glob
+    from issue_assistant.tools.checkout import _glob
 
     assert Label.model_construct(name="a", paths=globs).owns(path) is owned
     if len(globs) == 1:

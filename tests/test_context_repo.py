@@ -8,17 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.decision import Decision, Duplicate, validate
 from issue_assistant.engines import create
-from issue_assistant.pipeline import analyze, open_index
+from issue_assistant.index.local import open_index
+from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Event, Issue, User
 from issue_assistant.tracker.snapshot import Snapshot
 from tests import contextdata as data
-from tests.contextdata import day
+from tests.contextdata import (
+    day,
+    tinyparse_checkout,  # noqa: F401 (the checkout fixture)
+)
 
 LABELS = LabelsConfig.model_validate(
     {
@@ -41,11 +43,6 @@ LABELS = LabelsConfig.model_validate(
         ],
     }
 )
-
-
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return data.checkout(tmp_path_factory.mktemp("co") / "tinyparse")
 
 
 def config_for(checkout: Path | None, **code: object) -> Config:

@@ -12,7 +12,8 @@ from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import create
 from issue_assistant.index.duplicates import PairFeatures
 from issue_assistant.index.evidence import Shared, follow_up
-from issue_assistant.pipeline import open_index, replay
+from issue_assistant.index.local import open_index
+from issue_assistant.pipeline import replay
 from issue_assistant.tracker.models import Repository
 from issue_assistant.tracker.snapshot import Snapshot
 from tests.test_duplicate_evidence import FILLER, T0, issue

@@ -30,6 +30,7 @@ from issue_assistant.index.evidence import (
     strongest,
     traits,
 )
+from issue_assistant.index.local import open_index
 from issue_assistant.learn.calibrate import (
     Calibration,
     DuplicateCalibration,
@@ -37,7 +38,7 @@ from issue_assistant.learn.calibrate import (
     write_calibration,
 )
 from issue_assistant.learn.duplicate_prior import load_prior
-from issue_assistant.pipeline import open_index, replay
+from issue_assistant.pipeline import replay
 from issue_assistant.tracker.models import Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot
 from tests.markdown_check import problems

@@ -113,7 +113,8 @@ def test_calibrate_fits_weights_and_analyze_uses_them(tmp_path, capsys):
 
     from issue_assistant.config import Config, LabelsConfig
     from issue_assistant.engines import create
-    from issue_assistant.pipeline import analyze, open_index
+    from issue_assistant.index.local import open_index
+    from issue_assistant.pipeline import analyze
     from issue_assistant.tracker.asof import AsOfView
 
     snapshot = snap(issues)
@@ -136,7 +137,7 @@ def test_calibrate_fits_weights_and_analyze_uses_them(tmp_path, capsys):
 def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
     """A duplicate closed after a cutoff is not part of that cutoff's fit."""
     from issue_assistant.config import Config
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.index.local import open_index
 
     issues = synthetic(160)
     for k in range(40, 160, 4):
@@ -171,7 +172,7 @@ def test_a_cutoff_with_too_few_known_duplicates_replays_nothing(tmp_path):
     """Fewer known duplicates than a threshold needs: the hand weights and the prior answer
     whatever the replays would say, so none is made (evaluate's cost on a small tracker)."""
     from issue_assistant.config import Config
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.index.local import open_index
 
     issues = synthetic(160)
     for k in (60, 90, 120):
@@ -200,7 +201,7 @@ def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_pa
     import time
 
     from issue_assistant.config import Config
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.index.local import open_index
 
     issues = synthetic(160)
     for k in range(40, 160, 4):

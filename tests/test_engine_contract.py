@@ -21,17 +21,8 @@ from issue_assistant.engines.fake import FakeLLM
 from issue_assistant.errors import EngineError, UserError
 from issue_assistant.pipeline import bounded, build_context, engines_for, replay
 from issue_assistant.tracker.asof import AsOfView
+from tests.answers import ANSWER
 from tests.conftest import HF, ROOT
-
-ANSWER = {
-    "type": "bug",
-    "areas": ["streaming"],
-    "topics": [],
-    "priority": None,
-    "duplicate": None,
-    "questions": [],
-    "summary": "Streaming breaks.",
-}
 
 
 def write(tmp_path: Path, text: str) -> Path:

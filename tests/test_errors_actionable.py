@@ -14,8 +14,8 @@ import urllib3
 from issue_assistant.cli import main
 from issue_assistant.errors import GitHubError
 from issue_assistant.tracker import fetch
+from issue_assistant.tracker.client import Throttle, github_retry
 from issue_assistant.tracker.fetch import fetch_snapshot, partial_path
-from issue_assistant.tracker.github import Throttle, github_retry
 from issue_assistant.tracker.snapshot import read_snapshot
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker

@@ -16,7 +16,7 @@ from issue_assistant.evaluate.files import file_measures
 from issue_assistant.evaluate.report import render_report
 from issue_assistant.evaluate.results import RunHeader
 from issue_assistant.evaluate.runner import Evaluator
-from issue_assistant.pipeline import open_index
+from issue_assistant.index.local import open_index
 from issue_assistant.tracker.snapshot import Snapshot
 from tests import tinygit
 

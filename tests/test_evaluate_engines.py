@@ -13,6 +13,7 @@ from issue_assistant.commands import evaluate as command
 from issue_assistant.engines.failures import EngineFailure
 from issue_assistant.engines.fake import FakeLLM
 from issue_assistant.evaluate.results import read_results
+from tests.evaluating import bare_checkout, evaluate_cache  # noqa: F401 (fixtures)
 
 HERE = Path(__file__).resolve().parent
 HF = HERE.parents[1] / "shared" / "data" / "hf-datasets.jsonl.gz"
@@ -20,20 +21,6 @@ LABELS = HERE / "data" / "evaluate" / "hf.labels.toml"
 N = 6
 # Every run here is over one snapshot: its label models and duplicate replays are fit once.
 pytestmark = pytest.mark.usefixtures("reused_fits")
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("evaluate-cache")
-
-
-@pytest.fixture
-def checkout(tmp_path, monkeypatch) -> Path:
-    root = tmp_path / "checkout"
-    (root / ".git").mkdir(parents=True)
-    monkeypatch.chdir(root)
-    monkeypatch.delenv("CI", raising=False)
-    return root
 
 
 def evaluate(cache: Path, checkout: Path, name: str, *argv: str) -> tuple[str, dict]:

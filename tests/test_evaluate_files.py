@@ -5,21 +5,15 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-import pytest
-
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.evaluate.files import file_measures, fixed_files
 from issue_assistant.evaluate.report import render_report
 from issue_assistant.evaluate.results import IssueResult, RunHeader
 from issue_assistant.evaluate.runner import Evaluator
-from issue_assistant.pipeline import open_index
+from issue_assistant.index.local import open_index
 from tests import contextdata as data
+from tests.contextdata import tinyparse_checkout  # noqa: F401 (the checkout fixture)
 from tests.test_context_repo import LABELS
-
-
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return data.checkout(tmp_path_factory.mktemp("co") / "tinyparse")
 
 
 def evaluate(tmp_path: Path, checkout: Path | None, labels: LabelsConfig = LABELS):

@@ -114,7 +114,7 @@ def test_a_duplicate_of_an_unknown_original_counts_neither_right_nor_wrong():
 
 
 def test_closed_with_a_duplicate_label_is_closed_as_a_duplicate():
-    from issue_assistant.evaluate.gold import closed_as_duplicate
+    from issue_assistant.tracker.duplicates import closed_as_duplicate
     from issue_assistant.tracker.models import Issue, User
 
     def closed(labels: list[str], state: str = "closed") -> Issue:

@@ -15,6 +15,7 @@ from issue_assistant.decision import Decision, Duplicate, Usage
 from issue_assistant.engines.fake import FakeEngine
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.results import read_results
+from tests.evaluating import bare_checkout, evaluate_cache  # noqa: F401 (fixtures)
 
 HERE = Path(__file__).resolve().parent
 HF = Path(__file__).resolve().parents[2] / "shared" / "data" / "hf-datasets.jsonl.gz"
@@ -22,20 +23,6 @@ LABELS = HERE / "data" / "evaluate" / "hf.labels.toml"
 N = 12
 # Every run here is over one snapshot: its label models and duplicate replays are fit once.
 pytestmark = pytest.mark.usefixtures("reused_fits")
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("evaluate-cache")
-
-
-@pytest.fixture
-def checkout(tmp_path, monkeypatch) -> Path:
-    root = tmp_path / "checkout"
-    (root / ".git").mkdir(parents=True)
-    monkeypatch.chdir(root)
-    monkeypatch.delenv("CI", raising=False)
-    return root
 
 
 def evaluate(cache: Path, *argv: str) -> int:

@@ -15,8 +15,8 @@ from rich.console import Console
 from issue_assistant.cli import main
 from issue_assistant.errors import GitHubError
 from issue_assistant.tracker import fetch
+from issue_assistant.tracker.client import Throttle
 from issue_assistant.tracker.fetch import fetch_snapshot, partial_path
-from issue_assistant.tracker.github import Throttle
 from issue_assistant.tracker.snapshot import read_snapshot
 from tests.fakegithub import FakeGitHub, fixtures
 from tests.fakegithub.fixtures import TOKEN, make_tracker

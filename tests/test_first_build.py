@@ -13,7 +13,7 @@ from issue_assistant import live
 from issue_assistant.cli import main
 from issue_assistant.config import Config, IndexConfig, load_labels
 from issue_assistant.index import IssueIndex
-from issue_assistant.pipeline import index_path
+from issue_assistant.index.local import index_path
 from issue_assistant.render import render
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker

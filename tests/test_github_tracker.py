@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from issue_assistant.errors import GitHubError
-from issue_assistant.tracker.github import GitHubTracker, github_retry
+from issue_assistant.tracker.client import github_retry
+from issue_assistant.tracker.github import GitHubTracker
 from tests.fakegithub import FakeGitHub, fixtures
 from tests.fakegithub.fixtures import make_tracker
 

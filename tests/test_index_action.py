@@ -12,8 +12,8 @@ import pytest
 from issue_assistant import action, live
 from issue_assistant.config import Config, IndexConfig, load_labels
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.local import index_path
 from issue_assistant.learn.store import model_path
-from issue_assistant.pipeline import index_path
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker
 from tests.test_action import environment, outputs

@@ -8,9 +8,10 @@ import numpy as np
 
 from issue_assistant.config import Config
 from issue_assistant.engines import create
+from issue_assistant.index.local import open_index
 from issue_assistant.learn import store
 from issue_assistant.learn.model import fit, rows_from
-from issue_assistant.pipeline import analyze, open_index
+from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView
 from tests.test_learn import LABELS, T0, snap, synthetic
 

@@ -11,9 +11,10 @@ import pytest
 
 from issue_assistant.config import Config
 from issue_assistant.engines import create
+from issue_assistant.index.local import open_index
 from issue_assistant.learn import artifact, store
 from issue_assistant.learn.model import fit, rows_from
-from issue_assistant.pipeline import open_index, replay
+from issue_assistant.pipeline import replay
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Issue
 from tests.test_learn import LABELS, hourly, snap

@@ -13,15 +13,16 @@ import pytest
 from issue_assistant.cli import main
 from issue_assistant.engines.similar import _store_source
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.local import open_index
 from issue_assistant.learn import saved as saved_mod
 from issue_assistant.learn import store
-from issue_assistant.pipeline import open_index
 from issue_assistant.tracker.asof import AsOfView
+from issue_assistant.tracker.base import IssuesOnly
 from issue_assistant.tracker.snapshot import write_snapshot
 from tests.test_learn import LABELS, snap, synthetic
 
 
-class Live:
+class Live(IssuesOnly):
     """A tracker that is no as-of view: the store reads its rows from the index (a live run)."""
 
     def __init__(self, snapshot) -> None:  # noqa: ANN001

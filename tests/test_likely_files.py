@@ -21,13 +21,11 @@ from issue_assistant.index.likely import (
 )
 from issue_assistant.index.localize import errors, frames, message_fragments, paths
 from tests import contextdata as data
-from tests.contextdata import day
+from tests.contextdata import (
+    day,
+    tinyparse_checkout,  # noqa: F401 (the checkout fixture)
+)
 from tests.test_context_repo import config_for, run
-
-
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return data.checkout(tmp_path_factory.mktemp("co") / "tinyparse")
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from issue_assistant import action
 from issue_assistant.approve import Approver
 from issue_assistant.comment import Plan, extract_plan, render_comment
 from issue_assistant.decision import Duplicate
-from issue_assistant.tracker.github import github_retry
+from issue_assistant.tracker.client import github_retry
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker
 from tests.test_action import BOT, DECISION, NOW, PENDING, REPO, environment, event, seed

@@ -13,7 +13,7 @@ import pytest
 from issue_assistant.backlog.duplicates import duplicates_live
 from issue_assistant.comment import extract_plan
 from issue_assistant.index import IssueIndex
-from issue_assistant.pipeline import index_path
+from issue_assistant.index.local import index_path
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import make_tracker
 from tests.test_approve import CONFIG, LABELS

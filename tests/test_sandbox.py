@@ -265,7 +265,9 @@ from types import SimpleNamespace
 from issue_assistant.tools import Checkout, Toolbox
 
 PROPERTY = "reliability"  # what each case records for tests/reliability.py
-box = Toolbox(SimpleNamespace(), Checkout(sys.argv[1]))
+# a source that knows nothing beside the checkout: only the file tools are offered
+nothing = SimpleNamespace(discussion_index=None, code=None, list_releases=lambda limit=10: None)
+box = Toolbox(nothing, Checkout(sys.argv[1]))
 out = []
 for pattern in json.loads(sys.argv[2]):
     start = time.monotonic()
@@ -274,6 +276,15 @@ for pattern in json.loads(sys.argv[2]):
                 "seconds": time.monotonic() - start})
 print(json.dumps(out))
 """
+
+
+def files_only():  # noqa: ANN201
+    """A tool source that knows nothing beside the checkout: only the file tools are offered."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(discussion_index=None, code=None, list_releases=lambda limit=10: None)
+
+
 HEAVY = [
     "a{1000000000}",
     "(a{1000}){1000}",
@@ -314,14 +325,13 @@ def test_grep_bounds_the_compile_and_the_match(tmp_path, record_property):
 
 
 def test_ordinary_counted_patterns_still_work(tmp_path):
-    from types import SimpleNamespace
 
     from issue_assistant.tools import Checkout, Toolbox
 
     root = tmp_path / "repo"
     root.mkdir()
     (root / "a.py").write_text("x = 'abcabc'\nversion = '1.2.3'\n")
-    box = Toolbox(SimpleNamespace(), Checkout(root))  # type: ignore[arg-type]
+    box = Toolbox(files_only(), Checkout(root))
     for pattern in [r"(abc){2}", r"\d+\.\d+\.\d+", r"[{]?x", r"\p{L}{3}"]:
         result = box.call("grep", {"pattern": pattern})
         assert not result.is_error and "a.py:" in result.text, (pattern, result.text)
@@ -331,7 +341,6 @@ def test_ordinary_counted_patterns_still_work(tmp_path):
 @pytest.mark.parametrize("tool", ["read_file", "grep", "list_files"])
 def test_a_fifo_in_the_checkout_never_blocks(tmp_path, record_property, tool):
     import threading
-    from types import SimpleNamespace
 
     from issue_assistant.tools import Checkout, Toolbox
 
@@ -339,7 +348,7 @@ def test_a_fifo_in_the_checkout_never_blocks(tmp_path, record_property, tool):
     root.mkdir()
     (root / "notes.txt").write_text("hello\n")
     os.mkfifo(root / "pipe")
-    box = Toolbox(SimpleNamespace(), Checkout(root))  # type: ignore[arg-type]
+    box = Toolbox(files_only(), Checkout(root))
     args = {"read_file": {"path": "pipe"}, "grep": {"pattern": "hello"}, "list_files": {}}[tool]
     results = []
     worker = threading.Thread(target=lambda: results.append(box.call(tool, args)), daemon=True)

@@ -6,7 +6,8 @@ import pytest
 
 from issue_assistant.config import Config
 from issue_assistant.engines import create
-from issue_assistant.pipeline import analyze, open_index, replay
+from issue_assistant.index.local import open_index
+from issue_assistant.pipeline import analyze, replay
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Event, Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot

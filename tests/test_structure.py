@@ -6,6 +6,7 @@ README's tour."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "issue_assistant"
@@ -17,7 +18,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("", "errors", "names", "progress", "atomic", "tomllines", "labelnames", "urls", "render",
      "sanitize", "forms", "engines.registry"),
     ("config", "settings", "cachelock", "engines.similar_options"),
-    ("tracker",),
+    ("tracker", "writes"),
     ("index", "asking", "formlabels", "decision"),
     ("learn", "comment", "preset"),
     ("context", "approve", "votes", "followup", "named"),
@@ -146,3 +147,170 @@ def test_the_checks_see_a_circle_and_an_upward_import():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert floor("config") < floor("engines.base") and floor("engines.registry") == 0
     assert floor("tracker.client") == floor("tracker") and floor("evaluate.gold") == 9
+
+
+# ---- capabilities are declared, not probed --------------------------------------------------
+
+#: the names the package holds a tracker, an engine, a context or a tool source under
+HOLDERS = re.compile(r"^_?(\w*tracker|\w*engine|e|context|ctx|view|source|listed|gh)$", re.I)
+#: the types of trackers, engines and contexts
+TYPES = re.compile(r"^(\w*Tracker|\w*Engine|AsOfView|\w*Snapshot|CachedReads|LiveIssues|"
+                   r"Context|RepoView|Source|Searched)$")  # fmt: skip
+BUILTINS = {"str", "int", "float", "bool", "bytes", "dict", "list", "tuple", "set"}
+#: (module, call) probes that stay, with why
+ALLOWED_PROBES = {
+    # the cache key of the fix history built once per process: a snapshot's size (which other
+    # trackers do not have) tells a reread one apart; no behaviour depends on it
+    ("index.fix_history", "hasattr(source, '__len__')"),
+}
+
+
+def _named(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def probes(source: str) -> list[str]:
+    """The `getattr`/`hasattr`/`isinstance` calls on a tracker, an engine or a context."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args):
+            continue
+        fn, first = node.func.id, node.args[0]
+        if fn in ("getattr", "hasattr") and HOLDERS.match(_named(first)):
+            found.append(ast.unparse(node))
+        elif fn == "isinstance" and len(node.args) == 2:
+            kinds = node.args[1]
+            names = [_named(k) for k in getattr(kinds, "elts", [kinds])]
+            if any(TYPES.match(n) for n in names) or (
+                HOLDERS.match(_named(first)) and not set(names) <= BUILTINS
+            ):
+                found.append(ast.unparse(node))
+    return found
+
+
+def test_no_module_probes_a_tracker_an_engine_or_a_context():
+    """What a tracker, an engine or a context can do is a member of its type (None where it
+    cannot), read directly: none is asked at run time whether it has an attribute."""
+    found = {
+        (name, call)
+        for name, path in modules().items()
+        for call in probes(path.read_text(encoding="utf-8"))
+    }
+    assert sorted(found - ALLOWED_PROBES) == []
+    assert found >= ALLOWED_PROBES  # an exception no longer needed goes
+
+
+def test_the_probe_check_sees_a_probe():
+    code = """
+getattr(tracker, "rate_remaining", None)
+hasattr(self.engine, "label_source")
+getattr(context, "pair_cache", None)
+isinstance(tracker, AsOfView)
+isinstance(view, Checkout)
+isinstance(source, str)
+getattr(args, "engine", None)
+getattr(context.index, "vectors", None)
+"""
+    assert probes(code) == [
+        "getattr(tracker, 'rate_remaining', None)",
+        "hasattr(self.engine, 'label_source')",
+        "getattr(context, 'pair_cache', None)",
+        "isinstance(tracker, AsOfView)",
+        "isinstance(view, Checkout)",
+    ]
+
+
+# ---- one door for writes ----------------------------------------------------------------------
+
+#: a tracker's write methods (`tracker.base.WritableTracker`, and GitHub's reactions)
+WRITES = {"add_labels", "remove_label", "create_comment", "edit_comment", "delete_comment",
+          "close", "claim", "release", "add_reaction"}  # fmt: skip
+TRACKERS = re.compile(r"^_?(\w*tracker|gh|source|view|listed)$", re.I)
+
+
+def writes(source: str) -> list[str]:
+    """The uses of a tracker's write methods (called or handed on)."""
+    return [
+        ast.unparse(node)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and node.attr in WRITES
+        and TRACKERS.match(_named(node.value))
+    ]
+
+
+def test_only_the_writer_writes_to_a_tracker():
+    """Every write goes through `writes.Writer` (which honours the writes mode and records what
+    it did): no other module calls a tracker's write methods."""
+    found = [
+        f"{name}: {use}"
+        for name, path in sorted(modules().items())
+        if name != "writes"
+        for use in writes(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+    assert writes(modules()["writes"].read_text(encoding="utf-8"))  # the check sees the door
+
+
+def test_the_writes_check_sees_a_write():
+    code = """
+tracker.delete_comment(own_id)
+self.tracker.release(comment_id, claim.id)
+call(self._tracker.add_labels, 1, ["bug"])
+writer.edit_comment(1, "x")
+reader.close()
+os.close(fd)
+"""
+    assert writes(code) == [
+        "tracker.delete_comment",
+        "self.tracker.release",
+        "self._tracker.add_labels",
+    ]
+
+
+# ---- no re-exports: a name is imported from where it is defined ------------------------------
+
+#: the imports kept though unused, with why
+UNUSED_IMPORTS = {
+    "tools": "registers the tools",
+    "engines.anthropic": "tells whether the SDK is installed",
+    "engines.llama": "tells whether llama-cpp-python is installed",
+}
+
+
+def reexports(name: str, path: Path) -> list[str]:
+    """What a module hands on from elsewhere: imports kept unused (`noqa: F401`) and names in
+    `__all__` it imports rather than defines (a package's `__init__` is its interface)."""
+    text = path.read_text(encoding="utf-8")
+    found = [f"line {i}" for i, line in enumerate(text.splitlines(), 1) if "noqa: F401" in line]
+    if path.name != "__init__.py":
+        tree = ast.parse(text)
+        imported = {
+            (a.asname or a.name).split(".")[0]
+            for node in tree.body
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for a in node.names
+        }
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+            ):
+                found += [n for n in ast.literal_eval(node.value) if n in imported]
+    return found
+
+
+def test_no_module_hands_on_names_from_elsewhere():
+    """Every user imports a name from its home: none is kept in an old home for them."""
+    found = {
+        name: where
+        for name, path in sorted(modules().items())
+        if name not in UNUSED_IMPORTS and (where := reexports(name, path))
+    }
+    assert found == {}
+    assert all(reexports(name, modules()[name]) for name in UNUSED_IMPORTS)
+
+
+def test_the_reexport_check_sees_one(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text('from a import b\nfrom c import d  # noqa: F401\n\n__all__ = ["b", "e"]\n')
+    assert reexports("m", module) == ["line 2", "b"]

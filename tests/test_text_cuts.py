@@ -134,7 +134,8 @@ def context_files(snap, tmp_path) -> dict[str, str]:  # noqa: ANN001
     from pathlib import Path
 
     from issue_assistant.config import Config, load_labels
-    from issue_assistant.pipeline import build_context, open_index
+    from issue_assistant.index.local import open_index
+    from issue_assistant.pipeline import build_context
     from issue_assistant.tracker.asof import AsOfView
 
     view = AsOfView.for_issue(snap, 2)

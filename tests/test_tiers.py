@@ -16,6 +16,7 @@ from issue_assistant.comment import Plan, render_comment
 from issue_assistant.config import Config, LabelModelConfig, LabelsConfig
 from issue_assistant.decision import LabelTier
 from issue_assistant.engines import create
+from issue_assistant.index.local import open_index
 from issue_assistant.learn import folds
 from issue_assistant.learn.calibration import (
     MIN_BUCKET,
@@ -28,7 +29,7 @@ from issue_assistant.learn.calibration import (
 )
 from issue_assistant.learn.model import fit, rows_from
 from issue_assistant.learn.tiers import MEASURE_MIN, TierRule, choose, in_tenths
-from issue_assistant.pipeline import open_index, replay
+from issue_assistant.pipeline import replay
 from issue_assistant.tracker.asof import AsOfView
 from tests.test_learn import LABELS, T0, snap, synthetic
 

@@ -13,7 +13,8 @@ from issue_assistant.config import Config
 from issue_assistant.errors import UserError
 from issue_assistant.pipeline import build_context
 from issue_assistant.tools import TOOLS, Checkout, Toolbox
-from issue_assistant.tools.files import MAX_FILE_BYTES, MAX_LISTED, MAX_MATCHES, MAX_READ_LINES
+from issue_assistant.tools.checkout import MAX_FILE_BYTES
+from issue_assistant.tools.files import MAX_LISTED, MAX_MATCHES, MAX_READ_LINES
 from issue_assistant.tools.view import RepoView
 from issue_assistant.tracker.asof import AsOfView
 

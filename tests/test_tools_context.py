@@ -5,22 +5,23 @@ from __future__ import annotations
 
 from issue_assistant.tools import Toolbox
 from tests import contextdata as data
-from tests.test_context_repo import checkout, config_for, run  # noqa: F401  (fixture)
+from tests.contextdata import tinyparse_checkout  # noqa: F401 (the checkout fixture)
+from tests.test_context_repo import config_for, run
 
 
-def box_for(tmp_path, checkout_dir, number: int = 5) -> Toolbox:  # noqa: F811
+def box_for(tmp_path, checkout_dir, number: int = 5) -> Toolbox:
     analysis = run(data.snapshot(), number, config_for(checkout_dir), tmp_path)
     return Toolbox.for_source(analysis.context)
 
 
-def test_context_tools_are_offered_where_the_moment_knows_them(tmp_path, checkout) -> None:  # noqa: F811
+def test_context_tools_are_offered_where_the_moment_knows_them(tmp_path, checkout) -> None:
     names = box_for(tmp_path, checkout).names()
     assert {"list_releases", "search_discussions", "likely_files"} <= set(names)
     without = box_for(tmp_path / "none", None).names()
     assert "likely_files" not in without and "list_releases" in without
 
 
-def test_list_releases_shows_only_the_releases_of_the_moment(tmp_path, checkout) -> None:  # noqa: F811
+def test_list_releases_shows_only_the_releases_of_the_moment(tmp_path, checkout) -> None:
     box = box_for(tmp_path, checkout)
     text = box.call("list_releases", {"limit": 5}).text
     assert text.index("v1.2.0") < text.index("v1.1.0") < text.index("v1.0.0")
@@ -28,7 +29,7 @@ def test_list_releases_shows_only_the_releases_of_the_moment(tmp_path, checkout)
     assert "v1.2.0" not in early
 
 
-def test_search_discussions_hides_a_later_answer(tmp_path, checkout) -> None:  # noqa: F811
+def test_search_discussions_hides_a_later_answer(tmp_path, checkout) -> None:
     box = box_for(tmp_path, checkout)
     text = box.call("search_discussions", {"text": "configure the cache directory"}).text
     assert text.startswith("discussion #50")
@@ -38,7 +39,7 @@ def test_search_discussions_hides_a_later_answer(tmp_path, checkout) -> None:  #
     assert "[unanswered" in line and "Fixed in 1.2.0" not in text
 
 
-def test_likely_files_and_bad_input(tmp_path, checkout) -> None:  # noqa: F811
+def test_likely_files_and_bad_input(tmp_path, checkout) -> None:
     box = box_for(tmp_path, checkout)
     frame = 'File "src/tinyparse/parser.py", line 12, in parse_tokens'
     result = box.call("likely_files", {"text": frame})

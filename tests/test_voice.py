@@ -104,7 +104,7 @@ def _check(comment: str) -> None:
 def test_recent_real_issues_speak_plainly_above_the_fold(
     request, tmp_path, snapshot, labels, count, least
 ):
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.index.local import open_index
 
     snap = request.getfixturevalue(snapshot)
     index = open_index(snap, tmp_path / "cache")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from issue_assistant.approve import slash_command
 from issue_assistant.comment import extract_plan, render_comment
+from issue_assistant.votes import slash_command
 from tests.test_approve import BOT, PENDING, approver, make_tracker, plan_of, post_plan
 
 

@@ -105,7 +105,7 @@ def test_a_live_run_after_the_first_makes_few_requests(tmp_path):
 def test_a_large_first_listing_spans_runs_within_a_budget(tmp_path, monkeypatch):
     from issue_assistant import live
     from issue_assistant.index import IssueIndex
-    from issue_assistant.pipeline import index_path
+    from issue_assistant.index.local import index_path
     from issue_assistant.tracker.memory import MemoryTracker
 
     monkeypatch.setattr(live, "LIST_CHUNK", 4)
@@ -134,7 +134,7 @@ def test_a_large_first_listing_spans_runs_within_a_budget(tmp_path, monkeypatch)
 
 def test_a_snapshot_update_parses_only_the_lines_that_changed(tmp_path, capsys, monkeypatch):
     from issue_assistant.index import IssueIndex
-    from issue_assistant.pipeline import index_path
+    from issue_assistant.index.local import index_path
     from issue_assistant.tracker import snapshot as snapshot_mod
 
     path, cache = tmp_path / "s.jsonl.gz", tmp_path / "cache"

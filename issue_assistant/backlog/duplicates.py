@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from issue_assistant.approve import Mode
 from issue_assistant.backlog.groups import Group, GroupProposal, find_groups
 from issue_assistant.backlog.report import issue_link, server_url
 from issue_assistant.backlog.run import BacklogRun, Runner, backlog_lock
@@ -22,6 +21,7 @@ from issue_assistant.backlog.state import STATE_FILE, BacklogState
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
+from issue_assistant.writes import Mode
 
 
 @dataclass
@@ -74,7 +74,7 @@ def duplicates_offline(
     as_of: datetime | None = None,
 ) -> DuplicatesResult:
     """The groups among a snapshot's issues open at `as_of` (default: when it was fetched)."""
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.index.local import open_index
     from issue_assistant.tracker.asof import AsOfView
     from issue_assistant.tracker.snapshot import read_snapshot
 

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from issue_assistant.config import Config, LabelsConfig
-from issue_assistant.context import Context, similar_candidates
+from issue_assistant.context import Context
 from issue_assistant.decision import REASON_MAX, Decision, Duplicate, shorten
 from issue_assistant.engines import Engine
 from issue_assistant.index import IssueIndex, duplicates
+from issue_assistant.index.candidates import similar_candidates
 from issue_assistant.named import gone_reason
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue

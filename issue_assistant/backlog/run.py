@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from issue_assistant.approve import Mode
 from issue_assistant.backlog.selection import Recheck, Skipped, checked_groups, select
 from issue_assistant.backlog.selection import with_discussion as discussion_of
 from issue_assistant.backlog.state import STARTED, STATE_FILE, BacklogState, Done
@@ -28,12 +27,14 @@ from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone
 from issue_assistant.index import IssueIndex
+from issue_assistant.index.local import index_path
 from issue_assistant.live import LiveResult, analyze_live, refresh_index
-from issue_assistant.pipeline import engines_for, index_path, prepare
+from issue_assistant.pipeline import engines_for, prepare
 from issue_assistant.progress import Progress
 from issue_assistant.settings import current
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue
+from issue_assistant.writes import Mode
 
 log = logging.getLogger(__name__)
 
@@ -94,9 +95,7 @@ class BacklogRun:
 
 def _rate(tracker: WritableTracker) -> tuple[int | None, datetime | None]:
     """Requests left this hour and when the limit resets, as GitHub's last answer said."""
-    left = getattr(tracker, "rate_remaining", None)
-    reset = getattr(tracker, "rate_reset", None)
-    return (left() if callable(left) else None, reset() if callable(reset) else None)
+    return tracker.rate_remaining(), tracker.rate_reset()
 
 
 def budget_line(left: int | None, margin: int, reset: datetime | None, nxt: int) -> str:

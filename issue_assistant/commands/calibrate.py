@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from issue_assistant.commands.common import cache_dir, load_configs
     from issue_assistant.commands.evaluate import _tracker
+    from issue_assistant.index.local import open_index
     from issue_assistant.learn.calibrate import (
         Calibration,
         duplicate_calibration,
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         TierRule,
         proposed_record,
     )
-    from issue_assistant.pipeline import open_index, replay_pairs
+    from issue_assistant.pipeline import replay_pairs
     from issue_assistant.render import render
     from issue_assistant.settings import current
     from issue_assistant.tracker.asof import AsOfView

@@ -7,12 +7,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from issue_assistant.commands.args import (  # noqa: F401 (re-exported for the commands)
-    add_checkout_argument,
-    add_config_arguments,
-    add_snapshot_argument,
-    issue_number,
-)
 from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:

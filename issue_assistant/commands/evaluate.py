@@ -218,7 +218,7 @@ def _report_path(args: argparse.Namespace, config: Config, full_name: str, shard
     """--report, else OWNER-REPO-accuracy.md in the current folder; never inside the checkout
     the engine reads (it would find the answers there): the default then goes beside it."""
     from issue_assistant.evaluate.report import default_report_path, ensure_outside
-    from issue_assistant.index.code import checkout_for
+    from issue_assistant.index.checkout import checkout_for
 
     checkout = checkout_for(config.code.checkout, full_name)
     if args.report:
@@ -241,8 +241,9 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.evaluate.results import RunHeader, open_results, read_results
     from issue_assistant.evaluate.runner import Evaluator, run_all
     from issue_assistant.evaluate.selection import parse_shard, select, shard
+    from issue_assistant.index.local import open_index
     from issue_assistant.learn.store import bucket_cutoffs
-    from issue_assistant.pipeline import engines_for, open_index, prepare
+    from issue_assistant.pipeline import engines_for, prepare
     from issue_assistant.settings import current
     from issue_assistant.tracker.snapshot import read_repository, read_snapshot
 

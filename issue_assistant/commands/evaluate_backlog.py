@@ -31,7 +31,7 @@ def backlog_evaluation(
     from issue_assistant.atomic import write_atomic
     from issue_assistant.commands.common import cache_dir, unused_report
     from issue_assistant.evaluate.backlog import evaluate_backlog
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.index.local import open_index
     from issue_assistant.render import render
 
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)

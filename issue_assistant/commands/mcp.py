@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from issue_assistant.commands.search import moment
+    from issue_assistant.commands.args import moment
 
     parser.add_argument("--snapshot", metavar="FILE", help="a snapshot file to serve, offline")
     parser.add_argument(
@@ -94,6 +94,10 @@ class LiveIssues:
     def discussions(self) -> list[Discussion] | None:
         return self._gh.discussions()  # type: ignore[attr-defined]
 
+    @property
+    def point_in_time(self) -> None:
+        return None
+
 
 def _tracker(
     args: argparse.Namespace, labels: LabelsConfig, bot_login: str, cache: Path
@@ -103,8 +107,8 @@ def _tracker(
     if args.snapshot:
         return read_snapshot(args.snapshot)
     from issue_assistant.evaluate.live import read_live
+    from issue_assistant.index.local import index_path
     from issue_assistant.live import DISCUSSIONS_FILE
-    from issue_assistant.pipeline import index_path
     from issue_assistant.settings import current
     from issue_assistant.tracker.github import GitHubTracker
 
@@ -122,7 +126,7 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
     from issue_assistant.commands.common import cache_dir
     from issue_assistant.config import LabelsConfig, find_file, load_config, load_labels
     from issue_assistant.index.code import LazyCodeIndex
-    from issue_assistant.pipeline import open_index
+    from issue_assistant.index.local import open_index
     from issue_assistant.tools import Checkout, Toolbox
     from issue_assistant.tools.view import RepoView
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from issue_assistant.commands.args import add_snapshot_argument, moment  # noqa: F401
+from issue_assistant.commands.args import add_snapshot_argument, moment
 from issue_assistant.errors import UserError
 
 HELP = (

@@ -13,21 +13,14 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from issue_assistant.engines.registry import (  # noqa: F401 - the registry's old home
-    BUILTIN_OPTIONS,
-    BUILTINS,
-    available,
-    engine_class,
-    is_known,
-    options_class,
-    register,
-)
+from issue_assistant.engines.registry import engine_class
 from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:
     from issue_assistant.config import Config, LabelsConfig, Strategy
     from issue_assistant.context import Context
     from issue_assistant.decision import Decision
+    from issue_assistant.index.duplicates import DuplicateSettings
 
 
 class EngineOptions(BaseModel):
@@ -68,6 +61,9 @@ class Engine(ABC):
     default_strategy: ClassVar[Strategy] = "rag"
     # True when the engine retries transient failures itself (an SDK's retries).
     retries_itself: ClassVar[bool] = False
+    # True when the engine reads the learned state (label models, duplicate weights): evaluate
+    # gives it each time bucket's (`use_learned`).
+    learns: ClassVar[bool] = False
 
     def __init__(
         self, config: Config, labels: LabelsConfig, strategy: Strategy | None = None
@@ -93,6 +89,14 @@ class Engine(ABC):
 
     def warm(self, context: Context) -> None:  # noqa: B027 - most engines need nothing
         """Before `decide`, outside its timing: load (or fit) what answering `context` needs."""
+
+    def use_learned(self, labels: object, duplicates: object) -> None:  # noqa: B027
+        """Read label models and duplicate weights from these sources (evaluate's time buckets)
+        instead of the files beside the index; only an engine that `learns` reads them."""
+
+    def duplicate_settings(self, context: Context) -> DuplicateSettings | None:
+        """The duplicate weights and threshold the engine decides with; None when it has none."""
+        return None
 
     @abstractmethod
     def decide(self, context: Context) -> Decision:

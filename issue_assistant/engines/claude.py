@@ -15,7 +15,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from issue_assistant.decision import Usage
-from issue_assistant.engines.base import register
 from issue_assistant.engines.command import (
     CommandEngine,
     Finished,
@@ -28,6 +27,7 @@ from issue_assistant.engines.command import (
     text_failure,
 )
 from issue_assistant.engines.failures import from_status, from_text
+from issue_assistant.engines.registry import register
 
 READ_TOOLS = ("Read", "Grep", "Glob")
 SEARCH = "Bash(issue-assistant search:*)"

@@ -12,18 +12,18 @@ text similarity clears a calibrated threshold. Questions come from the chosen ty
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from issue_assistant import asking, formlabels, forms
 from issue_assistant.config import LabelModelConfig
 from issue_assistant.decision import REASON_MAX, Decision, Duplicate, LabelTier
 from issue_assistant.engines import similar_labels
-from issue_assistant.engines.base import Engine, register
-from issue_assistant.engines.similar_labels import boost_areas  # noqa: F401 - its old home
+from issue_assistant.engines.base import Engine
+from issue_assistant.engines.registry import register
 from issue_assistant.engines.similar_options import SimilarConfig
 from issue_assistant.index import IssueIndex, duplicates
+from issue_assistant.index.duplicates import DuplicateSettings
 from issue_assistant.index.store import cosine
 from issue_assistant.tracker.models import Issue
 from issue_assistant.tracker.versions import version_note
@@ -60,24 +60,6 @@ def version_questions(context: Context, asks: list) -> list[str]:
     return [note] if note else []
 
 
-@dataclass(frozen=True)
-class DuplicateSettings:
-    """The duplicate score's weights (None: the hand weights), its threshold, and where the
-    threshold comes from: `config` (set in config.toml), `calibrated` (on this repository's
-    known duplicates) or `prior` (the shared data's, for a repository with too few)."""
-
-    weights: dict[str, float] | None
-    threshold: float
-    source: Literal["config", "calibrated", "prior"]
-    where: str
-
-    def describe(self) -> str:
-        """Which duplicate weights and threshold answered (the decision and report name them)."""
-        fitted = "weights fit on this repository's known duplicates"
-        score = fitted if self.weights else "hand weights"
-        return f"duplicates: {score}, threshold {self.threshold:.2f} ({self.where})"
-
-
 def prior_settings(
     context: Context, weights: dict[str, float] | None, why: str
 ) -> DuplicateSettings:
@@ -97,6 +79,7 @@ class SimilarEngine(Engine):
 
     name = "similar"
     Options = SimilarConfig
+    learns = True
 
     # Where label models come from: the artifact beside the index (analyze, the Action; None:
     # the shared store, made on first use, so loading the engine opens no model),
@@ -106,6 +89,11 @@ class SimilarEngine(Engine):
     use_calibration_file: bool = True
     # evaluate's duplicate weights and threshold per time bucket (`BucketDuplicates`), or None.
     duplicate_source: object | None = None
+
+    def use_learned(self, labels: object, duplicates: object) -> None:
+        self.label_source = labels
+        self.duplicate_source = duplicates
+        self.use_calibration_file = False
 
     def label_model(self, context: Context) -> LabelModel | None:
         if self.config.labels.model == "vote":

@@ -16,7 +16,7 @@ from issue_assistant.comment import is_assistant_comment
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.tracker.asof import labels_at, state_at
 from issue_assistant.tracker.base import Tracker
-from issue_assistant.tracker.duplicates import (  # noqa: F401 - their old home
+from issue_assistant.tracker.duplicates import (
     accepted_originals,
     closed_as_duplicate,
 )

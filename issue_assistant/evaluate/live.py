@@ -15,6 +15,7 @@ from issue_assistant.config import LabelsConfig
 from issue_assistant.evaluate.gold import assistant_touched
 from issue_assistant.evaluate.selection import WINDOW, qualifies
 from issue_assistant.progress import Progress, counted
+from issue_assistant.tracker.base import IssuesOnly
 from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Issue, Repository
 from issue_assistant.tracker.snapshot import Snapshot
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class _Issues:
+class _Issues(IssuesOnly):
     """A minimal in-memory `Tracker` while the histories come in."""
 
     def __init__(self, repository: Repository, issues: list[Issue]) -> None:

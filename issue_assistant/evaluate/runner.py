@@ -68,7 +68,7 @@ class Evaluator:
         """With an engine that uses them (`similar`), fit the label models and the duplicate
         weights of every bucket `issues` fall in, in two threads of their own and in the order
         the issues will ask for them, beside the analysis of the issues already answerable."""
-        if hasattr(self.engine, "label_source"):
+        if self.engine.learns:
             moments = [i.created_at for i in issues]
             self.label_source.start(self.index, moments)
             self.duplicate_source.fit_ahead(moments)
@@ -78,10 +78,8 @@ class Evaluator:
         if pair is None:
             pair = engines_for(self.config, self.labels, self.engine_name, self.strategy)
             for engine in pair:
-                if engine is not None and hasattr(engine, "label_source"):
-                    engine.label_source = self.label_source  # type: ignore[attr-defined]
-                    engine.duplicate_source = self.duplicate_source  # type: ignore[attr-defined]
-                    engine.use_calibration_file = False  # type: ignore[attr-defined]
+                if engine is not None and engine.learns:
+                    engine.use_learned(self.label_source, self.duplicate_source)
             self._local.engines = pair
         return pair
 

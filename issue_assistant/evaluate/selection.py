@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from issue_assistant.config import LabelsConfig
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.gold import assistant_touched, duplicate_gold, later_labels
-from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES  # noqa: F401
+from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES
 from issue_assistant.preset import opened_with
 from issue_assistant.tracker.asof import ONE_MINUTE
 from issue_assistant.tracker.base import Tracker

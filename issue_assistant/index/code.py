@@ -24,18 +24,11 @@ from urllib.parse import quote
 
 import tantivy
 
-from issue_assistant.index.checkout import (  # noqa: F401 (re-exported: the index's interface)
-    SKIP_DIRS,
-    SKIP_NAMES,
-    SKIP_SUFFIXES,
-    Kind,
+from issue_assistant.index.checkout import (
     checkout_for,
-    file_kind,
     git_head,
     list_files,
-    origin_names,
     read_text,
-    skipped,
 )
 from issue_assistant.labelnames import has_control
 

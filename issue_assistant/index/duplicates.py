@@ -26,7 +26,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 
@@ -331,7 +331,7 @@ def pair_features(
     context: Searched, limit: int | None = None
 ) -> list[tuple[Candidate, PairFeatures]]:
     """Each candidate with its pair features; none when the issue says nothing of its own."""
-    cache = getattr(context, "pair_cache", None)
+    cache = context.pair_cache
     if cache is not None and limit in cache:
         return cache[limit]
     found = _pair_features(context, limit)
@@ -412,3 +412,21 @@ def reason(cand: Candidate, features: PairFeatures, limit: int = 400) -> str:
 def embedding_text(issue: Issue) -> str:
     """What is embedded for an issue (exposed for the benchmarks)."""
     return problem_text(issue.title, issue.body)
+
+
+@dataclass(frozen=True)
+class DuplicateSettings:
+    """The duplicate score's weights (None: the hand weights), its threshold, and where the
+    threshold comes from: `config` (set in config.toml), `calibrated` (on this repository's
+    known duplicates) or `prior` (the shared data's, for a repository with too few)."""
+
+    weights: dict[str, float] | None
+    threshold: float
+    source: Literal["config", "calibrated", "prior"]
+    where: str
+
+    def describe(self) -> str:
+        """Which duplicate weights and threshold answered (the decision and report name them)."""
+        fitted = "weights fit on this repository's known duplicates"
+        score = fitted if self.weights else "hand weights"
+        return f"duplicates: {score}, threshold {self.threshold:.2f} ({self.where})"

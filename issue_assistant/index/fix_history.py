@@ -19,7 +19,7 @@ import tantivy
 from issue_assistant.index.code import CodeIndex
 from issue_assistant.index.localize import Hint
 from issue_assistant.index.query import issue_query
-from issue_assistant.tracker.base import Tracker
+from issue_assistant.tracker.base import Tracker, full_tracker
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ _SHARED: list[tuple[object, int, FixHistory | None]] = []
 def fix_history_for(tracker: Tracker) -> FixHistory | None:
     """The fixed issues of `tracker`'s source (the whole tracker behind an as-of view: each
     query filters by the moment), built once per process; None when none has a known fix."""
-    source = getattr(tracker, "source", tracker)
+    source = full_tracker(tracker)
     count = len(source) if hasattr(source, "__len__") else -1
     if not _SHARED or _SHARED[0][0] is not source or _SHARED[0][1] != count:
         history = FixHistory.from_tracker(source)

@@ -61,7 +61,7 @@ def _string_after(line: str, open_quote: str | None) -> str | None:
 
 
 def _python(text: str) -> list[Span]:
-    """Python definitions by indentation (fast; `ast` took 30-70 ms on a 6,000-line file): a
+    """Python definitions by indentation (fast; `ast` is slow on a long file): a
     `def` or `class` runs until the next code line indented as much or less; lines inside
     triple-quoted strings are not code."""
     out: list[Span] = []

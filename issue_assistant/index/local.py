@@ -27,7 +27,7 @@ def index_path(cache_dir: str | Path, full_name: str) -> Path:
 
 def open_index(tracker: Tracker, cache_dir: str | Path, *, embeddings: bool = False) -> IssueIndex:
     """The repository's index on disk, brought up to date with the tracker (and its vectors,
-    with `embeddings`: slow the first time, about 0.1-0.3 s per issue on a small CPU)."""
+    with `embeddings`: slow the first time on a large repository)."""
     from issue_assistant.index.embeddings import load_embedder
 
     path = index_path(cache_dir, tracker.repository.full_name)

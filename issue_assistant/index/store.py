@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 3  # 3: the title before a rename, searched as of a moment before it
 META = "issue-assistant-meta.json"
-# Each indexed issue's content hash, read only when the index is updated (at 100k issues the
-# file is a few MB: parsing it on every warm `analyze` or `search` was 70 ms of O(n) work).
+# Each indexed issue's content hash, read only when the index is updated (on a large repository
+# the file is big: parsing it on every warm `analyze` or `search` was O(n) work).
 HASHES = "issue-assistant-hashes.json"
 # The hashes of the snapshot's issue lines the index was last brought up to date from (8 bytes
 # each): an update from a newer snapshot parses only the lines not among them.
@@ -594,8 +594,8 @@ class IssueIndex:
     def _words_query(self, text: str, fields: tuple[str, ...]) -> tantivy.Query:
         """Plain words (each optionally `word^boost`) as one flat disjunction of term queries
         over `fields`, titles x2: what `parse_query` makes of them, scored the same, but flat, so
-        tantivy can skip blocks of documents that cannot reach the top (about 1.7x faster at
-        100k issues than `parse_query`'s nested per-word disjunctions)."""
+        tantivy can skip blocks of documents that cannot reach the top (faster on a large index
+        than `parse_query`'s nested per-word disjunctions)."""
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for token in text.split():
             word, _, boost = token.partition("^")

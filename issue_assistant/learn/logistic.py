@@ -28,7 +28,7 @@ MAX_ITER = 300
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
-    """a . b without BLAS: its threads make one dot product 10-30x slower on a loaded machine."""
+    """a . b without BLAS: its threads make one dot product much slower on a loaded machine."""
     return float(np.einsum("i,i->", a, b))
 
 

@@ -32,7 +32,7 @@ from issue_assistant.learn.linear import Featurizer, LinearHead
 from issue_assistant.learn.neighbours import SOURCES, Neighbours, choose_source, mix, rows_matrix
 from issue_assistant.learn.sparse import Csr
 from issue_assistant.learn.text import fields, prose, title
-from issue_assistant.tracker.asof import AsOfView, rewind
+from issue_assistant.tracker.asof import rewind
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
@@ -91,7 +91,7 @@ def _issues_before(tracker: Tracker, before: datetime, newest_first: bool) -> It
     """The tracker's issues (no pull requests) created before `before`, in the tracker's order or
     newest first; through an as-of view, each is rewound only when read (and pull requests never
     are: most records of a repository)."""
-    view = tracker if isinstance(tracker, AsOfView) else None
+    view = tracker.point_in_time
     source = view.source if view is not None else tracker
     issues: Iterable[Issue] = (
         i

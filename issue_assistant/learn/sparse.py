@@ -166,7 +166,7 @@ class Dense:
     def take(self, rows: Sequence[int] | np.ndarray) -> Dense:
         return Dense(self.values[np.asarray(rows, dtype=np.int64)])
 
-    # einsum, not BLAS: BLAS threads make these 10x slower on a loaded machine (logistic._dot)
+    # einsum, not BLAS: BLAS threads make these much slower on a loaded machine (logistic._dot)
     def dot(self, w: np.ndarray) -> np.ndarray:
         return np.einsum("ij,jk->ik", self.values, w)
 

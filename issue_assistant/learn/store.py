@@ -40,8 +40,6 @@ from issue_assistant.learn.model import (
     rows_from_index,
 )
 from issue_assistant.learn.saved import (
-    REFIT_COUNT,  # noqa: F401 (re-exported)
-    REFIT_SHARE,  # noqa: F401 (re-exported)
     Saved,
     cache_path,
     cached,
@@ -113,7 +111,7 @@ def labels_key(labels: LabelsConfig) -> str:
 
 def history(tracker: Tracker, index: IssueIndex, labels: LabelsConfig, before: datetime):  # noqa: ANN201
     """The labelled rows before `before`: from an as-of view when offline, else from the index."""
-    if isinstance(tracker, AsOfView):
+    if tracker.point_in_time is not None:
         return rows_from(tracker, labels, before)
     return rows_from_index(index, labels, before)
 
@@ -259,7 +257,7 @@ class StoreSource:
                 return self._answer(main, "the saved label model")  # type: ignore[arg-type]
             why = f"refit: {reason}"
         elif saved_main is not None:
-            if not isinstance(tracker, AsOfView):
+            if tracker.point_in_time is None:
                 return self._answer(
                     main,  # type: ignore[arg-type]
                     "the saved label model (a live run answers with what is known now)",

@@ -26,21 +26,36 @@ from issue_assistant.tracker.models import Issue
 
 if TYPE_CHECKING:
     from issue_assistant.index.candidates import Candidate
+    from issue_assistant.index.code import CodeIndex, LikelyFile
+    from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex
+    from issue_assistant.tracker.models import Release
 
 log = logging.getLogger(__name__)
 
 
 class Source(Protocol):
-    """What the tools read: the point-in-time view (a `Context`, or `tools.view.RepoView`)."""
+    """What the tools read: the point-in-time view (a `Context`, or `tools.view.RepoView`).
+
+    `discussion_index` and `code` are None where the source does not know them."""
 
     repository: str
     labels: LabelsConfig
     tracker: Tracker
     as_of: datetime | None
+    discussion_index: DiscussionIndex | None
+    code: CodeIndex | None
 
     def search(self, text: str, limit: int = 10) -> list[Candidate]: ...
 
     def get_issue(self, number: int) -> Issue | None: ...
+
+    def list_releases(self, limit: int = 10) -> list[Release] | None:
+        """Releases published before the moment, newest first; None when unknown."""
+        ...
+
+    def search_discussions(self, text: str, limit: int = 5) -> list[DiscussionHit]: ...
+
+    def likely(self, text: str, limit: int = 5) -> list[LikelyFile]: ...
 
 
 class ToolInput(BaseModel):
@@ -123,6 +138,8 @@ class Toolbox:
         self.checkout = checkout
         # The earlier issues the tools have shown: an engine may propose only those as originals.
         self.shown: set[int] = set()
+        # The labels used by the moment of a point-in-time view (`list_labels`), read once.
+        self.labels_used: set[str] | None = None
 
     @classmethod
     def for_source(cls, source: Source, root: str | Path | None = None) -> Toolbox:

@@ -15,13 +15,8 @@ RELEASES_MAX = 20
 FOUND_MAX = 10
 
 
-def _knows(box: Toolbox, attribute: str) -> bool:
-    return getattr(box.source, attribute, None) is not None
-
-
 def _releases(box: Toolbox) -> list | None:
-    get = getattr(box.source, "list_releases", None)
-    return get(RELEASES_MAX) if callable(get) else None
+    return box.source.list_releases(RELEASES_MAX)
 
 
 class ListReleasesInput(ToolInput):
@@ -44,18 +39,18 @@ def list_releases(box: Toolbox, args: ListReleasesInput) -> str:
 @tool(
     "search_discussions",
     TextInput,
-    when=lambda box: _knows(box, "discussion_index"),
+    when=lambda box: box.source.discussion_index is not None,
 )
 def search_discussions(box: Toolbox, args: TextInput) -> str:
     """Search the repository's discussions as they were at the moment (an answer given later is
     not shown). A discussion is never a duplicate, but an answered one may answer a question."""
-    found = box.source.search_discussions(args.text, limit=args.limit)  # type: ignore[attr-defined]
+    found = box.source.search_discussions(args.text, limit=args.limit)
     return render("tools/search_discussions.txt.j2", found=found)
 
 
-@tool("likely_files", TextInput, when=lambda box: _knows(box, "code"))
+@tool("likely_files", TextInput, when=lambda box: box.source.code is not None)
 def likely_files(box: Toolbox, args: TextInput) -> str:
     """The checkout's files most likely concerned by the text (stack frames and named paths
     first, then words), with a line where a stack frame names one."""
-    found = box.source.likely(args.text, limit=args.limit)  # type: ignore[attr-defined]
+    found = box.source.likely(args.text, limit=args.limit)
     return render("tools/likely_files.txt.j2", found=found)

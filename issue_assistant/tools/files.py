@@ -16,12 +16,7 @@ from pydantic import Field
 
 from issue_assistant.render import render
 from issue_assistant.tools.base import Toolbox, ToolFailure, ToolInput, tool
-from issue_assistant.tools.checkout import (  # noqa: F401 - their old home
-    IGNORED_DIRS,
-    MAX_FILE_BYTES,
-    Checkout,
-    _glob,
-)
+from issue_assistant.tools.checkout import Checkout
 
 MAX_READ_LINES = 400
 MAX_READ_CHARS = 24_000

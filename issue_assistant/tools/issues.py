@@ -91,10 +91,11 @@ def _used_by_the_moment(box: Toolbox) -> set[str] | None:
     """Labels some issue carried by the moment of a point-in-time view (lower case), or None
     on a live view: a label first used later is not shown (the repository's list is today's)."""
     tracker = box.source.tracker
-    moment = getattr(tracker, "moment", None)
-    if moment is None:
+    view = tracker.point_in_time
+    if view is None:
         return None
-    cached = getattr(box, "_labels_used", None)
+    moment = view.moment
+    cached = box.labels_used
     if cached is None:
         cached = set()
         for issue in tracker.all_issues():  # each as it was at the moment
@@ -102,5 +103,5 @@ def _used_by_the_moment(box: Toolbox) -> set[str] | None:
             for ev in issue.events or []:
                 if ev.event == "labeled" and ev.label and ev.created_at <= moment:
                     cached.add(ev.label.lower())
-        box._labels_used = cached  # type: ignore[attr-defined]
+        box.labels_used = cached
     return cached

@@ -12,7 +12,7 @@ from issue_assistant.index.code import CodeIndex, LikelyFile
 from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex, search_seen
 from issue_assistant.index.likely import likely_files
 from issue_assistant.tracker.asof import AsOfView
-from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
+from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Discussion, Issue, Release
 
 
@@ -40,10 +40,10 @@ class RepoView:
     ) -> RepoView:
         view = AsOfView(tracker, as_of) if as_of is not None else tracker
         out = cls(view, index, labels, as_of, code=code)
-        visible = discussions_of(view)
+        visible = view.discussions()
         if visible is not None:
             # one index over every discussion; the moment's filter is part of each search
-            out.discussion_index = DiscussionIndex.shared(discussions_of(tracker) or visible)
+            out.discussion_index = DiscussionIndex.shared(tracker.discussions() or visible)
             out._visible = {d.number: d for d in visible}
         return out
 
@@ -75,7 +75,7 @@ class RepoView:
 
     def list_releases(self, limit: int = 10) -> list[Release] | None:
         """Releases published before `as_of`, newest first (None: the tracker does not know)."""
-        releases = releases_of(self.tracker)
+        releases = self.tracker.releases()
         return None if releases is None else releases[:limit]
 
     def search_discussions(self, text: str, limit: int = 5) -> list[DiscussionHit]:

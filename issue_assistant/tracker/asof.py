@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from issue_assistant.tracker.base import Tracker, discussions_of, releases_of
+from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 
 ONE_MINUTE = timedelta(minutes=1)
@@ -158,6 +158,10 @@ class AsOfView:
         return self._tracker.repository
 
     @property
+    def point_in_time(self) -> AsOfView:
+        return self
+
+    @property
     def source(self) -> Tracker:
         """The tracker this view rewinds (for indexes built once over all of it)."""
         return self._tracker
@@ -175,14 +179,14 @@ class AsOfView:
 
     def releases(self) -> list[Release] | None:
         """Releases published before the moment, newest first (None when unknown)."""
-        known = releases_of(self._tracker)
+        known = self._tracker.releases()
         if known is None:
             return None
         return [r for r in known if r.published_at < self.moment]
 
     def discussions(self) -> list[Discussion] | None:
         """Discussions created before the moment, as they were then (None when unknown)."""
-        known = discussions_of(self._tracker)
+        known = self._tracker.discussions()
         if known is None:
             return None
         return [rewind_discussion(d, self.moment) for d in known if d.created_at < self.moment]

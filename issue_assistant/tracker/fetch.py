@@ -316,7 +316,7 @@ def fetch_snapshot(
     about a closed issue. Errors propagate (`GitHubError`,
     `UserError`) and leave the partial file for the next run.
     """
-    tracker = source if isinstance(source, GitHubTracker) else _tracker_for(source, token, base_url)
+    tracker = _tracker_for(source, token, base_url) if isinstance(source, str) else source
     out = Path(out_path)
     report = _Reporter(console, progress)
     tracker.record.on_wait = report.waiting

@@ -18,10 +18,9 @@ from urllib.parse import quote
 from urllib3.util.retry import Retry
 
 from issue_assistant.errors import GitHubError
-from issue_assistant.tracker.client import (  # noqa: F401 - Throttle, github_retry: their old home
+from issue_assistant.tracker.client import (
     GitHubClient,
     Throttle,
-    github_retry,
     text_message,
 )
 from issue_assistant.tracker.github_context import list_releases
@@ -207,6 +206,10 @@ class GitHubTracker(GitHubClient):
                 labels=labels,
             )
         return self._repository
+
+    @property
+    def point_in_time(self) -> None:
+        return None
 
     def get_issue(self, number: int, *, history: bool = False) -> Issue:
         """Issue or PR `number` (KeyError when there is none); with its events and comments if

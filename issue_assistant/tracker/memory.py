@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from itertools import count
+from pathlib import Path
 from typing import Any
 
 from issue_assistant.errors import GitHubError
 from issue_assistant.labelnames import find_label, has_label
+from issue_assistant.tracker.base import IssuesOnly
 from issue_assistant.tracker.models import (
     Claim,
     Comment,
@@ -27,7 +29,7 @@ from issue_assistant.tracker.models import (
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-class MemoryTracker:
+class MemoryTracker(IssuesOnly):
     """A repository held in dictionaries; every write is appended to `writes`."""
 
     def __init__(
@@ -53,6 +55,7 @@ class MemoryTracker:
         self._held: dict[int, tuple[int, datetime]] = {}
         self.now = now
         self._ids = count(1001)
+        self.live_writes = False
 
     # -- test set-up (not recorded as writes) --------------------------------------------------
 
@@ -166,6 +169,19 @@ class MemoryTracker:
                 yield issue.model_copy()
 
     # -- WritableTracker reads ------------------------------------------------------------------
+
+    def history(self, number: int) -> None:
+        """The timeline is not kept apart from the issue here: not readable."""
+        return None
+
+    def rate_remaining(self) -> None:
+        return None
+
+    def rate_reset(self) -> None:
+        return None
+
+    def keep_discussions(self, path: Path | None) -> None:
+        """No discussions are read here."""
 
     def list_comments(self, number: int) -> list[Comment]:
         self.reads.append(("list_comments", number))

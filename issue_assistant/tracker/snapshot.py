@@ -84,6 +84,10 @@ class Snapshot:
     def repository(self) -> Repository:
         return self._repository
 
+    @property
+    def point_in_time(self) -> None:
+        return None
+
     def get_issue(self, number: int) -> Issue:
         return self._issues[number]
 
@@ -181,6 +185,10 @@ class IndexedSnapshot:
     @property
     def repository(self) -> Repository:
         return self._repository
+
+    @property
+    def point_in_time(self) -> None:
+        return None
 
     def get_issue(self, number: int) -> Issue:
         issue = self._index.stored(number)
