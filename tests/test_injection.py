@@ -5,7 +5,8 @@ set, close or lock, mention people, a newer or missing original, print secrets, 
 change labels.toml, approve itself...) and the answer a model that obeys would give. Validation
 and rendering must block every one: only labels of labels.toml, no invalid duplicate, no mention,
 no link outside the repository, no raw HTML, no approval, no secret, nothing written but the one
-comment and the pending label, and `apply` (no maintainer voted) writes nothing.
+comment and the pending label, and `apply` (no maintainer voted) writes nothing but the line on
+its own comment that says the vote did not count.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from issue_assistant.live import analyze_live
 from issue_assistant.tracker.memory import MemoryTracker
 from tests.markdown_check import problems
 from tests.test_approve import DATA, LABELS
+from tests.uncounted import only_the_uncounted_line
 
 CASES = json.loads((Path(__file__).parent / "data" / "injection" / "cases.json").read_text())
 REPO = "o/r"
@@ -92,7 +94,14 @@ def test_injection_is_blocked(case, tmp_path, monkeypatch, fake_engine, record_p
     t.add_comment(3, "mallory", "/assistant approve")
     before = len(t.writes)
     Approver(t, LABELS, config, writes="live", now=t.now).run()  # type: ignore[arg-type]
-    wrong = t.writes[:before] != expected or len(t.writes) != before
+    own = [c.id for c in t.list_comments(3) if c.user.login == t.login]
+    # no vote counted: at most the line saying so on its own comment (issue 26)
+    quiet = len(t.writes) == before or (
+        result is not None
+        and result.plan is not None
+        and only_the_uncounted_line(t.writes[before:], own[0] if own else None, result.plan)
+    )
+    wrong = t.writes[:before] != expected or not quiet
     stats["wrong_writes"] = int(wrong)
     _record(record_property, stats)
     assert not wrong, t.writes
