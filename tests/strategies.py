@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import os
+
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from issue_assistant.config import LabelsConfig
+
+
+def examples(n: int) -> settings:
+    """A property's own example count in the `ci` profile (tests/conftest.py): high for a cheap
+    pure function, lower where each example runs the whole pipeline; a longer profile
+    (`HYPOTHESIS_PROFILE=thorough`) runs its own count, never fewer."""
+    profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+    if profile == "ci":
+        return settings(max_examples=n)
+    return settings(max_examples=max(n, settings.get_profile(profile).max_examples))
+
 
 # Pieces an attacker (or a confused model) puts in text: mentions, every link form, HTML,
 # Markdown structure, invisible and bidi characters, slash commands.

@@ -121,10 +121,12 @@ def run(engine_name, hf_snapshot, hf_index, hf_labels, cfg=None, strategy=None, 
     )
 
 
-def test_strategy_flag_reaches_the_decision(monkeypatch, capsys):
-    monkeypatch.chdir(ROOT)
+def test_strategy_flag_reaches_the_decision(tmp_path, monkeypatch, capsys):
+    # No fallback engine: the flag's way to the decision needs no label model fit for one.
+    monkeypatch.chdir(tmp_path)
+    config = write(tmp_path, '[engine]\nfallback = ""\n')
     args = ["analyze", "--snapshot", str(HF), "--issue", "7016", "--json", "--engine", "fake"]
-    labels = ["--labels", str(ROOT / "bench" / "hf-datasets.labels.toml")]
+    labels = ["--labels", str(ROOT / "bench" / "hf-datasets.labels.toml"), "--config", str(config)]
     assert main([*args, *labels, "--strategy", "zero-shot"]) == 0
     decision = json.loads(capsys.readouterr().out)
     assert decision["strategy"] == "zero-shot" and decision["engine"] == "fake"

@@ -18,6 +18,7 @@ from issue_assistant.engines import create
 from issue_assistant.pipeline import replay
 from issue_assistant.tracker.models import Comment, Issue, User
 from tests.conftest import POETRY, ROOT
+from tests.strategies import examples
 
 VERSION = Ask(what="the version", question="Which version?", requires="version",
               field="Poetry Version")  # fmt: skip
@@ -299,6 +300,7 @@ def test_init_reads_the_checkouts_form_for_the_bug_type(tmp_path, capsys):
 _WORDS = st.text(alphabet="abcdefghij XYZ0123.,:", min_size=1, max_size=30).filter(str.strip)
 
 
+@examples(100)  # a pure parser, a body of up to six fields
 @given(
     st.lists(
         st.tuples(_WORDS, st.lists(_WORDS, max_size=4)),
@@ -319,6 +321,7 @@ def test_any_form_body_parses_back_to_its_fields(pairs):
         assert got.empty == (not "".join(lines).strip())
 
 
+@examples(300)  # a pure parser on short text: cheap
 @given(st.text(max_size=300))
 def test_parse_never_fails(text):
     forms.parse(text)

@@ -61,7 +61,9 @@ def test_answer_stays_inside_the_label_set_and_candidates(
 
 
 def test_cut_off_answer_falls_back(model_path, hf_snapshot, hf_index, hf_labels):
-    result = run(hf_snapshot, hf_index, hf_labels, config(model_path, max_tokens=16))
+    # 16 tokens for the answer would leave 2,544 for the prompt: a smaller context cuts it to
+    # about 1,840 (the instructions, about 1,500, and the 256 at least must fit)
+    result = run(hf_snapshot, hf_index, hf_labels, config(model_path, max_tokens=16, n_ctx=1856))
     assert result.decision.engine == "similar" and result.decision.usage.failure == "limit"
     assert result.error == "llama (limit): the answer was cut off at 16 tokens"
 

@@ -131,9 +131,10 @@ def _evaluate(tmp_path, *extra: str) -> list[str]:
     return []
 
 
-def test_evaluate_shows_progress_off_a_terminal(tmp_path, monkeypatch, capsys):
+def test_evaluate_shows_progress_off_a_terminal(tmp_path, monkeypatch, capsys, reused_fits):
     """Through the CLI, stderr not a terminal (as in Actions): with the interval at 0 every item
-    is a line; -q silences them; stdout keeps only the result."""
+    is a line; -q silences them; stdout keeps only the result. The second run reuses the
+    first one's fits (tests/reused_fits.py): its question is the quiet flag, not the fits."""
     monkeypatch.setattr(progress_module, "EVERY", 0.0)
     monkeypatch.setenv("CI", "true")
     monkeypatch.chdir(tmp_path)

@@ -7,8 +7,8 @@ set; the comment is under GitHub's 65,536 characters; the only writes are the on
 pending label, and `apply` with no maintainer's vote writes nothing but the line on its own comment
 that says the vote did not count.
 
-Example counts come from the hypothesis profile (tests/conftest.py): `ci` by default,
-`HYPOTHESIS_PROFILE=thorough` for a long run.
+Example counts are chosen per property (`tests.strategies.examples`) for the `ci` profile;
+`HYPOTHESIS_PROFILE=thorough` runs a long one.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ def record(record_property, category: str, stats: Counter) -> None:
 def test_sanitizer_output_is_inert_and_bounded(record_property):
     stats: Counter = Counter()
 
+    @s.examples(300)  # a pure function: cheap
     @given(
         text=s.text,
         limit=st.integers(1, 3000),
@@ -100,6 +101,7 @@ def _tracker(data, reporter: str) -> MemoryTracker:
 def test_pipeline_properties(record_property, fake_engine):
     stats: Counter = Counter()
 
+    @s.examples(40)  # the whole pipeline and an index per example: the dearest here
     @given(data=st.data(), labels=s.label_sets(), reporter=s.login.filter(lambda x: x != "maria"))
     def check(data, labels, reporter):
         stats["cases"] += 1

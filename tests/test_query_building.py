@@ -118,3 +118,24 @@ def test_problem_text_leads_with_the_title_and_error():
     assert text.startswith("streaming fails on parquet. ")
     assert "ArrowInvalid: Parquet magic bytes not found" in text[:200]
     assert "Platform" not in text and "```" not in text
+
+
+def test_hostile_bodies_are_read_in_linear_time():
+    """Issue text is untrusted: a body of blank lines, or of one short piece repeated up to
+    GitHub's 65,536 characters, is read at once (overlapping `\\s*` runs and unbounded path
+    segments once made the search grow with a power of the length: 400 blank lines took 20 s)."""
+    import threading
+
+    bodies = ["\n" * 65_000, " \n" * 32_000, "a-" * 32_000, "a." * 32_000, "- [ ]\n" * 10_000]
+    done: list[int] = []
+
+    def read() -> None:
+        for body in bodies:
+            problem_query("t", body)
+            signals("t", body)
+            done.append(len(strip_template(body).split()))
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(60)  # a few tenths of a second on a slow machine; the old patterns took hours
+    assert len(done) == len(bodies) and done[-1] == 0  # and the checkboxes are still stripped

@@ -31,6 +31,7 @@ from issue_assistant.learn.model import fit, rows_from
 from issue_assistant.learn.tiers import MEASURE_MIN, TierRule, choose, in_tenths
 from issue_assistant.pipeline import replay
 from issue_assistant.tracker.asof import AsOfView
+from tests.strategies import examples
 from tests.test_learn import LABELS, T0, snap, synthetic
 
 RULE = TierRule.of(LabelModelConfig())
@@ -39,6 +40,7 @@ RULE = TierRule.of(LabelModelConfig())
 # -- the curve ---------------------------------------------------------------------------------
 
 
+@examples(200)  # scikit-learn's fit per example: cheap at 60 points
 @given(
     st.lists(
         st.tuples(st.floats(0, 1), st.floats(0.1, 5)),
@@ -56,6 +58,7 @@ def test_isotonic_is_scikit_learns(points):
     assert isotonic(values, weights) == pytest.approx(list(ref), abs=1e-9)
 
 
+@examples(300)  # a pure function of up to 300 pairs: cheap
 @given(st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=0, max_size=300))
 def test_curve_rises_pools_and_counts_every_prediction(pairs):
     curve = fit_curve(pairs)

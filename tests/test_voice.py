@@ -26,6 +26,7 @@ from issue_assistant.decision import TIER_WORDS, Duplicate, FileLink, LabelTier
 from issue_assistant.engines import create
 from issue_assistant.pipeline import replay
 from tests.conftest import ROOT
+from tests.strategies import examples
 
 #: the code's vocabulary, which the visible part never carries (code spans removed first: they
 #: quote a label name, an error line or a command, which are the issue's or the maintainer's)
@@ -213,6 +214,7 @@ def plans(draw) -> Plan:
     )
 
 
+@examples(150)  # one comment rendered per example: cheap
 @given(plans())
 def test_built_plans_keep_the_jargon_in_why(plan):
     comment = render_comment(plan)

@@ -219,9 +219,12 @@ _NOISE_SECTION = re.compile(
     r"checklist|code of conduct|before submitting|additional (?:info|context)",
     re.IGNORECASE,
 )
+# Each pattern is one line at a time (`[^\S\n]`, not `\s`, which also matches newlines) with no
+# two adjacent runs of the same characters: issue text is untrusted, and overlapping runs make
+# a regular expression's time grow with a power of the length (a body of blank lines hung).
 _BOILERPLATE = re.compile(
-    r"^\s*(?:[-*]\s*\[[ xX]\]\s.*|_no response_|no response|n/?a|none|\s*-?\s*`?\w[\w -]*`?"
-    r" version:.*|- platform:.*|- python version:.*)\s*$",
+    r"^[^\S\n]*(?:[-*][^\S\n]*\[[ xX]\](?:[^\S\n].*)?|_no response_|no response|n/?a|none|"
+    r"(?:-[^\S\n]*)?`?\w[\w -]*`? version:.*|- platform:.*|- python version:.*)[^\S\n]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _EXCEPTION = re.compile(
@@ -229,14 +232,15 @@ _EXCEPTION = re.compile(
     r"|(?<=\.)([A-Z][A-Za-z0-9]+)(?=: )"
 )
 _ERROR_LINE = re.compile(
-    r"^\s*(?:[\w.]*(?:Error|Exception|Warning|Invalid)\b[:(].*"
+    r"^[^\S\n]*(?:[\w.]*(?:Error|Exception|Warning|Invalid)\b[:(].*"
     r"|[a-z_]\w*(?:\.\w+)*\.[A-Z]\w+: .*"
     r"|(?:error|fatal|panic)(?:\[\w+\])?:.*|thread '.*' panicked at.*)$",
     re.MULTILINE,
 )
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in ([\w<>]+)')
 _PATH = re.compile(
-    r"(?<![\w/])(?:[\w.-]+/)*[\w-]+\."
+    # A file name is at most 255 characters (NAME_MAX): bounded runs keep the search linear.
+    r"(?<![\w/])(?:[\w.-]{1,255}/){0,64}[\w-]{1,255}\."
     r"(?:py|pyx|js|ts|tsx|rs|go|java|c|cc|cpp|h|rb|toml|ya?ml|json|cfg|ini|md|lock)\b"
 )
 _IDENT = re.compile(
