@@ -7,7 +7,7 @@
    with the clone's merge commits (`… (#PR)`), written to `bench/<snapshot>.fixes.jsonl`
    (`evaluate.fixes`): issue, fixing PRs and commits, parent, moment, changed files by kind.
 2. Replay: each issue at its moment (the last commit before it was opened; `--at parent`: the
-   fix's parent), the code read from git objects (`index.code_git`: no checkout on disk, a fresh
+   fix's parent), the code read from git objects (`likely.code_git`: no checkout on disk, a fresh
    index per moment, each file version analysed once), every signal computed and kept in
    `.cache/bench/localize-*.pkl` (`--reuse` scores a kept replay again).
 3. Scores (`bench/localize_report.py`): file accuracy @1/@5/@10 and MRR per signal alone and
@@ -15,7 +15,7 @@
    without tests, function-level, the precision the comment's list is shown at, and the speed;
    the table goes into docs/benchmarks.md between `<!-- section:localize -->` markers and the
    fitted weights and precision into `--calibration` (default: the shipped
-   `issue_assistant/index/likely_files.toml`).
+   `issue_assistant/likely/likely_files.toml`).
 Nothing is downloaded: the clone is the user's (`fetch`, or `git clone` of the repository).
 """
 
@@ -42,10 +42,10 @@ from bench.localize_report import (  # noqa: E402
 )
 from issue_assistant.evaluate.fixes import build_fixes, write_fixes  # noqa: E402
 from issue_assistant.evaluate.localization import replay  # noqa: E402
-from issue_assistant.index.code_git import CommitIndexes  # noqa: E402
-from issue_assistant.index.gitread import first_parent_log  # noqa: E402
-from issue_assistant.index.likely import SETTINGS  # noqa: E402
-from issue_assistant.index.localize import Hint  # noqa: E402
+from issue_assistant.likely.code_git import CommitIndexes  # noqa: E402
+from issue_assistant.likely.gitread import first_parent_log  # noqa: E402
+from issue_assistant.likely.rank import SETTINGS  # noqa: E402
+from issue_assistant.likely.signals import Hint  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "hf-datasets.jsonl.gz"
 CACHE = ROOT / ".cache" / "bench"
@@ -92,7 +92,7 @@ def warm_latency(snapshot, fixes, clone: Path, sha: str, project: str, cal) -> l
     """Seconds of `likely_files` (every signal, combined, functions found) per issue, warm, on
     the index of commit `sha`, for 150 fixed issues' texts."""
     from issue_assistant.evaluate.localization import history_of
-    from issue_assistant.index.likely import likely_files
+    from issue_assistant.likely.rank import likely_files
 
     history = history_of(snapshot, fixes)
     indexes = CommitIndexes(clone, keep=1)

@@ -19,7 +19,7 @@ import tomlkit
 from issue_assistant.evaluate.files import RankScores
 from issue_assistant.evaluate.fixes import Fix
 from issue_assistant.evaluate.localization import Row, Table, fit_weights, halves
-from issue_assistant.index.likely import (
+from issue_assistant.likely.rank import (
     STANDING_WORDS,
     STANDINGS,
     Calibration,
@@ -56,7 +56,7 @@ def precision_table(
     table: Table, weights: Weights, subset: Sequence[int], clear: float, by: str = "standing"
 ) -> dict[str, tuple]:
     """Cell -> (right, shown) over the first 10 ranked files of `subset`; the cell is the file's
-    standing (`index.likely.standing`), or with `by="evidence"` its strongest reason and rank."""
+    standing (`likely.rank.standing`), or with `by="evidence"` its strongest reason and rank."""
     cells: dict[str, list[int]] = {}
     for i in subset:
         truth = set(table.truth(table.rows[i]))

@@ -356,7 +356,7 @@ class CodeConfig(Strict):
     checkout: str = "auto"
     likely_files: int = Field(default=5, ge=0, le=20)
     # The comment shows a likely file only when the precision measured for files at its standing
-    # (rank, and a clear lead for the first: `index/likely_files.toml`) is at least this; at most
+    # (rank, and a clear lead for the first: `likely/likely_files.toml`) is at least this; at most
     # five.
     min_precision: float = Field(default=0.5, ge=0, le=1)
     # The weights and precision table of the likely files ("": the one shipped, measured on

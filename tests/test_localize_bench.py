@@ -13,8 +13,8 @@ from bench import localize as bench
 from bench import localize_report as report
 from issue_assistant.evaluate.fixes import build_fixes, read_fixes
 from issue_assistant.evaluate.localization import Row, Table, fit_weights, halves, replay
-from issue_assistant.index.likely import Weights, load_calibration
-from issue_assistant.index.localize import Hint
+from issue_assistant.likely.rank import Weights, load_calibration
+from issue_assistant.likely.signals import Hint
 from issue_assistant.tracker.snapshot import write_snapshot
 from tests import tinygit
 

@@ -125,8 +125,8 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
 
     from issue_assistant.commands.common import cache_dir
     from issue_assistant.config import LabelsConfig, find_file, load_config, load_labels
-    from issue_assistant.index.code import LazyCodeIndex
     from issue_assistant.index.local import open_index
+    from issue_assistant.likely.code import LazyCodeIndex
     from issue_assistant.tools import Checkout, Toolbox
     from issue_assistant.tools.view import RepoView
 

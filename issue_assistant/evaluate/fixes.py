@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from issue_assistant.atomic import write_atomic
 from issue_assistant.errors import UserError
-from issue_assistant.index.checkout import Kind, file_kind
-from issue_assistant.index.functions import spans, touched
-from issue_assistant.index.gitread import (
+from issue_assistant.likely.checkout import Kind, file_kind
+from issue_assistant.likely.functions import spans, touched
+from issue_assistant.likely.gitread import (
     Change,
     Commit,
     ObjectReader,
