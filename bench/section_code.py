@@ -62,7 +62,8 @@ def run(quick: bool = False) -> str:
             *rows,
             "",
             "File-level accuracy is measured on real fixes of huggingface/datasets in the "
-            "section below (`bench/localize.py`), the index of each moment read from git objects.",
+            "section below (`bench/likely_files.py`), the index of each moment read from git "
+            "objects.",
         ]
     )
 

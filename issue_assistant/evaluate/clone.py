@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from issue_assistant.evaluate.fixes import Fix, build_fixes
-from issue_assistant.evaluate.localization import history_of
+from issue_assistant.evaluate.likely_replay import history_of
 from issue_assistant.likely.code import CodeIndex
 from issue_assistant.likely.code_git import CommitIndexes
 from issue_assistant.likely.fix_history import FixHistory

@@ -1,4 +1,4 @@
-"""The ground truth for file localisation: which files (and functions) fixed each issue.
+"""The ground truth for the likely files: which files (and functions) fixed each issue.
 
 Joins a tracker's pull requests that close an issue ("Fixes #N", or its URL) with the merge
 commits of a local clone's first-parent history (`… (#PR)` squash merges, `Merge pull request

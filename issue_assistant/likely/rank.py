@@ -3,7 +3,7 @@ precision measured for files like it.
 
 `combine` adds each signal's scores (as a share of its best hint, times the signal's weight);
 files named by a stack frame or a path come first. The weights and the precision table come
-from `likely_files.toml` beside this module, written by `bench/localize.py` from the fixed
+from `likely_files.toml` beside this module, written by `bench/likely_files.py` from the fixed
 issues of a real repository (its header says which): the precision of a file is the share of
 files at the same standing (first by a clear margin over the second, first by a small one,
 second, ...) that the fix changed, so the comment can show only files above

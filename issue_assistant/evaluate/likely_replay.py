@@ -1,4 +1,4 @@
-"""The localisation benchmark: replay each fixed issue at its moment, score every signal.
+"""The likely-files benchmark: replay each fixed issue at its moment, score every signal.
 
 `replay` computes, for each `Fix` of the ground truth (`evaluate.fixes`), every signal of
 `likely.signals` on the code as it was (a clone's commit, read from git objects), and keeps them
