@@ -149,7 +149,7 @@ def test_the_checks_see_a_circle_and_an_upward_import():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert floor("config") < floor("engines.base") and floor("engines.registry") == 0
     assert floor("tracker.client") == floor("tracker") and floor("evaluate.gold") == 10
-    assert floor("index.store") < floor("likely.rank") < floor("learn")
+    assert floor("index.search") < floor("likely.rank") < floor("learn")
 
 
 # ---- capabilities are declared, not probed --------------------------------------------------
