@@ -23,7 +23,7 @@ FLOORS: list[tuple[str, ...]] = [
     # likely files: the checkout's code, the signals an issue gives, the fixes of earlier issues
     ("likely",),
     ("learn", "comment", "preset"),
-    ("context", "approve", "votes", "followup", "named"),
+    ("context", "approve", "votes", "followup", "named", "sync"),
     ("tools",),
     ("engines",),
     ("pipeline",),

@@ -108,8 +108,8 @@ def _tracker(
         return read_snapshot(args.snapshot)
     from issue_assistant.evaluate.live import read_live
     from issue_assistant.index.local import index_path
-    from issue_assistant.live import DISCUSSIONS_FILE
     from issue_assistant.settings import current
+    from issue_assistant.sync import DISCUSSIONS_FILE
     from issue_assistant.tracker.github import GitHubTracker
 
     settings = current()
