@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from bench.common import commit
-from issue_assistant.index.code import CodeIndex
-from issue_assistant.index.likely import likely_files
+from issue_assistant.likely.code import CodeIndex
+from issue_assistant.likely.rank import likely_files
 from issue_assistant.tracker.snapshot import read_snapshot
 
 TITLE = "Code index and likely files"
@@ -62,7 +62,8 @@ def run(quick: bool = False) -> str:
             *rows,
             "",
             "File-level accuracy is measured on real fixes of huggingface/datasets in the "
-            "section below (`bench/localize.py`), the index of each moment read from git objects.",
+            "section below (`bench/likely_files.py`), the index of each moment read from git "
+            "objects.",
         ]
     )
 

@@ -356,11 +356,11 @@ class CodeConfig(Strict):
     checkout: str = "auto"
     likely_files: int = Field(default=5, ge=0, le=20)
     # The comment shows a likely file only when the precision measured for files at its standing
-    # (rank, and a clear lead for the first: `index/likely_files.toml`) is at least this; at most
+    # (rank, and a clear lead for the first: `likely/likely_files.toml`) is at least this; at most
     # five.
     min_precision: float = Field(default=0.5, ge=0, le=1)
     # The weights and precision table of the likely files ("": the one shipped, measured on
-    # huggingface/datasets); `bench/localize.py --calibration FILE` measures your repository's.
+    # huggingface/datasets); `bench/likely_files.py --calibration FILE` measures your repository's.
     calibration: str = ""
     max_file_kb: int = Field(default=256, ge=1, le=10_000)
     max_files: int = Field(default=20_000, ge=1)

@@ -15,15 +15,15 @@ from issue_assistant.config import ContextConfig, LabelsConfig
 from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.candidates import Candidate, similar_candidates
-from issue_assistant.index.code import CodeIndex, LikelyFile
 from issue_assistant.index.discussions import (
     DiscussionHit,
     DiscussionIndex,
     answering,
     search_seen,
 )
-from issue_assistant.index.fix_history import FixHistory
-from issue_assistant.index.likely import Calibration, likely_files
+from issue_assistant.likely.code import CodeIndex, LikelyFile
+from issue_assistant.likely.fix_history import FixHistory
+from issue_assistant.likely.rank import Calibration, likely_files
 from issue_assistant.render import render
 from issue_assistant.tracker.asof import rewind
 from issue_assistant.tracker.base import Tracker, full_tracker

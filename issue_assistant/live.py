@@ -1,4 +1,5 @@
-"""`analyze` on a live GitHub issue: skip checks, index refresh, one comment posted or edited.
+"""`analyze` on a live GitHub issue: skip checks, one comment posted or edited (the index brought
+up to date first, by `sync`).
 
 The comment waits for a maintainer (see `approve`); here nothing but the comment and the pending
 label is ever written, and only in `live` writes mode.
@@ -8,52 +9,31 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from issue_assistant.approve import Found, find_assistant_comment
-from issue_assistant.atomic import write_atomic
-from issue_assistant.cachelock import holding
-from issue_assistant.comment import IndexProgress, Plan, SetAside, render_comment
+from issue_assistant.comment import Plan, SetAside, render_comment
 from issue_assistant.config import Config, LabelsConfig
 from issue_assistant.decision import as_json
 from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone, no_such_issue
 from issue_assistant.index import IssueIndex
-from issue_assistant.index.local import index_path
 from issue_assistant.labelnames import find_label, has_label, key
 from issue_assistant.named import confirm_named
 from issue_assistant.pipeline import Analysis, analyze, engines_for
 from issue_assistant.preset import nothing_to_propose, opened_with
-from issue_assistant.progress import Progress
 from issue_assistant.settings import current
+from issue_assistant.sync import CachedReads, index_progress, refresh_index
 from issue_assistant.tracker.base import WritableTracker
-from issue_assistant.tracker.models import Comment, Discussion, Issue, Release, Repository
+from issue_assistant.tracker.models import Comment, Issue
 from issue_assistant.votes import VoteRule
 from issue_assistant.writes import Mode, Writer
 
 log = logging.getLogger(__name__)
-
-SYNC_FILE = "synced_at"
-DISCUSSIONS_FILE = "discussions.json"  # kept by the tracker: only what changed is fetched
-SYNC_MARGIN = timedelta(minutes=10)
-CURSOR_FILE = "listing-cursor"
-# A full listing (every issue, not only those updated since the last run) at most this often:
-# the indexed issues it does not list were deleted or transferred, and are removed. It costs
-# one request per 100 issues, and is made only for indexes of at most `LIST_BUDGET` issues
-# (larger ones forget an issue when a run finds it gone).
-FULL_FILE = "listed-all-at"
-FULL_EVERY = timedelta(days=1)
-LIST_CHUNK = 1000
-# Issues one run lists at most: 300 requests of 100, under a third of GITHUB_TOKEN's hourly 1,000.
-LIST_BUDGET = 30_000
-# Requests a run leaves unspent this hour (`X-RateLimit-Remaining`): enough for its comment and
-# for the other runs of the hour (a warm run makes about 8).
-RATE_MARGIN = 100
-EMBED_BUDGET_S = 120.0
 
 
 @dataclass
@@ -120,196 +100,6 @@ def skip_reason(issue: Issue, config: Config) -> str | None:
     if has_label(issue.labels, config.approval.opt_out_label):
         return f"has the opt-out label {config.approval.opt_out_label!r}"
     return None
-
-
-def _rate_left(tracker: WritableTracker) -> int | None:
-    """Requests left this hour as the last answer said (`X-RateLimit-Remaining`), or None."""
-    return tracker.rate_remaining()
-
-
-def _may_stop(exc: GitHubError) -> bool:
-    """A listing error after which the run goes on with what is indexed (a rate limit, no
-    answer, a server error); anything else (a refused token, say) stops the run."""
-    return exc.status is None or exc.status in (403, 429) or exc.status >= 500
-
-
-def refresh_index(
-    tracker: WritableTracker,
-    cache_dir: str | Path,
-    now: datetime,
-    embeddings: bool = False,
-    *,
-    margin: int | None = None,
-) -> IssueIndex:
-    """The on-disk index brought up to date; only issues updated since the last run if possible.
-
-    The listing goes least recently updated first, in chunks of `LIST_CHUNK`, each committed
-    with the point to resume from (`CURSOR_FILE`), so a large repository's first build spans
-    runs: a run stops after `LIST_BUDGET` issues, when fewer than `margin` (default
-    `RATE_MARGIN`) requests are left this hour, or on a rate limit or server error, and the next
-    run goes on from the last chunk committed. While no listing has completed yet the index is
-    marked as building.
-
-    With embeddings, vectors missing from the index are computed for at most
-    `EMBED_BUDGET_S` seconds per run (newest first), so a large repository's first build is
-    spread over runs. Both show their progress (`issue_assistant.progress`)."""
-    path = index_path(cache_dir, tracker.repository.full_name)
-    with holding(path):  # one writer per cache: a second run waits, then says so
-        return _refresh(tracker, path, now, embeddings, margin)
-
-
-def _refresh(
-    tracker: WritableTracker, path: Path, now: datetime, embeddings: bool, margin: int | None
-) -> IssueIndex:
-    from issue_assistant.index.embeddings import load_embedder
-
-    index = IssueIndex(path)
-    tracker.keep_discussions(path / DISCUSSIONS_FILE)
-    if embeddings:
-        index.enable_embeddings(lambda: load_embedder(True))
-    stamp = path / SYNC_FILE
-    cursor = path / CURSOR_FILE
-    since: datetime | None = None
-    try:
-        if cursor.is_file():
-            since = datetime.fromisoformat(cursor.read_text().strip())
-        elif len(index) and stamp.is_file():
-            since = datetime.fromisoformat(stamp.read_text().strip())
-    except ValueError:
-        since = None
-    full_due = since is not None and not cursor.is_file() and len(index) <= LIST_BUDGET
-    if full_due and _since_full(path / FULL_FILE, now):
-        since = None  # a full listing this run: what it does not list is gone
-    full = since is None and not cursor.is_file()
-    first_build = not stamp.is_file()  # a first listing, maybe spanning runs: a full one too
-    seen: set[int] = set()
-    written = listed = 0
-    last: datetime | None = None
-    complete = False
-    chunk: list[Issue] = []
-
-    def commit() -> None:
-        nonlocal written, last, chunk
-        if not chunk:
-            return
-        written += index.update(chunk)
-        newest = max(i.updated_at or i.created_at for i in chunk)
-        last = newest if last is None else max(last, newest)
-        write_atomic(cursor, last.isoformat(), own=True)  # the resume point, after every chunk
-        chunk = []
-
-    margin = RATE_MARGIN if margin is None else margin
-    left = _rate_left(tracker)
-    shown = Progress("index")  # total unknown: only what changed is listed
-    try:
-        if left is not None and left < margin:
-            log.warning(
-                "index: %d requests left this hour (margin %d): not listing this run",
-                left,
-                margin,
-            )
-        else:
-            listing = iter(tracker.all_issues(since=since, sort="updated"))
-            shown.start(None)
-            for issue in listing:
-                chunk.append(issue)
-                seen.add(issue.number)
-                listed += 1
-                shown.advance(note="listed")
-                if len(chunk) >= LIST_CHUNK:
-                    commit()
-                if listed >= LIST_BUDGET:
-                    complete = next(listing, None) is None
-                    break
-                left = _rate_left(tracker)
-                if left is not None and left < margin:
-                    log.warning(
-                        "index: listing stopped with %d requests left this hour (margin %d)",
-                        left,
-                        margin,
-                    )
-                    break
-            else:
-                complete = True
-    except GitHubError as exc:
-        if not _may_stop(exc):
-            raise
-        log.warning("index: listing stopped (%s); going on with what is indexed", exc)
-    finally:
-        shown.stop()
-    commit()
-    if complete:
-        write_atomic(stamp, (now - SYNC_MARGIN).isoformat(), own=True)
-        cursor.unlink(missing_ok=True)
-        if full:
-            gone = index.remove(index.numbers() - seen)
-            if gone:
-                log.info("index: %d issues no longer listed (deleted or transferred) removed", gone)
-        if full or first_build:
-            write_atomic(path / FULL_FILE, now.isoformat(), own=True)
-    elif listed or cursor.is_file():
-        log.info("index: listing stopped after %d issues; the next run goes on from there", listed)
-    index.mark_building(not stamp.is_file())
-    log.info("index: %d issues added or changed (%d in all)", written, len(index))
-    if embeddings and index.vectors is not None and len(index.vectors) < index.issue_count():
-        with Progress("embeddings") as vectors:  # may stop on its time budget, before the end
-            embedded = index.embed(
-                index.all_stored(), budget_s=EMBED_BUDGET_S, progress=vectors.report
-            )
-        log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
-    return index
-
-
-def _since_full(stamp: Path, now: datetime) -> bool:
-    """Whether the last full listing is older than `FULL_EVERY` (or unknown)."""
-    try:
-        last = datetime.fromisoformat(stamp.read_text().strip())
-    except (OSError, ValueError):
-        return True
-    return last.tzinfo is None or now - last >= FULL_EVERY
-
-
-def index_progress(index: IssueIndex, number: int) -> IndexProgress | None:
-    """How much of the tracker a building index holds (the highest number known, the issue's
-    or an indexed one, estimates the issues and pull requests there are), or None once the
-    index is complete."""
-    if not index.building:
-        return None
-    about = max(number, index.highest_number(), len(index))
-    return IndexProgress(searched=len(index), of_about=about)
-
-
-class CachedReads:
-    """A read-only `Tracker` over another that fetches each issue once per run; issues the
-    index holds (refreshed at the start of the run) are read from it, not from GitHub."""
-
-    def __init__(self, tracker: WritableTracker, index: IssueIndex | None = None) -> None:
-        self._tracker = tracker
-        self._index = index
-        self._issues: dict[int, Issue] = {}
-
-    @property
-    def repository(self) -> Repository:
-        return self._tracker.repository
-
-    def get_issue(self, number: int) -> Issue:
-        if number not in self._issues:
-            stored = self._index.stored(number) if self._index is not None else None
-            self._issues[number] = stored or self._tracker.get_issue(number)
-        return self._issues[number]
-
-    def all_issues(self) -> Iterator[Issue]:
-        return iter(self._tracker.all_issues())
-
-    def releases(self) -> list[Release] | None:
-        return self._tracker.releases()
-
-    def discussions(self) -> list[Discussion] | None:
-        return self._tracker.discussions()
-
-    @property
-    def point_in_time(self) -> None:
-        return None
 
 
 def _opened_with(

@@ -19,9 +19,9 @@ from issue_assistant.engines.base import Deadline
 from issue_assistant.engines.failures import EngineFailure, crashed, kind_of, with_retries
 from issue_assistant.errors import AssistantError, EngineError, UserError
 from issue_assistant.index import IssueIndex
-from issue_assistant.index.code import CodeIndex, code_index_for
-from issue_assistant.index.fix_history import FixHistory, fix_history_for
-from issue_assistant.index.likely import calibration_for
+from issue_assistant.likely.code import CodeIndex, code_index_for
+from issue_assistant.likely.fix_history import FixHistory, fix_history_for
+from issue_assistant.likely.rank import calibration_for
 from issue_assistant.preset import preset_labels
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue

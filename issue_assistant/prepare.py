@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 
 from issue_assistant.comment import IndexProgress
 from issue_assistant.config import Config, LabelsConfig
-from issue_assistant.live import index_progress, refresh_index
 from issue_assistant.settings import current
+from issue_assistant.sync import index_progress, refresh_index
 from issue_assistant.tracker.base import WritableTracker
 
 log = logging.getLogger(__name__)

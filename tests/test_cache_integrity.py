@@ -341,7 +341,7 @@ STATE_FILES = [
 
 @pytest.mark.parametrize("name", STATE_FILES)
 def test_a_state_file_that_is_a_folder_is_replaced(tmp_path, name, record_property):
-    from issue_assistant.live import refresh_index
+    from issue_assistant.sync import refresh_index
     from tests.fakegithub import FakeGitHub
     from tests.fakegithub.fixtures import make_tracker
     from tests.test_backlog import NOW, seed

@@ -10,8 +10,8 @@ import pytest
 
 from issue_assistant.config import Config
 from issue_assistant.errors import UserError
-from issue_assistant.index.checkout import checkout_for, list_files
-from issue_assistant.index.code import CodeIndex, code_index_for, comments, split_identifier
+from issue_assistant.likely.checkout import checkout_for, list_files
+from issue_assistant.likely.code import CodeIndex, code_index_for, comments, split_identifier
 from tests import contextdata as data
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from issue_assistant import live
+from issue_assistant import live, sync
 from issue_assistant.cli import main
 from issue_assistant.config import Config, IndexConfig, load_labels
 from issue_assistant.index import IssueIndex
@@ -60,8 +60,8 @@ def run(server: FakeGitHub, cache: Path, number: int) -> live.LiveResult:
 
 
 def test_a_rate_limited_first_build_resumes_where_it_stopped(gh, tmp_path, monkeypatch):
-    monkeypatch.setattr(live, "LIST_CHUNK", PAGE)
-    monkeypatch.setattr(live, "RATE_MARGIN", 12)
+    monkeypatch.setattr(sync, "LIST_CHUNK", PAGE)
+    monkeypatch.setattr(sync, "RATE_MARGIN", 12)
     cache = tmp_path / "cache"
     path = index_path(cache, "octo/repo")
 
@@ -72,13 +72,13 @@ def test_a_rate_limited_first_build_resumes_where_it_stopped(gh, tmp_path, monke
     assert first.action == "posted"
     indexed = len(IssueIndex(path))
     assert 0 < indexed < ISSUES and IssueIndex(path).building
-    assert (path / live.CURSOR_FILE).is_file() and not (path / live.SYNC_FILE).exists()
+    assert (path / sync.CURSOR_FILE).is_file() and not (path / sync.SYNC_FILE).exists()
     assert gh.rate_remaining is not None and gh.rate_remaining > 0
     notice = f"searched {indexed:,} of about {ISSUES:,} issues and pull requests so far"
     assert notice in first.comment
     assert first.plan is not None and first.plan.index_progress is not None
     # an older issue's number (a backlog run) does not shrink the estimate below what is indexed
-    assert live.index_progress(IssueIndex(path), 3).of_about == indexed  # #1..#indexed listed
+    assert sync.index_progress(IssueIndex(path), 3).of_about == indexed  # #1..#indexed listed
     summary = render(
         "summary.md.j2",
         command="analyze",
@@ -109,7 +109,7 @@ def test_a_rate_limited_first_build_resumes_where_it_stopped(gh, tmp_path, monke
     assert len(pages) <= (ISSUES + 1 - indexed) // PAGE + 2
     index = IssueIndex(path)
     assert len(index) == ISSUES + 1 and not index.building
-    assert (path / live.SYNC_FILE).is_file() and not (path / live.CURSOR_FILE).exists()
+    assert (path / sync.SYNC_FILE).is_file() and not (path / sync.CURSOR_FILE).exists()
     assert "still being built" not in third.comment
     assert third.plan is not None and third.plan.index_progress is None
     # the label model fit in run 1 on the part indexed then is refit on the whole history
@@ -122,7 +122,7 @@ def test_a_rate_limited_first_build_resumes_where_it_stopped(gh, tmp_path, monke
 def test_a_rate_limit_in_the_middle_of_the_listing_keeps_every_chunk(gh, tmp_path, monkeypatch):
     """GitHub answers 403 (rate limit, the reset an hour away) on the third page: the two chunks
     listed stay indexed with their resume point, and the comment is posted from them."""
-    monkeypatch.setattr(live, "LIST_CHUNK", PAGE)
+    monkeypatch.setattr(sync, "LIST_CHUNK", PAGE)
     cache = tmp_path / "cache"
     path = index_path(cache, "octo/repo")
     calls = {"n": 0}
@@ -138,7 +138,7 @@ def test_a_rate_limit_in_the_middle_of_the_listing_keeps_every_chunk(gh, tmp_pat
     result = run(gh, cache, ISSUES)
     assert result.action == "posted"
     assert len(IssueIndex(path)) == 2 * PAGE
-    resume = datetime.fromisoformat((path / live.CURSOR_FILE).read_text())
+    resume = datetime.fromisoformat((path / sync.CURSOR_FILE).read_text())
     assert resume == T0 + timedelta(hours=2 * PAGE, minutes=5)  # the last committed update
     gh.clear_requests()
     run(gh, cache, ISSUES)

@@ -8,9 +8,9 @@ import pytest
 
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.fixes import build_fixes, file_kind, read_fixes, write_fixes
-from issue_assistant.index.code_git import CommitIndexes
-from issue_assistant.index.functions import spans, touched
-from issue_assistant.index.gitread import commit_before, first_parent_log
+from issue_assistant.likely.code_git import CommitIndexes
+from issue_assistant.likely.functions import spans, touched
+from issue_assistant.likely.gitread import commit_before, first_parent_log
 from tests import tinygit
 
 

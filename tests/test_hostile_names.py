@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 
 from issue_assistant.comment import Plan, render_comment
 from issue_assistant.decision import FileLink
-from issue_assistant.index.code import CodeIndex
+from issue_assistant.likely.code import CodeIndex
 from issue_assistant.render import render
 from issue_assistant.sanitize import path_span, visible
 from tests.test_races_faults import record
@@ -113,7 +113,7 @@ def test_any_name_is_one_code_span_in_a_paragraph_and_a_table(name):
 
 
 def test_the_file_link_url_keeps_the_name_inside_the_link(record_property):
-    from issue_assistant.index.code import LikelyFile
+    from issue_assistant.likely.code import LikelyFile
 
     url = LikelyFile(path=HOSTILE, score=1.0, line=2).url(REPO, "abc")
     assert url is not None and url.startswith(f"https://github.com/{REPO}/blob/abc/")

@@ -171,7 +171,7 @@ def test_kept_records_are_read_again_after_an_update(tmp_path):
 def test_a_warm_open_reads_no_per_issue_hashes_and_old_indexes_still_work(tmp_path):
     import json
 
-    from issue_assistant.index.store import HASHES, META
+    from issue_assistant.index.folder import HASHES, META
 
     issues = [make(n, f"Issue number {n}", "body text") for n in range(1, 6)]
     IssueIndex(tmp_path / "idx").update(issues)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from issue_assistant import action, live
+from issue_assistant import action, live, sync
 from issue_assistant.config import Config, IndexConfig, load_labels
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import index_path
@@ -84,8 +84,8 @@ def test_a_scheduled_index_run_fits_ahead_of_the_first_comment(gh, tmp_path):
 
 
 def test_a_rate_limited_index_run_says_the_build_goes_on(gh, tmp_path, monkeypatch):
-    monkeypatch.setattr(live, "LIST_CHUNK", 20)
-    monkeypatch.setattr(live, "RATE_MARGIN", 5)
+    monkeypatch.setattr(sync, "LIST_CHUNK", 20)
+    monkeypatch.setattr(sync, "RATE_MARGIN", 5)
     gh.limit_rate(9)
     assert run_index(gh, tmp_path) == 0
     assert gh.writes == []

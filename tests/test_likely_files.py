@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.errors import UserError
-from issue_assistant.index.code import CodeIndex
-from issue_assistant.index.fix_history import FixHistory, PastFix
-from issue_assistant.index.likely import (
+from issue_assistant.likely.code import CodeIndex
+from issue_assistant.likely.fix_history import FixHistory, PastFix
+from issue_assistant.likely.rank import (
     STANDINGS,
     Calibration,
     Weights,
@@ -19,7 +19,7 @@ from issue_assistant.index.likely import (
     likely_files,
     load_calibration,
 )
-from issue_assistant.index.localize import errors, frames, message_fragments, paths
+from issue_assistant.likely.signals import errors, frames, message_fragments, paths
 from tests import contextdata as data
 from tests.contextdata import (
     day,

@@ -11,7 +11,8 @@ from issue_assistant.config import Config, IndexConfig, load_both
 from issue_assistant.decision import Decision
 from issue_assistant.engines.fake import FakeEngine
 from issue_assistant.index.local import index_path
-from issue_assistant.live import DISCUSSIONS_FILE, analyze_live
+from issue_assistant.live import analyze_live
+from issue_assistant.sync import DISCUSSIONS_FILE
 from issue_assistant.tracker import fetch_live
 from issue_assistant.tracker.fetch_live import DiscussionStore
 from issue_assistant.tracker.github import RELEASES_PAGE

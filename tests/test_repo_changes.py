@@ -160,7 +160,7 @@ def test_the_command_line_sweep_exits_0_after_a_deleted_issue(
 
 
 def test_the_live_refresh_forgets_deleted_and_transferred_issues(gh, tmp_path, record_property):
-    from issue_assistant.live import FULL_EVERY, refresh_index
+    from issue_assistant.sync import FULL_EVERY, refresh_index
 
     numbers = seed(gh, 4)
     tracker = make_tracker(gh)
@@ -180,7 +180,7 @@ def test_the_live_refresh_forgets_deleted_and_transferred_issues(gh, tmp_path, r
 
 
 def test_a_failed_full_listing_removes_nothing(gh, tmp_path):
-    from issue_assistant.live import FULL_EVERY, refresh_index
+    from issue_assistant.sync import FULL_EVERY, refresh_index
 
     numbers = seed(gh, 3)
     refresh_index(make_tracker(gh), tmp_path, NOW)

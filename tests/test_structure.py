@@ -20,8 +20,10 @@ FLOORS: list[tuple[str, ...]] = [
     ("config", "settings", "cachelock", "engines.similar_options"),
     ("tracker", "writes"),
     ("index", "asking", "formlabels", "decision"),
+    # likely files: the checkout's code, the signals an issue gives, the fixes of earlier issues
+    ("likely",),
     ("learn", "comment", "preset"),
-    ("context", "approve", "votes", "followup", "named"),
+    ("context", "approve", "votes", "followup", "named", "sync"),
     ("tools",),
     ("engines",),
     ("pipeline",),
@@ -146,7 +148,8 @@ def test_the_checks_see_a_circle_and_an_upward_import():
     # the checks themselves: a made-up graph with one circle, and real floors
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert floor("config") < floor("engines.base") and floor("engines.registry") == 0
-    assert floor("tracker.client") == floor("tracker") and floor("evaluate.gold") == 9
+    assert floor("tracker.client") == floor("tracker") and floor("evaluate.gold") == 10
+    assert floor("index.search") < floor("likely.rank") < floor("learn")
 
 
 # ---- capabilities are declared, not probed --------------------------------------------------
@@ -161,7 +164,7 @@ BUILTINS = {"str", "int", "float", "bool", "bytes", "dict", "list", "tuple", "se
 ALLOWED_PROBES = {
     # the cache key of the fix history built once per process: a snapshot's size (which other
     # trackers do not have) tells a reread one apart; no behaviour depends on it
-    ("index.fix_history", "hasattr(source, '__len__')"),
+    ("likely.fix_history", "hasattr(source, '__len__')"),
 }
 
 

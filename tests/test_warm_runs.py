@@ -103,13 +103,13 @@ def test_a_live_run_after_the_first_makes_few_requests(tmp_path):
 
 
 def test_a_large_first_listing_spans_runs_within_a_budget(tmp_path, monkeypatch):
-    from issue_assistant import live
+    from issue_assistant import sync
     from issue_assistant.index import IssueIndex
     from issue_assistant.index.local import index_path
     from issue_assistant.tracker.memory import MemoryTracker
 
-    monkeypatch.setattr(live, "LIST_CHUNK", 4)
-    monkeypatch.setattr(live, "LIST_BUDGET", 8)
+    monkeypatch.setattr(sync, "LIST_CHUNK", 4)
+    monkeypatch.setattr(sync, "LIST_BUDGET", 8)
     t = MemoryTracker("octo/repo")
     for n in range(1, 21):
         t.add_issue(n, f"Issue {n}", "body")
@@ -118,16 +118,16 @@ def test_a_large_first_listing_spans_runs_within_a_budget(tmp_path, monkeypatch)
     path = index_path(cache, "octo/repo")
     sizes = []
     for _ in range(3):
-        live.refresh_index(t, cache, t.now)
+        sync.refresh_index(t, cache, t.now)
         sizes.append(len(IssueIndex(path)))
         t.tick()
     # each run lists at most the budget, going on from the last update it committed (inclusive)
     assert sizes == [8, 15, 20]
-    assert not (path / live.CURSOR_FILE).exists() and (path / live.SYNC_FILE).exists()
-    monkeypatch.setattr(live, "LIST_BUDGET", 100)
+    assert not (path / sync.CURSOR_FILE).exists() and (path / sync.SYNC_FILE).exists()
+    monkeypatch.setattr(sync, "LIST_BUDGET", 100)
     t.add_issue(21, "A new one", "body")
     t.tick()
-    live.refresh_index(t, cache, t.now)
+    sync.refresh_index(t, cache, t.now)
     assert len(IssueIndex(path)) == 21
     assert t.reads[-1][0] == "all_issues" and t.reads[-1][1] is not None  # only recent updates
 

@@ -1,5 +1,5 @@
 """A tiny git repository with squash merges `… (#PR)` at fixed dates, and its tracker snapshot:
-the ground-truth builder and the localisation benchmark run on it."""
+the ground-truth builder and the likely-files benchmark run on it."""
 
 from __future__ import annotations
 

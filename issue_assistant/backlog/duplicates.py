@@ -105,8 +105,8 @@ def duplicates_live(
 ) -> DuplicatesResult:
     """The groups among the open issues now (from the index, refreshed once); with `post`, the
     proposals on each group's newer issues."""
-    from issue_assistant.live import CachedReads, refresh_index
     from issue_assistant.settings import current
+    from issue_assistant.sync import CachedReads, refresh_index
 
     now = now or datetime.now(UTC)
     cache = current().cache_root(config.index.cache_dir, str(cache_dir) if cache_dir else None)

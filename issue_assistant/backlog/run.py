@@ -28,10 +28,11 @@ from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import index_path
-from issue_assistant.live import LiveResult, analyze_live, refresh_index
+from issue_assistant.live import LiveResult, analyze_live
 from issue_assistant.pipeline import engines_for, prepare
 from issue_assistant.progress import Progress
 from issue_assistant.settings import current
+from issue_assistant.sync import refresh_index
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue
 from issue_assistant.writes import Mode

@@ -196,7 +196,7 @@ def _clone(config: Config, tracker: Tracker):  # noqa: ANN202 - a CloneHistory o
     """With a checkout that is a clone with its history: each issue's code as it was then and
     the fixes its merge commits show (`evaluate.clone`); else None (the checkout as it is)."""
     from issue_assistant.evaluate.clone import CloneHistory, has_history
-    from issue_assistant.index.checkout import checkout_for
+    from issue_assistant.likely.checkout import checkout_for
 
     if config.code.likely_files <= 0:
         return None
@@ -218,7 +218,7 @@ def _report_path(args: argparse.Namespace, config: Config, full_name: str, shard
     """--report, else OWNER-REPO-accuracy.md in the current folder; never inside the checkout
     the engine reads (it would find the answers there): the default then goes beside it."""
     from issue_assistant.evaluate.report import default_report_path, ensure_outside
-    from issue_assistant.index.checkout import checkout_for
+    from issue_assistant.likely.checkout import checkout_for
 
     checkout = checkout_for(config.code.checkout, full_name)
     if args.report:

@@ -108,8 +108,8 @@ def _tracker(
         return read_snapshot(args.snapshot)
     from issue_assistant.evaluate.live import read_live
     from issue_assistant.index.local import index_path
-    from issue_assistant.live import DISCUSSIONS_FILE
     from issue_assistant.settings import current
+    from issue_assistant.sync import DISCUSSIONS_FILE
     from issue_assistant.tracker.github import GitHubTracker
 
     settings = current()
@@ -125,8 +125,8 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
 
     from issue_assistant.commands.common import cache_dir
     from issue_assistant.config import LabelsConfig, find_file, load_config, load_labels
-    from issue_assistant.index.code import LazyCodeIndex
     from issue_assistant.index.local import open_index
+    from issue_assistant.likely.code import LazyCodeIndex
     from issue_assistant.tools import Checkout, Toolbox
     from issue_assistant.tools.view import RepoView
 

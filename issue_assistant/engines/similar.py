@@ -24,7 +24,7 @@ from issue_assistant.engines.registry import register
 from issue_assistant.engines.similar_options import SimilarConfig
 from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.duplicates import DuplicateSettings
-from issue_assistant.index.store import cosine
+from issue_assistant.index.search import cosine
 from issue_assistant.tracker.models import Issue
 from issue_assistant.tracker.versions import version_note
 

@@ -16,11 +16,11 @@ from datetime import datetime
 from pathlib import Path
 
 from issue_assistant.evaluate.fixes import Fix, build_fixes
-from issue_assistant.evaluate.localization import history_of
-from issue_assistant.index.code import CodeIndex
-from issue_assistant.index.code_git import CommitIndexes
-from issue_assistant.index.fix_history import FixHistory
-from issue_assistant.index.gitread import Commit, commit_before, first_parent_log, git
+from issue_assistant.evaluate.likely_replay import history_of
+from issue_assistant.likely.code import CodeIndex
+from issue_assistant.likely.code_git import CommitIndexes
+from issue_assistant.likely.fix_history import FixHistory
+from issue_assistant.likely.gitread import Commit, commit_before, first_parent_log, git
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 

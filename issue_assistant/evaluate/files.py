@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from issue_assistant.config import LabelsConfig
 from issue_assistant.evaluate.metrics import Ratio
 from issue_assistant.evaluate.results import IssueResult
-from issue_assistant.index.checkout import file_kind
+from issue_assistant.likely.checkout import file_kind
 from issue_assistant.tracker.models import Issue
 
 

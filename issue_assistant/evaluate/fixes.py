@@ -1,4 +1,4 @@
-"""The ground truth for file localisation: which files (and functions) fixed each issue.
+"""The ground truth for the likely files: which files (and functions) fixed each issue.
 
 Joins a tracker's pull requests that close an issue ("Fixes #N", or its URL) with the merge
 commits of a local clone's first-parent history (`… (#PR)` squash merges, `Merge pull request
@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from issue_assistant.atomic import write_atomic
 from issue_assistant.errors import UserError
-from issue_assistant.index.checkout import Kind, file_kind
-from issue_assistant.index.functions import spans, touched
-from issue_assistant.index.gitread import (
+from issue_assistant.likely.checkout import Kind, file_kind
+from issue_assistant.likely.functions import spans, touched
+from issue_assistant.likely.gitread import (
     Change,
     Commit,
     ObjectReader,

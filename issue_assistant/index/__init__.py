@@ -1,5 +1,5 @@
 """A tantivy index of a repository's issues, searched as of a moment."""
 
-from issue_assistant.index.store import Hit, IssueIndex
+from issue_assistant.index.search import Hit, IssueIndex
 
 __all__ = ["Hit", "IssueIndex"]

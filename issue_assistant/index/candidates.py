@@ -10,7 +10,7 @@ from issue_assistant.index.retrieval import Retriever
 from issue_assistant.tracker.models import Issue
 
 if TYPE_CHECKING:
-    from issue_assistant.index.store import IssueIndex
+    from issue_assistant.index.search import IssueIndex
 
 
 @dataclass(frozen=True)

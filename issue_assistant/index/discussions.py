@@ -16,7 +16,7 @@ from datetime import datetime
 import tantivy
 
 from issue_assistant.index.query import issue_query
-from issue_assistant.index.store import _ANALYZER, _STEM_STOPS, cosine
+from issue_assistant.index.search import _ANALYZER, _STEM_STOPS, cosine
 from issue_assistant.tracker.models import Discussion
 
 

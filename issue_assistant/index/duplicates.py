@@ -49,7 +49,7 @@ from issue_assistant.index.query import (
     signals,
     strip_template,
 )
-from issue_assistant.index.store import cosine
+from issue_assistant.index.search import cosine
 from issue_assistant.tracker.models import Issue
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
     from issue_assistant.index.boilerplate import Boilerplate
     from issue_assistant.index.candidates import Candidate, Searched
-    from issue_assistant.index.store import IssueIndex
+    from issue_assistant.index.search import IssueIndex
 
 # The version of the features and hand weights below: a threshold calibrated on another
 # version's hand-weighted score does not apply to this one (2: shared errors, frames, rarity;

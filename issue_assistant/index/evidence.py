@@ -19,12 +19,12 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from issue_assistant.index.query import _URL, STOPWORDS, clean_title, signals, strip_template
-from issue_assistant.index.store import _ANALYZER
+from issue_assistant.index.search import _ANALYZER
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from issue_assistant.index.store import IssueIndex
+    from issue_assistant.index.search import IssueIndex
 
 # Frames: `File "x.py", line 3, in f`; IPython `File ~/x.py:3, in f(...)`; Colab
 # `[/x.py](url) in f(...)`; JavaScript `at f (x.js:1:2)`; Java `at a.B.f(B.java:3)`.

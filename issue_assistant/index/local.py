@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from issue_assistant.cachelock import holding
-from issue_assistant.index.store import IssueIndex
+from issue_assistant.index.search import IssueIndex
 from issue_assistant.progress import callback, counted
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from issue_assistant.tracker.models import Issue
 if TYPE_CHECKING:
     import numpy as np
 
-    from issue_assistant.index.store import IssueIndex
+    from issue_assistant.index.search import IssueIndex
 
 RRF_K = 60
 DEPTH = 50

@@ -26,8 +26,8 @@ from issue_assistant.tracker.models import Issue
 
 if TYPE_CHECKING:
     from issue_assistant.index.candidates import Candidate
-    from issue_assistant.index.code import CodeIndex, LikelyFile
     from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex
+    from issue_assistant.likely.code import CodeIndex, LikelyFile
     from issue_assistant.tracker.models import Release
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 import pathspec
 
 from issue_assistant.errors import ToolFailure, UserError
-from issue_assistant.index.checkout import WALK_MAX, WALK_SECONDS
+from issue_assistant.likely.checkout import WALK_MAX, WALK_SECONDS
 
 IGNORED_DIRS = frozenset(
     {

@@ -8,9 +8,9 @@ from datetime import datetime
 from issue_assistant.config import LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.candidates import Candidate
-from issue_assistant.index.code import CodeIndex, LikelyFile
 from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex, search_seen
-from issue_assistant.index.likely import likely_files
+from issue_assistant.likely.code import CodeIndex, LikelyFile
+from issue_assistant.likely.rank import likely_files
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Discussion, Issue, Release

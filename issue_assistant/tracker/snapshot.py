@@ -21,7 +21,7 @@ from issue_assistant.tracker.models import Discussion, Issue, Release, Repositor
 
 
 class StoredIssues(Protocol):
-    """What `IndexedSnapshot` reads from (the issue index, `index/store.py`, is one)."""
+    """What `IndexedSnapshot` reads from (the issue index, `index/search.py`, is one)."""
 
     def stored(self, number: int) -> Issue | None: ...
 

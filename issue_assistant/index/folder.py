@@ -1,4 +1,6 @@
-"""The on-disk tantivy index: built from any tracker, updated incrementally, searched as of t."""
+"""The issue index's folder: the tantivy documents and what is kept beside them (the meta file,
+the content hashes, the snapshot lines it was built from, the parsed records, the vectors),
+updated incrementally; `index.search` asks it questions."""
 
 from __future__ import annotations
 
@@ -6,11 +8,8 @@ import array
 import hashlib
 import json
 import logging
-import math
 import shutil
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +18,6 @@ import tantivy
 
 from issue_assistant.atomic import make_room, write_atomic, write_atomic_with
 from issue_assistant.cachelock import holding
-from issue_assistant.index.query import STOPWORDS, issue_query
 from issue_assistant.tracker.models import Issue, Repository
 
 log = logging.getLogger(__name__)
@@ -65,54 +63,13 @@ def _schema() -> tantivy.Schema:
     return b.build()
 
 
-_ANALYZER = (
-    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-    .filter(tantivy.Filter.remove_long(40))
-    .filter(tantivy.Filter.lowercase())
-    .filter(tantivy.Filter.stemmer("english"))
-    .build()
-)
-_STEM_STOPS = frozenset(_ANALYZER.analyze(" ".join(sorted(STOPWORDS))))
-
-
-def cosine(a: dict[str, float], b: dict[str, float]) -> float:
-    if not a or not b:
-        return 0.0
-    dot = sum(w * b.get(t, 0.0) for t, w in a.items())
-    norm = math.sqrt(sum(w * w for w in a.values()) * sum(w * w for w in b.values()))
-    return dot / norm if norm else 0.0
-
-
 def _fingerprint(issue: Issue) -> str:
     keys = ("title", "body", "labels", "state", "state_reason", "closed_at", "duplicate_of")
     data = issue.model_dump(mode="json", include=set(keys))
     return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class Hit:
-    number: int
-    title: str
-    score: float
-    state: str
-    labels: list[str]
-    created_at: datetime
-    is_pull_request: bool
-    body: str = ""
-
-    def to_json(self) -> dict:
-        return {
-            "number": self.number,
-            "title": self.title,
-            "state": self.state,
-            "labels": self.labels,
-            "score": round(self.score, 4),
-            "created_at": self.created_at.isoformat().replace("+00:00", "Z"),
-            "is_pull_request": self.is_pull_request,
-        }
-
-
-class IssueIndex:
+class IndexFolder:
     """One repository's issues in tantivy, kept at `path` with a meta file of content hashes."""
 
     def __init__(self, path: str | Path) -> None:
@@ -325,44 +282,6 @@ class IssueIndex:
             self._write_meta()
         return self._label_names
 
-    def count_labelled(
-        self,
-        names: Iterable[str],
-        *,
-        since: datetime | None = None,
-        before: datetime | None = None,
-    ) -> int:
-        """How many issues (no pull requests) created in [since, before) carry one of `names`
-        in any casing: a count from tantivy's postings, no stored document read."""
-        wanted = {n.casefold() for n in names}
-        spellings = sorted(n for n in self.label_names() if n.casefold() in wanted)
-        if not spellings:
-            return 0
-        labels = [
-            (tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "labels", n))
-            for n in spellings
-        ]
-        pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
-        clauses = [
-            (tantivy.Occur.Must, tantivy.Query.boolean_query(labels)),
-            (tantivy.Occur.MustNot, pr),
-        ]
-        if since is not None or before is not None:
-            clauses.append((tantivy.Occur.Must, self._created(since, before)))
-        q = tantivy.Query.boolean_query(clauses)
-        return self._searcher().search(q, limit=1, count=True).count
-
-    def _created(self, since: datetime | None, before: datetime | None) -> tantivy.Query:
-        """Documents created in [since, before) (a side left open when None)."""
-        return tantivy.Query.range_query(
-            self.schema,
-            "created_at",
-            tantivy.FieldType.Date,
-            lower_bound=since,
-            upper_bound=before,
-            include_upper=before is None,
-        )
-
     def stored(self, number: int) -> Issue | None:
         """Issue `number` as last indexed (its whole record), or None. Parsed records are kept
         (up to `PARSED`) until the next update: callers copy before changing one (`rewind`)."""
@@ -402,52 +321,6 @@ class IssueIndex:
     def numbers(self) -> set[int]:
         """The numbers of every indexed issue and pull request (from the content hashes)."""
         return {int(n) for n in self._hashes}
-
-    def highest_number(self) -> int:
-        """The highest issue or pull request number indexed (0 when empty): a count of what
-        the tracker holds, numbers being shared and given in order."""
-        searcher = self._searcher()
-        q = tantivy.Query.all_query()
-        hits = searcher.search(q, limit=1, count=False, order_by_field="number").hits
-        return int(hits[0][0]) if hits else 0
-
-    def issue_count(self) -> int:
-        """How many issues (no pull requests) are indexed: a count, no document read."""
-        pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
-        q = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, pr)]
-        )
-        return self._searcher().search(q, limit=1, count=True).count
-
-    def vector(self, text: str, field: str = "body") -> dict[str, float]:
-        """TF-IDF weights of `text`'s stemmed words (the same analysis as the index's fields)."""
-        counts = Counter(t for t in _ANALYZER.analyze(text) if t not in _STEM_STOPS)
-        if not counts:
-            return {}
-        searcher = self._searcher()
-        n = max(searcher.num_docs, 1)
-        out: dict[str, float] = {}
-        for term, tf in counts.items():
-            key = (field, term)
-            df = self._df.get(key)
-            if df is None:
-                df = self._df[key] = searcher.doc_freq(field, term)
-            out[term] = (1 + math.log(tf)) * math.log((n + 1) / (df + 1))
-        return out
-
-    def issues_with(self, words: tuple[str, ...], before: datetime, *, phrase: bool) -> int:
-        """How many issues created before `before` hold every one of `words` (letters and
-        digits only) in their title or body, or the phrase they make (no words: every issue
-        created before `before`); each count is kept until the index changes."""
-        words = tuple(w for w in words if w.isascii() and w.isalnum())
-        text = " ".join(f"+{w}" for w in words)
-        if phrase and len(words) > 1:
-            text = '"' + " ".join(words) + '"'
-        key = (text, before)
-        if key not in self._counts:
-            q = self.query(key[0], as_of=before)
-            self._counts[key] = self._searcher().search(q, limit=1, count=True).count
-        return self._counts[key]
 
     def _searcher(self) -> tantivy.Searcher:
         if self._cached_searcher is None:
@@ -556,181 +429,3 @@ class IssueIndex:
         record = issue.model_dump(mode="json", exclude={"title", "body"}, exclude_none=True)
         doc.add_bytes("record", json.dumps(record, ensure_ascii=False).encode())
         return doc
-
-    def query(
-        self,
-        text: str,
-        *,
-        as_of: datetime | None = None,
-        include_prs: bool = False,
-        exclude: Iterable[int] = (),
-        fields: tuple[str, ...] = ("title", "body"),
-    ) -> tantivy.Query:
-        """BM25 over title (x2) and body, filtered inside the query by creation time and kind."""
-        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
-        if text.strip():
-            parsed = self._words_query(text, fields)
-            if as_of is not None and "title" in fields:
-                parsed = self._titles_then(parsed, text, fields, as_of)
-            clauses.append((tantivy.Occur.Must, parsed))
-        else:
-            clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
-        if as_of is not None:
-            # What was created at or after the moment is excluded rather than the range before
-            # it required: a required range adds a constant 1.0 to the BM25 score of documents
-            # in a segment it covers only in part (tantivy 0.27), so the score of an issue
-            # depended on which segment held it; and excluding the few later documents costs
-            # less than intersecting with nearly all of them.
-            clauses.append((tantivy.Occur.MustNot, self._created(as_of, None)))
-        if not include_prs:
-            pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
-            clauses.append((tantivy.Occur.MustNot, pr))
-        for number in exclude:
-            clauses.append(
-                (tantivy.Occur.MustNot, tantivy.Query.term_query(self.schema, "number", number))
-            )
-        return tantivy.Query.boolean_query(clauses)
-
-    def _words_query(self, text: str, fields: tuple[str, ...]) -> tantivy.Query:
-        """Plain words (each optionally `word^boost`) as one flat disjunction of term queries
-        over `fields`, titles x2: what `parse_query` makes of them, scored the same, but flat, so
-        tantivy can skip blocks of documents that cannot reach the top (faster on a large index
-        than `parse_query`'s nested per-word disjunctions)."""
-        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
-        for token in text.split():
-            word, _, boost = token.partition("^")
-            try:
-                weight = float(boost) if boost else 1.0
-            except ValueError:
-                weight = 1.0
-            for term in _ANALYZER.analyze(word):
-                for field in fields:
-                    q = tantivy.Query.term_query(self.schema, field, term)
-                    w = weight * (2.0 if field in ("title", TITLE_BEFORE) else 1.0)
-                    clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, w)))
-        if not clauses:
-            return tantivy.Query.empty_query()
-        return tantivy.Query.boolean_query(clauses)
-
-    def _titles_then(
-        self, parsed: tantivy.Query, text: str, fields: tuple[str, ...], as_of: datetime
-    ) -> tantivy.Query:
-        """`parsed`, except that an issue renamed at or after `as_of` matches on its title
-        before the rename instead of its current one."""
-        later = tantivy.Query.range_query(
-            self.schema, RENAMED_AT, tantivy.FieldType.Date, lower_bound=as_of, include_lower=True
-        )
-        renamed = self._renamed.get(as_of)
-        if renamed is None:
-            if len(self._renamed) >= PARSED:
-                self._renamed.clear()
-            renamed = bool(self._searcher().search(later, limit=1, count=False).hits)
-            self._renamed[as_of] = renamed
-        if not renamed:
-            return parsed  # no issue was renamed after the moment
-        then_fields = [TITLE_BEFORE if f == "title" else f for f in fields]
-        then = self._words_query(text, tuple(then_fields))
-        Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
-        now = bq([(Occur.Must, parsed), (Occur.MustNot, later)])
-        before = bq([(Occur.Must, then), (Occur.Must, tantivy.Query.const_score_query(later, 0.0))])
-        return bq([(Occur.Should, now), (Occur.Should, before)])
-
-    def search(
-        self,
-        text: str,
-        *,
-        as_of: datetime | None = None,
-        limit: int = 10,
-        include_prs: bool = False,
-        exclude: Iterable[int] = (),
-    ) -> list[Hit]:
-        """Free text search: `text` is reduced to plain words first, so any input is safe."""
-        words = issue_query(text, "")
-        if not words:
-            return []
-        q = self.query(words, as_of=as_of, include_prs=include_prs, exclude=exclude)
-        return self._run(q, limit)
-
-    def ranked(
-        self,
-        text: str,
-        *,
-        before: datetime,
-        exclude: Iterable[int] = (),
-        limit: int = 50,
-        fields: tuple[str, ...] = ("title", "body"),
-    ) -> list[tuple[int, float]]:
-        """(number, BM25) of issues created before `before` for a query string of plain words
-        (optionally `word^boost`), pull requests left out; the documents stay cached."""
-        q = self.query(text, as_of=before, exclude=exclude, fields=fields)
-        searcher = self._searcher()
-        hits = searcher.search(q, limit=limit, count=False).hits
-        addresses = [address for _, address in hits]
-        numbers = searcher.fast_field_values("number", addresses)
-        # No stored document is read here: `stored` reads the ones a caller asks for by address.
-        if len(self._addresses) >= PARSED:
-            self._addresses.clear()
-        self._addresses.update(zip(numbers, addresses, strict=True))
-        return [(int(n), float(score)) for n, (score, _) in zip(numbers, hits, strict=True)]
-
-    def marked_duplicates(self, numbers: Iterable[int]) -> set[int]:
-        """Those of `numbers` whose record names an original (`duplicate_of`, as last indexed),
-        read from the fast field for the hits of `ranked`, from the record for any other."""
-        known = [n for n in numbers if n in self._addresses]
-        values = self._searcher().fast_field_values(
-            "duplicate_of", [self._addresses[n] for n in known]
-        )
-        marked = {n for n, v in zip(known, values, strict=True) if v is not None}
-        for n in numbers:
-            if n not in self._addresses:
-                issue = self.stored(n)
-                if issue is not None and issue.duplicate_of is not None:
-                    marked.add(n)
-        return marked
-
-    def similar_to(
-        self, issue: Issue, *, as_of: datetime | None = None, limit: int = 10
-    ) -> list[Hit]:
-        """Earlier issues most like `issue` (never itself, never a pull request)."""
-        words = issue_query(issue.title, issue.body)
-        if not words:
-            return []
-        q = self.query(words, as_of=as_of or issue.created_at, exclude=[issue.number])
-        return self._run(q, limit)
-
-    def _run(self, q: tantivy.Query, limit: int) -> list[Hit]:
-        searcher = self.index.searcher()
-        hits: list[Hit] = []
-        for score, address in searcher.search(q, limit=limit, count=False).hits:
-            d = searcher.doc(address).to_dict()
-            hits.append(
-                Hit(
-                    number=d["number"][0],
-                    title=d["title"][0],
-                    score=float(score),
-                    state=d["state"][0],
-                    labels=list(d.get("labels", [])),
-                    created_at=d["created_at"][0],
-                    is_pull_request=d["is_pull_request"][0],
-                    body=d.get("body", [""])[0],
-                )
-            )
-        return hits
-
-    def issues_before(self, as_of: datetime | None = None) -> list[Hit]:
-        """Every indexed issue (no pull requests) created before `as_of`, with stored fields."""
-        return self._run(self.query("", as_of=as_of), max(len(self), 1))
-
-    def boilerplate(self) -> Boilerplate:
-        """The lines many issues share, kept beside the index, rebuilt when it grew by 10%."""
-        from issue_assistant.index.boilerplate import Boilerplate, stale
-
-        if self._boilerplate is None:
-            found = Boilerplate.load(self.path)
-            if stale(found, len(self)):
-                found = Boilerplate.build((h.created_at, h.body) for h in self.issues_before())
-                found.indexed = len(self)
-                found.save(self.path)
-                log.info("index: %d boilerplate lines", len(found.common))
-            self._boilerplate = found
-        return self._boilerplate  # type: ignore[return-value]

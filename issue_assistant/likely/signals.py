@@ -9,10 +9,10 @@ Signals (each a list of `Hint`s, best first):
   of `ValueError: Couldn't find file at …`), or define the exception class it names.
 - `words`: BM25 over the files' path words, identifiers and docstrings (`CodeIndex.search`),
   the title's words counting twice.
-- `history`: the files changed by the fixes of similar earlier issues (`index.fix_history`).
+- `history`: the files changed by the fixes of similar earlier issues (`likely.fix_history`).
 - `prior`: the files most often changed by earlier fixes.
 
-`index.likely` combines them.
+`likely.rank` combines them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from issue_assistant.index.code import CodeIndex, words
+from issue_assistant.likely.code import CodeIndex, words
 
 SIGNALS = ("frame", "path", "error", "words", "history", "prior")
 # The comment's wording of each signal (also LikelyFile.reason, as before for the first ones).

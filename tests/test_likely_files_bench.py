@@ -1,5 +1,6 @@
-"""The likely-files benchmark (bench/localize.py) end to end on a tiny git repository: ground truth,
-replay at each moment, the tables, and the calibration it writes (read back by the product)."""
+"""The likely-files benchmark (bench/likely_files.py) end to end on a tiny git repository: ground
+truth, replay at each moment, the tables, and the calibration it writes
+(read back by the product)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bench import localize as bench
-from bench import localize_report as report
+from bench import likely_files as bench
+from bench import likely_files_report as report
 from issue_assistant.evaluate.fixes import build_fixes, read_fixes
-from issue_assistant.evaluate.localization import Row, Table, fit_weights, halves, replay
-from issue_assistant.index.likely import Weights, load_calibration
-from issue_assistant.index.localize import Hint
+from issue_assistant.evaluate.likely_replay import Row, Table, fit_weights, halves, replay
+from issue_assistant.likely.rank import Weights, load_calibration
+from issue_assistant.likely.signals import Hint
 from issue_assistant.tracker.snapshot import write_snapshot
 from tests import tinygit
 
@@ -65,7 +66,9 @@ def test_the_one_command_writes_truth_tables_and_calibration(tmp_path: Path, rep
     snapshot = tmp_path / "tiny.jsonl.gz"
     write_snapshot(snapshot, snap.repository, list(snap.all_issues()))
     doc = tmp_path / "benchmarks.md"
-    doc.write_text("# Benchmarks\n\n<!-- section:localize -->\nSTALE\n<!-- /section:localize -->\n")
+    doc.write_text(
+        "# Benchmarks\n\n<!-- section:likely-files -->\nSTALE\n<!-- /section:likely-files -->\n"
+    )
     truth, cal = tmp_path / "tiny.fixes.jsonl", tmp_path / "likely_files.toml"
     argv = ["--clone", str(root), "--snapshot", str(snapshot), "--doc", str(doc)]
     argv += ["--truth", str(truth), "--calibration", str(cal), "--cache", str(tmp_path / "c")]
@@ -81,7 +84,7 @@ def test_the_one_command_writes_truth_tables_and_calibration(tmp_path: Path, rep
     assert measured.kinds == ("source",)
     # --reuse scores the kept replay again (same tables, no replay)
     assert bench.main([*argv, "--reuse"]) == 0
-    assert doc.read_text().count("<!-- section:localize -->") == 1
+    assert doc.read_text().count("<!-- section:likely-files -->") == 1
 
 
 def _row(n: int, words: list[str], history: list[str]) -> Row:

@@ -1,4 +1,4 @@
-"""The tables of `bench/localize.py`, and the calibration it writes (weights, precision).
+"""The tables of `bench/likely_files.py`, and the calibration it writes (weights, precision).
 
 The weights are fitted on the older half of the fixed issues (by when they were opened) and
 scored on the newer half, beside the scores on all: coordinate ascent for accuracy@5 (then MRR),
@@ -18,8 +18,8 @@ import tomlkit
 
 from issue_assistant.evaluate.files import RankScores
 from issue_assistant.evaluate.fixes import Fix
-from issue_assistant.evaluate.localization import Row, Table, fit_weights, halves
-from issue_assistant.index.likely import (
+from issue_assistant.evaluate.likely_replay import Row, Table, fit_weights, halves
+from issue_assistant.likely.rank import (
     STANDING_WORDS,
     STANDINGS,
     Calibration,
@@ -56,7 +56,7 @@ def precision_table(
     table: Table, weights: Weights, subset: Sequence[int], clear: float, by: str = "standing"
 ) -> dict[str, tuple]:
     """Cell -> (right, shown) over the first 10 ranked files of `subset`; the cell is the file's
-    standing (`index.likely.standing`), or with `by="evidence"` its strongest reason and rank."""
+    standing (`likely.rank.standing`), or with `by="evidence"` its strongest reason and rank."""
     cells: dict[str, list[int]] = {}
     for i in subset:
         truth = set(table.truth(table.rows[i]))
@@ -319,7 +319,7 @@ def _speed(run: dict, about: dict) -> list[str]:
 def write_calibration(path: Path, cal: Calibration, source: str) -> Path:
     """`likely_files.toml`: the weights and the precision table, with what measured them."""
     doc = tomlkit.document()
-    doc.add(tomlkit.comment("Written by bench/localize.py: do not edit by hand (rerun it)."))
+    doc.add(tomlkit.comment("Written by bench/likely_files.py: do not edit by hand (rerun it)."))
     doc["source"] = source
     doc["kinds"] = list(cal.kinds)
     doc["clear_margin"] = cal.clear_margin

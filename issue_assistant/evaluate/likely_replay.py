@@ -1,8 +1,8 @@
-"""The localisation benchmark: replay each fixed issue at its moment, score every signal.
+"""The likely-files benchmark: replay each fixed issue at its moment, score every signal.
 
 `replay` computes, for each `Fix` of the ground truth (`evaluate.fixes`), every signal of
-`index.localize` on the code as it was (a clone's commit, read from git objects), and keeps them
-as `Row`s; `Table` scores signals alone, any weighted combination (`index.likely.combine`), and
+`likely.signals` on the code as it was (a clone's commit, read from git objects), and keeps them
+as `Row`s; `Table` scores signals alone, any weighted combination (`likely.rank.combine`), and
 the weights fitted on older issues (`fit_weights`): file accuracy @1/@5/@10 and MRR, for
 source files alone or with tests and docs, and function-level.
 """
@@ -16,11 +16,11 @@ from datetime import datetime
 
 from issue_assistant.evaluate.files import RankScores, rank_scores
 from issue_assistant.evaluate.fixes import Fix
-from issue_assistant.index.checkout import file_kind
-from issue_assistant.index.code_git import CommitIndexes
-from issue_assistant.index.fix_history import FixHistory, PastFix
-from issue_assistant.index.likely import Ranked, Weights, all_hints, combine, function_at
-from issue_assistant.index.localize import SIGNALS, Hint
+from issue_assistant.likely.checkout import file_kind
+from issue_assistant.likely.code_git import CommitIndexes
+from issue_assistant.likely.fix_history import FixHistory, PastFix
+from issue_assistant.likely.rank import Ranked, Weights, all_hints, combine, function_at
+from issue_assistant.likely.signals import SIGNALS, Hint
 from issue_assistant.tracker.base import Tracker
 
 ALL_KINDS = ("source", "test", "doc")

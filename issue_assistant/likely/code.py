@@ -2,12 +2,12 @@
 
 Each file is one document: its path split into words, its identifiers split at camelCase and
 snake_case, and its docstrings and comments (a docs file's whole text). Which files:
-`index.checkout` (`git ls-files`, else a walk, less vendored, generated, binary, symlinked and
-oversized files), or a commit's files read from git objects (`index.code_git`).
+`likely.checkout` (`git ls-files`, else a walk, less vendored, generated, binary, symlinked and
+oversized files), or a commit's files read from git objects (`likely.code_git`).
 
 `CodeIndex.search` is BM25 over those fields; `CodeIndex.likely_files` is the plain ranking the
 likely files had before they combined signals (stack frames, named paths, then BM25), kept as
-the benchmark's baseline. The likely files the assistant shows come from `index.likely`.
+the benchmark's baseline. The likely files the assistant shows come from `likely.rank`.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from urllib.parse import quote
 
 import tantivy
 
-from issue_assistant.index.checkout import (
+from issue_assistant.labelnames import has_control
+from issue_assistant.likely.checkout import (
     checkout_for,
     git_head,
     list_files,
     read_text,
 )
-from issue_assistant.labelnames import has_control
 
 log = logging.getLogger(__name__)
 
@@ -117,10 +117,10 @@ class LikelyFile:
     path: str
     score: float
     line: int | None = None
-    reason: str = "words"  # the main signal: "stack frame", "path", "words", ... (localize)
+    reason: str = "words"  # the main signal: "stack frame", "path", "words", ... (likely.signals)
     why: tuple[str, ...] = ()  # each signal's reason, for a person to check
     function: str | None = None  # the function at `line`, where a frame names it
-    confidence: float | None = None  # the estimated chance the fix changes it (index.likely)
+    confidence: float | None = None  # the estimated chance the fix changes it (likely.rank)
     standing: str = ""  # what the estimate is of: "a file ranked first by a clear margin", ...
 
     def url(self, repository: str, sha: str | None) -> str | None:
@@ -174,7 +174,7 @@ class CodeIndex:
     """One checkout's files in an in-memory tantivy index (built once per process and root).
 
     `CodeIndex(root)` reads a folder; `CodeIndex.from_files` takes the files from elsewhere (a
-    commit read from git objects: `index.code_git`), with `memo` keeping each content's fields
+    commit read from git objects: `likely.code_git`), with `memo` keeping each content's fields
     across indexes so a file shared by many commits is analysed once.
     """
 

@@ -16,9 +16,9 @@ from datetime import datetime
 
 import tantivy
 
-from issue_assistant.index.code import CodeIndex
-from issue_assistant.index.localize import Hint
 from issue_assistant.index.query import issue_query
+from issue_assistant.likely.code import CodeIndex
+from issue_assistant.likely.signals import Hint
 from issue_assistant.tracker.base import Tracker, full_tracker
 
 

@@ -1,9 +1,9 @@
-"""Likely files: the signals of `index.localize` combined, each file with its reasons and the
+"""Likely files: the signals of `likely.signals` combined, each file with its reasons and the
 precision measured for files like it.
 
 `combine` adds each signal's scores (as a share of its best hint, times the signal's weight);
 files named by a stack frame or a path come first. The weights and the precision table come
-from `likely_files.toml` beside this module, written by `bench/localize.py` from the fixed
+from `likely_files.toml` beside this module, written by `bench/likely_files.py` from the fixed
 issues of a real repository (its header says which): the precision of a file is the share of
 files at the same standing (first by a clear margin over the second, first by a small one,
 second, ...) that the fix changed, so the comment can show only files above
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from issue_assistant.errors import UserError
-from issue_assistant.index.checkout import file_kind
-from issue_assistant.index.code import CodeIndex, LikelyFile
-from issue_assistant.index.functions import qualify, spans
-from issue_assistant.index.localize import (
+from issue_assistant.likely.checkout import file_kind
+from issue_assistant.likely.code import CodeIndex, LikelyFile
+from issue_assistant.likely.functions import qualify, spans
+from issue_assistant.likely.signals import (
     REASONS,
     SIGNALS,
     Hint,
@@ -35,7 +35,7 @@ from issue_assistant.index.localize import (
 )
 
 if TYPE_CHECKING:
-    from issue_assistant.index.fix_history import FixHistory
+    from issue_assistant.likely.fix_history import FixHistory
 
 SETTINGS = Path(__file__).with_name("likely_files.toml")
 NAMED = ("frame", "path")

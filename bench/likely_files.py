@@ -1,21 +1,21 @@
 """Benchmark: likely files on real fixes, from a snapshot and a local clone (the one command).
 
-    python bench/localize.py --clone PATH [--snapshot FILE] [--at moment|parent|both]
+    python bench/likely_files.py --clone PATH [--snapshot FILE] [--at moment|parent|both]
                              [--quick] [--reuse] [--calibration FILE] [--doc FILE]
 
 1. Ground truth: the snapshot's pull requests that close an issue ("Fixes #N" or its URL) joined
    with the clone's merge commits (`… (#PR)`), written to `bench/<snapshot>.fixes.jsonl`
    (`evaluate.fixes`): issue, fixing PRs and commits, parent, moment, changed files by kind.
 2. Replay: each issue at its moment (the last commit before it was opened; `--at parent`: the
-   fix's parent), the code read from git objects (`index.code_git`: no checkout on disk, a fresh
+   fix's parent), the code read from git objects (`likely.code_git`: no checkout on disk, a fresh
    index per moment, each file version analysed once), every signal computed and kept in
-   `.cache/bench/localize-*.pkl` (`--reuse` scores a kept replay again).
-3. Scores (`bench/localize_report.py`): file accuracy @1/@5/@10 and MRR per signal alone and
+   `.cache/bench/likely-files-*.pkl` (`--reuse` scores a kept replay again).
+3. Scores (`bench/likely_files_report.py`): file accuracy @1/@5/@10 and MRR per signal alone and
    combined (weights fitted on the older half, scored on the newer half and on all), with and
    without tests, function-level, the precision the comment's list is shown at, and the speed;
-   the table goes into docs/benchmarks.md between `<!-- section:localize -->` markers and the
+   the table goes into docs/benchmarks.md between `<!-- section:likely-files -->` markers and the
    fitted weights and precision into `--calibration` (default: the shipped
-   `issue_assistant/index/likely_files.toml`).
+   `issue_assistant/likely/likely_files.toml`).
 Nothing is downloaded: the clone is the user's (`fetch`, or `git clone` of the repository).
 """
 
@@ -34,23 +34,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import commit  # noqa: E402
-from bench.localize_report import (  # noqa: E402
+from bench.likely_files_report import (  # noqa: E402
     fit_calibration,
     main_run,
     report,
     write_calibration,
 )
 from issue_assistant.evaluate.fixes import build_fixes, write_fixes  # noqa: E402
-from issue_assistant.evaluate.localization import replay  # noqa: E402
-from issue_assistant.index.code_git import CommitIndexes  # noqa: E402
-from issue_assistant.index.gitread import first_parent_log  # noqa: E402
-from issue_assistant.index.likely import SETTINGS  # noqa: E402
-from issue_assistant.index.localize import Hint  # noqa: E402
+from issue_assistant.evaluate.likely_replay import replay  # noqa: E402
+from issue_assistant.likely.code_git import CommitIndexes  # noqa: E402
+from issue_assistant.likely.gitread import first_parent_log  # noqa: E402
+from issue_assistant.likely.rank import SETTINGS  # noqa: E402
+from issue_assistant.likely.signals import Hint  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "hf-datasets.jsonl.gz"
 CACHE = ROOT / ".cache" / "bench"
 DOC = ROOT / "docs" / "benchmarks.md"
-TITLE = "Likely files on real fixes (`bench/localize.py`)"
+TITLE = "Likely files on real fixes (`bench/likely_files.py`)"
 FIELDS = (("path", ("path_words",)), ("idents", ("idents",)), ("docs", ("docs",)))
 
 
@@ -91,8 +91,8 @@ def hash_linked(snapshot, fixes) -> set[int]:  # noqa: ANN001
 def warm_latency(snapshot, fixes, clone: Path, sha: str, project: str, cal) -> list[float]:  # noqa: ANN001
     """Seconds of `likely_files` (every signal, combined, functions found) per issue, warm, on
     the index of commit `sha`, for 150 fixed issues' texts."""
-    from issue_assistant.evaluate.localization import history_of
-    from issue_assistant.index.likely import likely_files
+    from issue_assistant.evaluate.likely_replay import history_of
+    from issue_assistant.likely.rank import likely_files
 
     history = history_of(snapshot, fixes)
     indexes = CommitIndexes(clone, keep=1)
@@ -156,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = {}
     for at in ("moment", "parent") if args.at == "both" else (args.at,):
         cache = (
-            args.cache / f"localize-{stem(args.snapshot)}-{at}{'-quick' if args.quick else ''}.pkl"
+            args.cache
+            / f"likely-files-{stem(args.snapshot)}-{at}{'-quick' if args.quick else ''}.pkl"
         )
         if args.reuse and cache.is_file():
             runs[at] = pickle.loads(cache.read_bytes())
@@ -205,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench.run import replace_section
 
     text = args.doc.read_text(encoding="utf-8") if args.doc.is_file() else "# Benchmarks\n"
-    args.doc.write_text(replace_section(text, "localize", TITLE, body), encoding="utf-8")
+    args.doc.write_text(replace_section(text, "likely-files", TITLE, body), encoding="utf-8")
     print(body)
     return 0
 

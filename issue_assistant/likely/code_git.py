@@ -12,9 +12,9 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
-from issue_assistant.index.checkout import skipped
-from issue_assistant.index.code import CodeIndex, SourceFile
-from issue_assistant.index.gitread import ObjectReader, TreeEntry
+from issue_assistant.likely.checkout import skipped
+from issue_assistant.likely.code import CodeIndex, SourceFile
+from issue_assistant.likely.gitread import ObjectReader, TreeEntry
 
 BINARY_SUFFIXES = (".zip", ".gz", ".tgz", ".bz2", ".xz", ".arrow", ".parquet", ".png", ".jpg")
 
