@@ -123,7 +123,7 @@ def _tracker(
     full_name = settings.require_repository(args.repo)
     token = settings.github_token or ""
     try:
-        from issue_assistant.tracker.github import GitHubTracker
+        from issue_assistant.tracker.github_tracker import GitHubTracker
     except ImportError:
         raise UserError("reading GitHub is not available in this version; use --snapshot") from None
     from issue_assistant.evaluate.live import read_live
