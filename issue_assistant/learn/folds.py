@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from issue_assistant.config import GROUPS, LabelsConfig
-from issue_assistant.learn.calibration import ThresholdTable, fold_bounds, table_for
+from issue_assistant.learn.confidence import ThresholdTable, fold_bounds, table_for
 
 TIME_ORDERED_MIN = 1000
 K = 5

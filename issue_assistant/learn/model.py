@@ -24,7 +24,7 @@ import numpy as np
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn import heads
-from issue_assistant.learn.calibration import ThresholdTable
+from issue_assistant.learn.confidence import ThresholdTable
 from issue_assistant.learn.features import fit_features
 from issue_assistant.learn.fitting import Fitting
 from issue_assistant.learn.folds import VOTE, Predict, collect
