@@ -25,7 +25,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("tools",),
     ("engines",),
     ("pipeline",),
-    ("evaluate", "live", "backlog", "prepare", "onboard", "scaffold", "initfiles", "published",
+    ("evaluate", "live", "backlog", "index_run", "onboard", "scaffold", "initfiles", "published",
      "webhook"),
     ("commands", "cli", "action", "__main__"),
 ]  # fmt: skip
