@@ -25,8 +25,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("tools",),
     ("engines",),
     ("pipeline",),
-    ("evaluate", "live", "backlog", "index_run", "onboard", "scaffold", "initfiles", "published",
-     "webhook"),
+    ("evaluate", "live", "backlog", "index_run", "init", "published", "webhook"),
     ("commands", "cli", "action", "__main__"),
 ]  # fmt: skip
 
