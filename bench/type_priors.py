@@ -6,7 +6,8 @@ On each setting of the labels section (`bench/section_labels.py`), the type mode
 1. by its log-probabilities plus `w` times the log of a softmax of `beta` times the TF-IDF cosine
    of the issue to each type's name and description in labels.toml (a zero-shot prior);
 2. by `1 - lam` times its probabilities plus `lam` times the vote of the most similar earlier
-   labelled issues (`engines/similar_labels.vote`, as the engine's vote fallback counts it).
+   labelled issues (`engines/similar_labels.neighbour_labels`, as the engine's vote fallback
+   counts it).
 Macro F1 over every type present and over bug/enhancement. Printed only; docs/benchmarks.md
 quotes it by hand.
 
@@ -150,7 +151,7 @@ def _votes(snapshot, labels, train, test) -> list[dict[str, float]]:  # noqa: AN
     import tempfile
 
     from issue_assistant.context import Context
-    from issue_assistant.engines.similar_labels import vote
+    from issue_assistant.engines.similar_labels import neighbour_labels
     from issue_assistant.index.local import open_index
     from issue_assistant.tracker.asof import AsOfView
     from issue_assistant.tracker.snapshot import Snapshot
@@ -167,7 +168,7 @@ def _votes(snapshot, labels, train, test) -> list[dict[str, float]]:  # noqa: AN
         context = Context.build(
             view.target(), tracker=view, index=index, labels=labels, project="", as_of=view.moment
         )
-        out.append(dict(vote(labels, "type", context.search_like(limit=30), 10, 0.0)))
+        out.append(dict(neighbour_labels(labels, "type", context.search_like(limit=30), 10, 0.0)))
     return out
 
 

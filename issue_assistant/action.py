@@ -3,7 +3,7 @@
 `INPUT_COMMAND` is `analyze` (on `issues` events), `apply` (on `issue_comment`, `schedule` and
 `workflow_dispatch`), `backlog` (on `workflow_dispatch` or a schedule) or `index` (on a
 schedule: the index and label model kept up to date ahead of the events). The logic lives in
-`live`, `approve`, `backlog` and `prepare`; this module only reads the environment and the
+`live`, `approve`, `backlog` and `index_run`; this module only reads the environment and the
 event, and writes the job summary and the step outputs.
 """
 
@@ -309,10 +309,10 @@ def run_index_step(
 ) -> Outcome:
     """`index` (on a schedule or by hand): the index and the label model brought up to date
     ahead of the runs that post comments; nothing is written to GitHub."""
-    from issue_assistant.prepare import prepare
+    from issue_assistant.index_run import run_index
 
     tracker = tracker or _connect(env, config)
-    done = prepare(tracker, labels, config, now=now)
+    done = run_index(tracker, labels, config, now=now)
     result = {
         "decision": json.dumps(done.outputs(), indent=2, sort_keys=True),
         "labels": "",
@@ -320,7 +320,7 @@ def run_index_step(
         "comment-url": "",
         "skipped": "false",
     }
-    return Outcome(result, render("prepare.md.j2", done=done))
+    return Outcome(result, render("index_run.md.j2", done=done))
 
 
 def _connect(env: Settings, config: Config) -> WritableTracker:

@@ -76,7 +76,7 @@ def connect(
     """The GitHub tracker for `full_name` (token from the argument, GITHUB_TOKEN or GH_TOKEN;
     the API at GITHUB_API_URL, as set on GitHub Enterprise runners); `writes` is the run's
     writes mode, so that an error says whether anything was written."""
-    from issue_assistant.tracker.github import GitHubTracker
+    from issue_assistant.tracker.github_tracker import GitHubTracker
 
     settings = current()
     token = token or settings.require_token()

@@ -229,11 +229,11 @@ def engines_for(
     return engine, fallback
 
 
-def prepare(*engines: Engine | None) -> None:
+def check_engines(*engines: Engine | None) -> None:
     """Check once, before any issue, that each engine can run (a UserError naming the fix)."""
     for engine in engines:
         if engine is not None:
-            engine.prepare()
+            engine.check_ready()
 
 
 def analyze(
@@ -315,7 +315,7 @@ def replay(
     engine: Engine | None = None,
 ) -> Analysis:
     """Issue `number` of `tracker` analysed as it was `after` its opening (a minute by default):
-    the engines of `config` (or `engine_name`), prepared, with their fallback; or `engine`
+    the engines of `config` (or `engine_name`), checked ready, with their fallback; or `engine`
     alone, as given (one engine reused over many issues)."""
     from issue_assistant.tracker.asof import ONE_MINUTE, AsOfView
 
@@ -323,7 +323,7 @@ def replay(
     fallback = None
     if engine is None:
         engine, fallback = engines_for(config, labels, engine_name, strategy)
-        prepare(engine, fallback)
+        check_engines(engine, fallback)
     return analyze(
         view,
         view.target(),

@@ -19,7 +19,7 @@ from issue_assistant import action
 from issue_assistant.comment import extract_plan
 from issue_assistant.decision import Decision, Duplicate
 from issue_assistant.settings import get_input
-from issue_assistant.tracker import github
+from issue_assistant.tracker import github_tracker
 from issue_assistant.tracker.client import Throttle
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker
@@ -466,7 +466,7 @@ def test_dry_run_apply_writes_nothing(gh, tmp_path, fake_engine):
 
 def test_main_connects_with_the_environment(gh, tmp_path, fake_engine, monkeypatch):
     """Without a tracker given, the token and the API URL come from the environment."""
-    monkeypatch.setattr(github, "Throttle", lambda *a, **k: Throttle(0, 0))
+    monkeypatch.setattr(github_tracker, "Throttle", lambda *a, **k: Throttle(0, 0))
     fake_engine.enqueue(DECISION)
     env = environment(
         tmp_path,
@@ -501,7 +501,7 @@ def test_inputs_with_hyphens_or_underscores():
 
 @pytest.fixture
 def live_env(gh, monkeypatch, tmp_path):
-    monkeypatch.setattr(github, "Throttle", lambda *a, **k: Throttle(0, 0))
+    monkeypatch.setattr(github_tracker, "Throttle", lambda *a, **k: Throttle(0, 0))
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     monkeypatch.setenv("GITHUB_API_URL", gh.base_url)
     environment(tmp_path, "apply", "schedule", None)  # writes the config with the cache dir

@@ -455,16 +455,16 @@ def test_unclassified_exit_stays_unknown(cli, hf_snapshot, hf_index, hf_labels):
 
 
 @pytest.mark.parametrize("name", ["claude", "gemini", "copilot"])
-def test_prepare_names_the_fix(name, cli, monkeypatch, hf_labels, tmp_path):
+def test_check_ready_names_the_fix(name, cli, monkeypatch, hf_labels, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
     for key in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", *OWN_KEYS.values()):
         monkeypatch.delenv(key, raising=False)
     engine, _ = engines_for(config(), hf_labels, name)
     with pytest.raises(UserError, match="not logged in"):
-        engine.prepare()
+        engine.check_ready()
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UserError, match="npm install -g"):
-        engine.prepare()
+        engine.check_ready()
 
 
 def test_evaluate_runs_a_command_line_engine(cli, tmp_path, monkeypatch):

@@ -31,8 +31,8 @@ from issue_assistant.index.evidence import (
     traits,
 )
 from issue_assistant.index.local import open_index
-from issue_assistant.learn.calibrate import (
-    Calibration,
+from issue_assistant.learn.calibration_file import (
+    CalibrationFile,
     DuplicateCalibration,
     read_calibration,
     write_calibration,
@@ -335,7 +335,7 @@ def test_the_prior_is_valid_data_for_this_score():
 
 
 def calibration_with(tmp_path, duplicates: object) -> None:
-    good = Calibration(
+    good = CalibrationFile(
         repository="o/r",
         cutoff=T0,
         fingerprint="f" * 16,

@@ -242,8 +242,8 @@ def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
     from issue_assistant.config import Config
     from issue_assistant.engines import create
     from issue_assistant.index.duplicates import SCORE_VERSION
-    from issue_assistant.learn.calibrate import (
-        Calibration,
+    from issue_assistant.learn.calibration_file import (
+        CalibrationFile,
         DuplicateCalibration,
         write_calibration,
     )
@@ -262,7 +262,7 @@ def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
             positives_found=found,
             score_version=SCORE_VERSION,
         )
-        cal = Calibration(
+        cal = CalibrationFile(
             repository="o/r",
             cutoff=T0,
             fingerprint="f" * 16,

@@ -1,4 +1,4 @@
-"""The engine contract: typed [engines.NAME] options, prepare() before any issue, strategies,
+"""The engine contract: typed [engines.NAME] options, check_ready() before any issue, strategies,
 the per-issue time limit, failure classes and their recovery, duplicate verification, prices."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_old_sections_still_work_with_a_deprecation_line(tmp_path, caplog):
     assert line == f"{path}:4: [similar] is deprecated: move it to [engines.similar]"
 
 
-# prepare() -------------------------------------------------------------------------------
+# check_ready() ----------------------------------------------------------------------------
 
 
 def test_evaluate_without_a_key_stops_before_the_first_issue(tmp_path, monkeypatch, capsys):
@@ -88,7 +88,7 @@ def test_evaluate_without_a_key_stops_before_the_first_issue(tmp_path, monkeypat
     assert not report.exists() and not report.with_suffix(".jsonl").exists()
 
 
-def test_config_check_runs_prepare(tmp_path, monkeypatch, capsys):
+def test_config_check_runs_check_ready(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PATH", str(tmp_path))
     path = write(tmp_path, "[engine]\nname = 'gemini'\n")
     code = main(["config", "check", "--config", str(path), "--labels", str(ROOT / "labels.toml")])

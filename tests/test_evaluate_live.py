@@ -42,7 +42,7 @@ def test_live_run_reads_github_and_writes_nothing(server, tmp_path, monkeypatch,
         made.append(make_tracker(server))
         return made[-1]
 
-    monkeypatch.setattr("issue_assistant.tracker.github.GitHubTracker", unthrottled)
+    monkeypatch.setattr("issue_assistant.tracker.github_tracker.GitHubTracker", unthrottled)
     parser = argparse.ArgumentParser()
     command.add_arguments(parser)
     args = parser.parse_args(
@@ -118,7 +118,7 @@ def test_an_interrupted_live_run_resumes_without_reading_github_again(
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     monkeypatch.setenv("GITHUB_API_URL", server.base_url)
     monkeypatch.setattr(
-        "issue_assistant.tracker.github.GitHubTracker", lambda *a, **k: make_tracker(server)
+        "issue_assistant.tracker.github_tracker.GitHubTracker", lambda *a, **k: make_tracker(server)
     )
 
     def interrupt(context):  # noqa: ANN001, ANN202

@@ -9,7 +9,7 @@ import pytest
 
 from issue_assistant.errors import GitHubError
 from issue_assistant.tracker.client import github_retry
-from issue_assistant.tracker.github import GitHubTracker
+from issue_assistant.tracker.github_tracker import GitHubTracker
 from tests.fakegithub import FakeGitHub, fixtures
 from tests.fakegithub.fixtures import make_tracker
 

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from issue_assistant.tracker.fetch import fetch_snapshot, marked_duplicate
-from issue_assistant.tracker.github import canonical_from
+from issue_assistant.tracker.github_tracker import canonical_from
 from issue_assistant.tracker.models import Event
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker

@@ -12,7 +12,7 @@ import pytest
 
 from issue_assistant.cli import main
 from issue_assistant.config import find_file, load_both, load_config, load_labels
-from issue_assistant.scaffold import classify, first_paragraph
+from issue_assistant.init.draft import classify, first_paragraph
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN
 

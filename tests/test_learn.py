@@ -17,7 +17,7 @@ from issue_assistant.evaluate.results import RunHeader
 from issue_assistant.evaluate.runner import Evaluator
 from issue_assistant.index.local import open_index
 from issue_assistant.learn import store
-from issue_assistant.learn.calibration import table_for
+from issue_assistant.learn.confidence import table_for
 from issue_assistant.learn.model import fit, rows_from
 from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView

@@ -15,8 +15,8 @@ from issue_assistant.live import analyze_live
 from issue_assistant.sync import DISCUSSIONS_FILE
 from issue_assistant.tracker import fetch_live
 from issue_assistant.tracker.fetch_live import DiscussionStore
-from issue_assistant.tracker.github import RELEASES_PAGE
 from issue_assistant.tracker.github_context import LIVE_DISCUSSIONS_QUERY
+from issue_assistant.tracker.github_tracker import RELEASES_PAGE
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker
 

@@ -213,11 +213,11 @@ def test_live_server_serves_releases_and_discussions(tmp_path):
 def test_live_releases_as_of_a_moment_are_read_whole(fake_github, monkeypatch):
     """Now, the newest page is enough; as of an earlier moment every page is read."""
     from issue_assistant.commands.mcp import LiveIssues
-    from issue_assistant.tracker import github
+    from issue_assistant.tracker import github_tracker
     from issue_assistant.tracker.asof import AsOfView
     from tests.fakegithub.fixtures import make_tracker
 
-    monkeypatch.setattr(github, "RELEASES_PAGE", 2)
+    monkeypatch.setattr(github_tracker, "RELEASES_PAGE", 2)
     for k in range(5):
         fake_github.add_release(f"v{k}", data.day(k))
     gh = make_tracker(fake_github, per_page=2)

@@ -166,9 +166,9 @@ def test_index_shows_progress_off_a_terminal(tmp_path, monkeypatch, capsys):
 
 
 def test_the_live_index_refresh_shows_progress_off_a_terminal(tmp_path, monkeypatch, capsys):
-    """The index refresh of analyze, backlog and prepare (`sync.refresh_index`), against the fake
-    GitHub with the real client: a line per listed issue with the interval at 0, then the last
-    one; nothing under -q."""
+    """The index refresh of analyze, backlog and the Action's index (`sync.refresh_index`),
+    against the fake GitHub with the real client: a line per listed issue with the interval at 0,
+    then the last one; nothing under -q."""
     from datetime import UTC, datetime
 
     from issue_assistant.sync import refresh_index

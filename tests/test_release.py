@@ -240,7 +240,7 @@ def test_release_builds_both_images_and_ci_runs_the_ci_script():
 
 
 def test_init_writes_the_example_workflow_as_documented():
-    from issue_assistant.scaffold import workflow_text
+    from issue_assistant.init.draft import workflow_text
 
     assert workflow_text(published().action) == (ROOT / "docs/workflow.yml").read_text(), (
         "docs/workflow.yml is what init writes: regenerate it from "

@@ -27,8 +27,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("tools",),
     ("engines",),
     ("pipeline",),
-    ("evaluate", "live", "backlog", "prepare", "onboard", "scaffold", "initfiles", "published",
-     "webhook"),
+    ("evaluate", "live", "backlog", "index_run", "init", "published", "webhook"),
     ("commands", "cli", "action", "__main__"),
 ]  # fmt: skip
 

@@ -18,7 +18,7 @@ from issue_assistant.decision import LabelTier
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index
 from issue_assistant.learn import folds
-from issue_assistant.learn.calibration import (
+from issue_assistant.learn.confidence import (
     MIN_BUCKET,
     Bucket,
     Curve,
@@ -504,7 +504,7 @@ TAMPERED = [
 def test_a_tampered_labels_part_is_ignored_in_one_line(tmp_path, caplog, written, what, tamper):
     import json
 
-    from issue_assistant.learn.calibrate import read_calibration
+    from issue_assistant.learn.calibration_file import read_calibration
 
     file, data = calibrated(tmp_path, written)
     tamper(data)
@@ -518,7 +518,7 @@ def test_a_tampered_labels_part_is_ignored_in_one_line(tmp_path, caplog, written
 
 
 def test_a_labels_part_of_other_data_or_a_broken_file_is_not_trusted(tmp_path, caplog, written):
-    from issue_assistant.learn.calibrate import read_calibration
+    from issue_assistant.learn.calibration_file import read_calibration
 
     file, data = calibrated(tmp_path, written)
     assert read_calibration(file.parent, data["fingerprint"]).labels
@@ -593,7 +593,7 @@ def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
     per-label rule proposes it, and "never proposed" where it does not."""
     from datetime import UTC, datetime
 
-    from issue_assistant.learn.calibrate import Calibration, GroupCalibration
+    from issue_assistant.learn.calibration_file import CalibrationFile, GroupCalibration
     from issue_assistant.learn.tiers import MIN_LABEL_EVIDENCE, proposed_record
     from issue_assistant.render import render
 
@@ -619,7 +619,7 @@ def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
         bounds={k: RULE.bounds(c, per_label=True) for k, c in curves.items()},
         table=table,
     )
-    cal = Calibration(
+    cal = CalibrationFile(
         repository="o/r",
         cutoff=datetime(2024, 1, 1, tzinfo=UTC),
         fingerprint="0123456789abcdef",

@@ -29,7 +29,7 @@ from issue_assistant.errors import GitHubError, IssueGone
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import index_path
 from issue_assistant.live import LiveResult, analyze_live
-from issue_assistant.pipeline import engines_for, prepare
+from issue_assistant.pipeline import check_engines, engines_for
 from issue_assistant.progress import Progress
 from issue_assistant.settings import current
 from issue_assistant.sync import refresh_index
@@ -292,7 +292,7 @@ def _run(
     selection = select(index.all_stored(), labels, config, state, now, order)
     groups = selection.groups
     pair = engines() if engines is not None else engines_for(config, labels, engine_name)
-    prepare(*pair)
+    check_engines(*pair)
     run = BacklogRun(
         repository=tracker.repository.full_name,
         writes=writes,

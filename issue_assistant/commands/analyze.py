@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         load_configs,
         snapshot_and_index,
     )
-    from issue_assistant.pipeline import analyze, engines_for, prepare
+    from issue_assistant.pipeline import analyze, check_engines, engines_for
     from issue_assistant.preset import nothing_to_propose
     from issue_assistant.tracker.asof import AsOfView
 
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     if args.context_dir:
         check_directory(args.context_dir)
     engine, fallback = engines_for(config, labels, engine_name(args))
-    prepare(engine, fallback)
+    check_engines(engine, fallback)
     snapshot, index = snapshot_and_index(args, config)
     original = get_issue(snapshot, args.issue)
     if original.is_pull_request:

@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.commands.common import cache_dir, load_configs
     from issue_assistant.commands.evaluate import _tracker
     from issue_assistant.index.local import open_index
-    from issue_assistant.learn.calibrate import (
-        Calibration,
+    from issue_assistant.learn.calibration_file import (
+        CalibrationFile,
         duplicate_calibration,
         label_calibration,
         write_calibration,
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     model, _ = refit(view, index, labels, moment, force=True)
     target = config.labels.target_precision
     dup = duplicate_calibration(tracker, index, labels, config, moment, replay=replay_pairs)
-    calibration = Calibration(
+    calibration = CalibrationFile(
         repository=tracker.repository.full_name,
         cutoff=model.cutoff,
         fingerprint=model.fingerprint,

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.engines import available
     from issue_assistant.engines.registry import is_known
     from issue_assistant.errors import print_cli
-    from issue_assistant.pipeline import engines_for, prepare
+    from issue_assistant.pipeline import check_engines, engines_for
     from issue_assistant.published import check_workflows
 
     labels, config = load_configs(args)
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # a plugin that fails to import, say
         names = " or ".join(repr(n) for n in (engine, config.engine.fallback) if n)
         raise UserError(f"engine {names} cannot be loaded: {exc}") from None
-    prepare(main, fallback)  # a missing key, binary, login or model file: exit 2
+    check_engines(main, fallback)  # a missing key, binary, login or model file: exit 2
     fallback_name = config.engine.fallback or None
     workflows = check_workflows(Path("."))
     labels_path, config_path = config_paths(args)

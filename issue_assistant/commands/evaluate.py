@@ -123,7 +123,7 @@ def _tracker(
     full_name = settings.require_repository(args.repo)
     token = settings.github_token or ""
     try:
-        from issue_assistant.tracker.github import GitHubTracker
+        from issue_assistant.tracker.github_tracker import GitHubTracker
     except ImportError:
         raise UserError("reading GitHub is not available in this version; use --snapshot") from None
     from issue_assistant.evaluate.live import read_live
@@ -243,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.evaluate.selection import parse_shard, select, shard
     from issue_assistant.index.local import open_index
     from issue_assistant.learn.store import bucket_cutoffs
-    from issue_assistant.pipeline import engines_for, prepare
+    from issue_assistant.pipeline import check_engines, engines_for
     from issue_assistant.settings import current
     from issue_assistant.tracker.snapshot import read_repository, read_snapshot
 
@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
     labels, config = load_configs(args, checkout_root())  # with --model and --checkout
     config = config.with_engine(strategy=args.strategy)
     engine, fallback = engines_for(config, labels, engine_name(args))
-    prepare(engine, fallback)  # before the first issue: exit 2 here
+    check_engines(engine, fallback)  # before the first issue: exit 2 here
     if args.snapshot:
         full_name = read_repository(args.snapshot).full_name
     elif args.repo or current().repository:

@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from issue_assistant.onboard import run_init
+    from issue_assistant.init.flow import run_init
 
     args.repository, args.limit = repository_of(args), limit_of(args)
     return run_init(args)

@@ -110,7 +110,7 @@ def _tracker(
     from issue_assistant.index.local import index_path
     from issue_assistant.settings import current
     from issue_assistant.sync import DISCUSSIONS_FILE
-    from issue_assistant.tracker.github import GitHubTracker
+    from issue_assistant.tracker.github_tracker import GitHubTracker
 
     settings = current()
     gh = GitHubTracker(args.repo, settings.require_token(), settings.api_url)

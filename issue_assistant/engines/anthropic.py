@@ -84,7 +84,7 @@ class AnthropicEngine(LLMEngine):
     def model(self) -> str:
         return self.config.engine.model or DEFAULT_MODEL
 
-    def prepare(self) -> None:
+    def check_ready(self) -> None:
         try:
             import anthropic  # noqa: F401
         except ImportError:
@@ -102,7 +102,7 @@ class AnthropicEngine(LLMEngine):
 
         from issue_assistant.settings import current
 
-        self.prepare()
+        self.check_ready()
         settings = current()
         return anthropic.Anthropic(
             api_key=settings.anthropic_api_key,

@@ -1,7 +1,7 @@
 """The engine contract (the registry of names is `engines/registry.py`).
 
 An engine is one class: its `name`, its typed `Options` (read from `[engines.NAME]`), the
-strategies it can run, `prepare()` (once, before any issue) and `decide(context)`.
+strategies it can run, `check_ready()` (once, before any issue) and `decide(context)`.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class Engine(ABC):
     def model(self) -> str:
         return self.config.engine.model
 
-    def prepare(self) -> None:  # noqa: B027 - most engines need nothing
+    def check_ready(self) -> None:  # noqa: B027 - most engines need nothing
         """Check, once before any issue, that the engine can run: a UserError naming the fix."""
 
     def warm(self, context: Context) -> None:  # noqa: B027 - most engines need nothing

@@ -260,7 +260,7 @@ class CommandEngine(Engine):
     def binary(self) -> str:
         return self.options.binary or self.command  # type: ignore[attr-defined]
 
-    def prepare(self) -> None:
+    def check_ready(self) -> None:
         if shutil.which(self.binary) is None:
             raise UserError(
                 f"the {self.name} engine needs the `{self.binary}` command on PATH: "

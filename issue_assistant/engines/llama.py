@@ -120,7 +120,7 @@ class LlamaEngine(LLMEngine):
             raise UserError("model file not found (set [engine] model or --model)", where=path)
         return path
 
-    def prepare(self) -> None:
+    def check_ready(self) -> None:
         self._model_path()
         try:
             import llama_cpp  # noqa: F401

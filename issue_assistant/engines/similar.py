@@ -180,7 +180,7 @@ class SimilarEngine(Engine):
                 f"calibrate on ({MIN_CALIBRATION_PAIRS} with their original found are needed)"
             )
         elif self.use_calibration_file:
-            from issue_assistant.learn.calibrate import duplicate_calibration_of
+            from issue_assistant.learn.calibration_file import duplicate_calibration_of
 
             cal = duplicate_calibration_of(context.index.path)
             if cal is not None:

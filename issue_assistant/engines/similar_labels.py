@@ -24,18 +24,20 @@ if TYPE_CHECKING:
     from issue_assistant.learn.model import LabelModel
 
 SINGLE = ("type", "priority")
-UNMEASURED_VOTE = "only a guess from similar earlier issues, and only measured labels are proposed"
+UNMEASURED_NEIGHBOURS = (
+    "only a guess from similar earlier issues, and only measured labels are proposed"
+)
 
 
 def boost_areas(
-    votes: list[tuple[str, float]], context: Context, labels: LabelsConfig, weight: float
+    shares: list[tuple[str, float]], context: Context, labels: LabelsConfig, weight: float
 ) -> list[tuple[str, float]]:
-    """Area votes plus `weight` times the rank-weighted share of the likely files whose path an
+    """Area shares plus `weight` times the rank-weighted share of the likely files whose path an
     area's `paths` match (the first file counts most), best first, within the group's limit."""
     files = context.likely_files
     ranks = [1 / (i + 1) for i in range(len(files))]
     total = sum(ranks) or 1.0
-    scores = dict(votes)
+    scores = dict(shares)
     allowed = set(labels.proposable("area"))
     for area in labels.area:
         if not area.paths or area.name not in allowed:
@@ -47,7 +49,7 @@ def boost_areas(
     return ranked[: labels.limit("area")]
 
 
-def vote(
+def neighbour_labels(
     labels: LabelsConfig, group: str, neighbors: list[Candidate], k: int, threshold: float
 ) -> list[tuple[str, float]]:
     """Share of the neighbours' weight behind each label of `group`.
@@ -59,7 +61,7 @@ def vote(
     if not allowed:
         return []
     known = labels.all_names()
-    votes: Counter[str] = Counter()
+    shares: Counter[str] = Counter()
     total = 0.0
     used = 0
     top = neighbors[0].score if neighbors else 1.0
@@ -72,13 +74,13 @@ def vote(
         total += weight
         for lab in mine:
             if lab in allowed:
-                votes[lab] += weight
+                shares[lab] += weight
         used += 1
         if used >= k:
             break
     if total <= 0 or used < 2:
         return []
-    ranked = [(lab, v / total) for lab, v in votes.most_common() if v / total >= threshold]
+    ranked = [(lab, v / total) for lab, v in shares.most_common() if v / total >= threshold]
     return ranked[: labels.limit(group)]  # type: ignore[arg-type]
 
 
@@ -151,16 +153,16 @@ def answer(
             out.proposed[group] = [n for n, _, _ in choice.chosen]
             continue
         out.modes[group] = "vote"
-        why_vote = gm.reason if gm is not None else "[labels] model = vote"
+        why_neighbours = gm.reason if gm is not None else "[labels] model = vote"
         chosen, reason, plain = _voted(context, labels, config, options, group, neighbors)
         if chosen and not rule.allows("possible"):
             chosen, reason = [], f"the vote is not measured; [labels] propose = {rule.propose}"
-            plain = UNMEASURED_VOTE
+            plain = UNMEASURED_NEIGHBOURS
         if not chosen:
             out.plain[group] = plain
         out.groups[group] = GroupOutcome(
             mode="vote",
-            method=f"vote ({why_vote})",
+            method=f"vote ({why_neighbours})",
             abstained="" if chosen else ("tier" if reason.startswith("the vote") else "vote"),
             reason="" if chosen else reason,
         )
@@ -181,7 +183,7 @@ def _voted(
 ) -> tuple[list[tuple[str, float]], str, str]:
     """The vote's labels for `group` (areas boosted by the likely files), or why none (the
     decision's reason, and in plain words)."""
-    every = vote(labels, group, neighbors, options.neighbors, 0.0)
+    every = neighbour_labels(labels, group, neighbors, options.neighbors, 0.0)
     if group == "area" and context.likely_files and config.code.area_boost > 0:
         every = boost_areas(every, context, labels, config.code.area_boost)
     chosen = [(n, c) for n, c in every if c >= options.min_confidence]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from issue_assistant.decision import TIERS
 from issue_assistant.evaluate.metrics import Ratio, engine_labels
 from issue_assistant.evaluate.results import IssueResult
-from issue_assistant.learn.calibration import THRESHOLDS, proposals
+from issue_assistant.learn.confidence import THRESHOLDS, proposals
 
 SINGLE = ("type", "priority")
 BOUND_ROWS = 12

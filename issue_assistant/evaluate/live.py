@@ -20,7 +20,7 @@ from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Issue, Repos
 from issue_assistant.tracker.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from issue_assistant.tracker.github import GitHubTracker
+    from issue_assistant.tracker.github_tracker import GitHubTracker
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class _Issues(IssuesOnly):
 
 def _maintainers(issues: list[Issue], roles: dict[str, str]) -> list[str]:
     """People with triage rights among those looked up, and anyone GitHub calls a member."""
-    from issue_assistant.tracker.github import TRIAGE_ROLES
+    from issue_assistant.tracker.github_tracker import TRIAGE_ROLES
 
     found = {login for login, role in roles.items() if role in TRIAGE_ROLES}
     for issue in issues:

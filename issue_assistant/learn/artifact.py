@@ -19,7 +19,7 @@ from typing import Any, BinaryIO, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from issue_assistant.learn.calibration import ThresholdTable
+from issue_assistant.learn.confidence import ThresholdTable
 from issue_assistant.learn.features import TOKEN
 from issue_assistant.learn.linear import Featurizer, LinearHead, TextPart
 

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from issue_assistant.index import duplicates
 from issue_assistant.index.duplicates import PairFeatures
-from issue_assistant.learn.calibration import FOLDS, MIN_PROPOSALS
+from issue_assistant.learn.confidence import FOLDS, MIN_PROPOSALS
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from issue_assistant.config import GROUPS, LabelsConfig
-from issue_assistant.learn.calibration import ThresholdTable, fold_bounds, table_for
+from issue_assistant.learn.confidence import ThresholdTable, fold_bounds, table_for
 
 TIME_ORDERED_MIN = 1000
 K = 5
@@ -113,13 +113,15 @@ def plan(
     return "stratified", out
 
 
-VOTE = ":vote"  # a fold's predictions under f"{group}{VOTE}": the vote of its neighbours
+#: a fold's predictions under f"{group}{NEIGHBOURS}": its neighbours' label shares (the vote)
+NEIGHBOURS = ":vote"
 
 
 @dataclass
 class Collected:
     """The out-of-fold predictions, (probabilities, gold labels) per scored issue, by group (and
-    by f"{group}{VOTE}" for the vote a fold gave beside its model), and how they were made."""
+    by f"{group}{NEIGHBOURS}" for the vote a fold gave beside its model), and how they were
+    made."""
 
     method: str
     folds: int
@@ -161,7 +163,7 @@ def collect(
             if probs is None:  # the fold could not learn the group at all
                 skipped[group] += 1
                 continue
-            votes = predicted.get(group + VOTE)
+            shares = predicted.get(group + NEIGHBOURS)
             held = _counts(train, labels, group)
             # A multi-label group's labels are scored apart: each only in the folds whose
             # training part holds it enough (a time-ordered fold may precede a label).
@@ -175,8 +177,8 @@ def collect(
                     mine = {c: v for c, v in mine.items() if c in scored}
                     gold = [g for g in gold if g in scored or g not in names]
                 predictions.setdefault(group, []).append((mine, gold))
-                if votes is not None:
-                    predictions.setdefault(group + VOTE, []).append((votes[i], gold))
+                if shares is not None:
+                    predictions.setdefault(group + NEIGHBOURS, []).append((shares[i], gold))
     return Collected(method, len(folds), skipped, predictions)
 
 

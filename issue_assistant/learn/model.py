@@ -24,10 +24,10 @@ import numpy as np
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn import heads
-from issue_assistant.learn.calibration import ThresholdTable
+from issue_assistant.learn.confidence import ThresholdTable
 from issue_assistant.learn.features import fit_features
 from issue_assistant.learn.fitting import Fitting
-from issue_assistant.learn.folds import VOTE, Predict, collect
+from issue_assistant.learn.folds import NEIGHBOURS, Predict, collect
 from issue_assistant.learn.linear import Featurizer, LinearHead
 from issue_assistant.learn.neighbours import SOURCES, Neighbours, choose_source, mix, rows_matrix
 from issue_assistant.learn.sparse import Csr
@@ -317,8 +317,8 @@ class LabelModel:
                 continue
             probs = gm.probabilities(x, vectors)
             if gm.source != "model" and self.neighbours is not None:
-                votes = self.neighbours.votes(group, rows_matrix(x, self.featurizer.width))
-                probs = [mix(p, v, SOURCES[gm.source]) for p, v in zip(probs, votes, strict=True)]
+                shares = self.neighbours.label_shares(group, rows_matrix(x, self.featurizer.width))
+                probs = [mix(p, v, SOURCES[gm.source]) for p, v in zip(probs, shares, strict=True)]
             for i, p in enumerate(probs):
                 out[i][group] = p
         return out
@@ -335,8 +335,9 @@ class LabelModel:
         self, rows: Sequence[Row], vectors: Vectors | None = None
     ) -> dict[str, list[dict[str, float]]]:
         """Per learned group, each row's label probabilities from the model, and with the
-        neighbours kept, a single-label group's vote under f"{group}{VOTE}" (a fold model scoring
-        its rows; the fit's own features in memory make them for all rows at once)."""
+        neighbours kept, a single-label group's neighbour label shares under f"{group}{NEIGHBOURS}"
+        (a fold model scoring its rows; the fit's own features in memory make them for all rows at
+        once)."""
         learned = {g: gm for g, gm in self.groups.items() if gm.mode == "learned"}
         if self.featurizer is None:
             return {g: [{} for _ in rows] for g in learned}
@@ -352,7 +353,7 @@ class LabelModel:
         if self.neighbours is not None:
             for g in learned:
                 if g in self.neighbours.gold:
-                    out[g + VOTE] = self.neighbours.votes(g, x)
+                    out[g + NEIGHBOURS] = self.neighbours.label_shares(g, x)
         return out
 
     def describe(self) -> str:
@@ -411,9 +412,9 @@ def fit(
             preds = got.predictions.get(group)
             if not preds:
                 continue
-            votes = got.predictions.get(group + VOTE)
-            if votes is not None:
-                preds = _choose_source(groups[group], names, preds, votes)
+            shares = got.predictions.get(group + NEIGHBOURS)
+            if shares is not None:
+                preds = _choose_source(groups[group], names, preds, shares)
             groups[group].table = got.table(group, labels, preds)
     if neighbours is not None and not (calibrate is False and classes is not None):
         # Kept by a fold (its vote is measured), else only for the groups proposing from it.
@@ -434,12 +435,12 @@ def _choose_source(
     gm: GroupModel,
     names: Sequence[str],
     preds: list[tuple[dict[str, float], list[str]]],
-    votes: list[tuple[dict[str, float], list[str]]],
+    shares: list[tuple[dict[str, float], list[str]]],
 ) -> list[tuple[dict[str, float], list[str]]]:
     """Set what `gm` proposes from, on its out-of-fold predictions (the model's, the vote's);
     the chosen source's predictions, which its tiers are measured on."""
     by_source = {
-        name: [(mix(p, v, share), gold) for (p, gold), (v, _) in zip(preds, votes, strict=True)]
+        name: [(mix(p, v, share), gold) for (p, gold), (v, _) in zip(preds, shares, strict=True)]
         for name, share in SOURCES.items()
     }
     gm.source, gm.sources = choose_source(by_source, names)

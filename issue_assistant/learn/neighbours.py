@@ -5,7 +5,7 @@ at fit time on out-of-fold evidence (`learn/folds.py`, the same folds that measu
 - the model: its probabilities;
 - the vote: the `K` most similar labelled training issues (the sum of the TF-IDF blocks' cosines
   in the model's own features), each weighted by the square of its similarity over the best
-  one's, as `engines/similar_labels.vote` counts the search's neighbours;
+  one's, as `engines/similar_labels.neighbour_labels` counts the search's neighbours;
 - the blend: half of each.
 The source whose top label has the best out-of-fold macro F1 over the group's learned labels is
 kept; the model unless another beats it by `MARGIN`. The tiers are then measured on the chosen
@@ -42,7 +42,7 @@ class Neighbours:
             self.matrix.take(keep), {g: [self.gold[g][i] for i in keep] for g in groups}
         )
 
-    def votes(self, group: str, query: Csr, k: int = K) -> list[dict[str, float]]:
+    def label_shares(self, group: str, query: Csr, k: int = K) -> list[dict[str, float]]:
         """Each query row's vote for `group`: each label's share of the neighbours' weight ({}
         when fewer than two labelled training issues share a term with it)."""
         gold = self.gold.get(group)
@@ -55,11 +55,11 @@ class Neighbours:
         for start in range(0, query.shape[0], CHUNK):
             dense = query.take(np.arange(start, min(start + CHUNK, query.shape[0]))).toarray()
             sims = known.dot_t(dense) if len(labelled) else dense[:, :0]
-            out += [_vote(row, names, k) for row in sims]
+            out += [_label_shares(row, names, k) for row in sims]
         return out
 
 
-def _vote(sims: np.ndarray, names: Sequence[str | None], k: int) -> dict[str, float]:
+def _label_shares(sims: np.ndarray, names: Sequence[str | None], k: int) -> dict[str, float]:
     if len(sims) < 2:
         return {}
     top = np.argsort(-sims, kind="stable")[:k]

@@ -2,7 +2,7 @@
 
 For each group the model's best label(s) are proposed unless the history says proposals at that
 confidence are right less often than `[labels] min_precision` (the floor). The measured precision
-of a proposal is that of its bucket on the group's out-of-fold curve (`learn/calibration.py`):
+of a proposal is that of its bucket on the group's out-of-fold curve (`learn/confidence.py`):
 - high: at least `[labels] target_precision`;
 - likely: at least halfway between the floor and the target;
 - possible: at least the floor.
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from issue_assistant.config import LabelModelConfig
 from issue_assistant.decision import TIERS, Bounds, LabelTier, Tier
-from issue_assistant.learn.calibration import Curve, ThresholdTable
+from issue_assistant.learn.confidence import Curve, ThresholdTable
 
 # Fewer out-of-fold predictions than this measure nothing reliable: on held-out windows of
 # hf-datasets (never the benchmark's scored ones), curves from 76-93 predictions (100 labelled

@@ -85,7 +85,7 @@ def full_tracker(tracker: Tracker) -> Tracker:
 class WritableTracker(Tracker, Protocol):
     """What the Action needs on GitHub: reads of comments, reactions and permissions, and writes.
 
-    Implemented over PyGithub (`tracker.github`) and in memory (`tracker.memory`) for tests.
+    Implemented over PyGithub (`tracker.github_tracker`) and in memory (`tracker.memory`) for tests.
     Writes must be idempotent where GitHub allows it: callers look before they write again.
     """
 

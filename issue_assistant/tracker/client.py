@@ -4,7 +4,7 @@ Every request goes through PyGithub's `Requester` (auth, throttling, `GithubRetr
 `BoundedRetry`); lists are `PaginatedList`s of a raw object class whose `raw_data` never triggers
 a request (reading `raw_data` on PyGithub's own `Issue` from a list fetches the issue again).
 Whatever PyGithub, urllib3 or requests raise comes out of `api` as one `GitHubError` that says
-what was tried and what to do. The tracker (`tracker/github.py`) and the live stores read
+what was tried and what to do. The tracker (`tracker/github_tracker.py`) and the live stores read
 through this surface: `api`, `request`, `paginate`, `requester` and `path`.
 """
 

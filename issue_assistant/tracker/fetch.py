@@ -28,7 +28,7 @@ from issue_assistant.errors import GitHubError
 from issue_assistant.progress import Progress
 from issue_assistant.tracker.client import Throttle, github_retry
 from issue_assistant.tracker.fetch_context import ContextState, fetch_context
-from issue_assistant.tracker.github import TRIAGE_ROLES, WRITE_ROLES, GitHubTracker
+from issue_assistant.tracker.github_tracker import TRIAGE_ROLES, WRITE_ROLES, GitHubTracker
 from issue_assistant.tracker.models import Comment, Event, Issue
 from issue_assistant.tracker.snapshot import Snapshot, issue_record, write_snapshot
 

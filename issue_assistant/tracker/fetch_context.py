@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 from issue_assistant.errors import GitHubError
-from issue_assistant.tracker.github import GitHubTracker
 from issue_assistant.tracker.github_context import (
     CLOSED_BY_BATCH,
     closed_by,
@@ -25,6 +24,7 @@ from issue_assistant.tracker.github_context import (
     list_releases,
     pull_files,
 )
+from issue_assistant.tracker.github_tracker import GitHubTracker
 from issue_assistant.tracker.models import Discussion, FixedBy, Issue, Release
 from issue_assistant.tracker.snapshot import discussion_record, release_record
 

@@ -4,7 +4,8 @@ Releases come from REST (`/releases`), discussions from GraphQL (REST has no lis
 through PyGithub's `Requester.graphql_query` so auth, retries and throttling are the tracker's
 own. Fixing pull requests come from "Fixes #N" in their bodies and from GraphQL's
 `Issue.closedByPullRequestsReferences` (many issues per query); the files they changed from REST
-(`/pulls/N/files`). Imported by `tracker.github` (the tracker is only a type here: no cycle).
+(`/pulls/N/files`). Imported by `tracker.github_tracker` (the tracker is only a type here:
+no cycle).
 """
 
 from __future__ import annotations

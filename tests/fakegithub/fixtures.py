@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from issue_assistant.tracker.client import Throttle, github_retry
-from issue_assistant.tracker.github import GitHubTracker
+from issue_assistant.tracker.github_tracker import GitHubTracker
 from tests.fakegithub.server import FakeGitHub
 
 TOKEN = "test-token"

@@ -18,10 +18,7 @@ from issue_assistant.atomic import write_atomic
 from issue_assistant.config import find_file
 from issue_assistant.errors import NO_SOURCE, GitHubError, UserError
 from issue_assistant.forms import DraftedField, draft_fields, read_forms
-from issue_assistant.initfiles import comment_text, config_toml, labels_toml
-from issue_assistant.published import published
-from issue_assistant.render import render
-from issue_assistant.scaffold import (
+from issue_assistant.init.draft import (
     GROUP_ORDER,
     LabelDraft,
     draft_labels,
@@ -29,6 +26,9 @@ from issue_assistant.scaffold import (
     usage,
     workflow_text,
 )
+from issue_assistant.init.files import comment_text, config_toml, labels_toml
+from issue_assistant.published import published
+from issue_assistant.render import render
 from issue_assistant.tracker.models import Issue, LabelInfo
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from issue_assistant.config import GROUPS, Config, LabelsConfig
 from issue_assistant.decision import Bounds
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.duplicates import SCORE_VERSION
-from issue_assistant.learn.calibration import ThresholdTable
+from issue_assistant.learn.confidence import ThresholdTable
 from issue_assistant.learn.duplicate_model import NEGATIVES, Replay
 from issue_assistant.learn.model import SINGLE, LabelModel
 from issue_assistant.learn.tiers import TierRule, measured
@@ -104,7 +104,7 @@ class DuplicateCalibration(BaseModel):
         return self
 
 
-class Calibration(BaseModel):
+class CalibrationFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: int = Field(default=1, ge=1, le=1)
@@ -215,7 +215,7 @@ def calibration_path(directory: str | Path) -> Path:
     return Path(directory) / CALIBRATION_FILE
 
 
-def write_calibration(calibration: Calibration, directory: str | Path) -> Path:
+def write_calibration(calibration: CalibrationFile, directory: str | Path) -> Path:
     text = json.dumps(calibration.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
     return write_atomic(calibration_path(directory), text, own=True)
 
@@ -229,7 +229,9 @@ def _problem(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
-def read_calibration(directory: str | Path, fingerprint: str | None = None) -> Calibration | None:
+def read_calibration(
+    directory: str | Path, fingerprint: str | None = None
+) -> CalibrationFile | None:
     """calibration.json beside the index, each part validated on its own.
 
     An unreadable file or header is None; a labels part that does not validate, or (given the
@@ -245,12 +247,12 @@ def read_calibration(directory: str | Path, fingerprint: str | None = None) -> C
             raise ValueError("not a JSON object")
         labels_raw = raw.pop("labels", {})
         dup_raw = raw.pop("duplicates", None)
-        cal = Calibration.model_validate({**raw, "labels": {}, "duplicates": None})
+        cal = CalibrationFile.model_validate({**raw, "labels": {}, "duplicates": None})
     except (OSError, ValueError, RecursionError) as exc:
         log.warning("%s: cannot use it (%s); run calibrate again", path, _problem(exc))
         return None
     try:
-        labels = Calibration.model_validate(
+        labels = CalibrationFile.model_validate(
             {**raw, "labels": labels_raw, "duplicates": None}
         ).labels
     except (ValueError, RecursionError) as exc:

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class Prepared:
+class IndexRun:
     """What an `index` run left in the cache."""
 
     repository: str
@@ -49,14 +49,14 @@ class Prepared:
         }
 
 
-def prepare(
+def run_index(
     tracker: WritableTracker,
     labels: LabelsConfig,
     config: Config,
     *,
     now: datetime | None = None,
     cache_dir: str | None = None,
-) -> Prepared:
+) -> IndexRun:
     """Refresh the index under the cache root and refit the label model when it is due."""
     from issue_assistant.learn.store import refit
 
@@ -69,7 +69,7 @@ def prepare(
         model, refit_now = refit(tracker, index, labels, now)
         model_text, fit_seconds = model.describe(), model.fit_seconds if refit_now else 0.0
         log.info("label model %s: %s", "fit" if refit_now else "up to date", model_text)
-    return Prepared(
+    return IndexRun(
         repository=tracker.repository.full_name,
         path=str(index.path),
         indexed=len(index),

@@ -13,7 +13,7 @@ import tomlkit
 from tomlkit.items import Table
 
 from issue_assistant.forms import DraftedField
-from issue_assistant.scaffold import GROUP_ORDER, Drafted, LabelDraft
+from issue_assistant.init.draft import GROUP_ORDER, Drafted, LabelDraft
 
 EXPLAIN = {
     "type": "exactly one per issue",
