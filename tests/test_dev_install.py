@@ -54,7 +54,9 @@ version = "1.0"
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CMAKE_ARGS", "PIP_CACHE_DIR")}
+    # what the script reads from the environment, unset (`.ci/run` exports the AVX2 opt-in)
+    outer = ("CMAKE_ARGS", "PIP_CACHE_DIR", "ISSUE_ASSISTANT_LLAMA_AVX2")
+    env = {k: v for k, v in os.environ.items() if k not in outer}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     env["ISSUE_ASSISTANT_DEV_CACHE"] = str(tmp_path / "cache")
     env.update(extra)
