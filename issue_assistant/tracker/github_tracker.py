@@ -348,22 +348,12 @@ class GitHubTracker(GitHubClient):
     def add_labels(self, number: int, labels: list[str]) -> None:
         if not labels:
             return
-        path = f"{self.path}/issues/{number}/labels"
-        try:
-            self.request("POST", path, {"labels": list(labels)})
-        except GitHubError as exc:
-            if not _transient(exc):
-                raise
-            self.request("POST", path, {"labels": list(labels)})  # adding twice is harmless
+        # adding twice is harmless
+        self._post_again_if_lost(f"{self.path}/issues/{number}/labels", {"labels": list(labels)})
 
     def remove_label(self, number: int, label: str) -> None:
         """Remove `label`; a label that is not there (404) is fine."""
-        path = f"{self.path}/issues/{number}/labels/{quote(label, safe='')}"
-        try:
-            self.request("DELETE", path)
-        except GitHubError as exc:
-            if exc.status != 404:
-                raise
+        self._delete_if_there(f"{self.path}/issues/{number}/labels/{quote(label, safe='')}")
 
     def create_comment(self, number: int, body: str) -> Comment:
         """Post a comment; after a lost answer, looks for it before posting once more."""
@@ -387,21 +377,12 @@ class GitHubTracker(GitHubClient):
 
     def delete_comment(self, comment_id: int) -> None:
         """Delete a comment; one already gone (404) is fine."""
-        try:
-            self.request("DELETE", f"{self.path}/issues/comments/{comment_id}")
-        except GitHubError as exc:
-            if exc.status != 404:
-                raise
+        self._delete_if_there(f"{self.path}/issues/comments/{comment_id}")
 
     def add_reaction(self, comment_id: int, content: str) -> None:
         """React to a comment (GitHub keeps one reaction per user and content)."""
         path = f"{self.path}/issues/comments/{comment_id}/reactions"
-        try:
-            self.request("POST", path, {"content": content})
-        except GitHubError as exc:
-            if not _transient(exc):
-                raise
-            self.request("POST", path, {"content": content})
+        self._post_again_if_lost(path, {"content": content})
 
     def claim(self, comment_id: int) -> Claim:
         """React 👀: GitHub answers 201 when it made the reaction, 200 when it was there.
@@ -430,7 +411,19 @@ class GitHubTracker(GitHubClient):
         raise AssertionError("unreachable")
 
     def release(self, comment_id: int, claim_id: int) -> None:
-        path = f"{self.path}/issues/comments/{comment_id}/reactions/{claim_id}"
+        self._delete_if_there(f"{self.path}/issues/comments/{comment_id}/reactions/{claim_id}")
+
+    def _post_again_if_lost(self, path: str, body: dict) -> None:
+        """POST `body`, once more after a lost answer (for writes that are harmless twice)."""
+        try:
+            self.request("POST", path, body)
+        except GitHubError as exc:
+            if not _transient(exc):
+                raise
+            self.request("POST", path, body)
+
+    def _delete_if_there(self, path: str) -> None:
+        """DELETE `path`; what is already gone (404) is fine."""
         try:
             self.request("DELETE", path)
         except GitHubError as exc:
