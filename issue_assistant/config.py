@@ -179,6 +179,8 @@ class Label(Strict):
 
 class TypeLabel(Label):
     ask: list[Ask] = Field(default_factory=list)
+    # The general kind of issue this type is (`learn/type_prior.py`); unset: read from the name.
+    kind: Literal["bug", "feature", "question", "docs"] | None = None
 
 
 class LabelsConfig(Strict):

@@ -36,8 +36,9 @@ def test_the_embeddings_are_one_block_of_the_same_model(tmp_path):
     vec = _vectors(issues, signal=20.0)
     cutoff = T0 + timedelta(days=30)
     rows = rows_from(snap(issues), LABELS, cutoff)
-    plain = fit(rows, LABELS, cutoff, calibrate=False)
-    both = fit(rows, LABELS, cutoff, calibrate=False, vectors=vec.get)
+    # without the type prior (`learn/type_prior.py`): the words alone, as the vectors alone
+    plain = fit(rows, LABELS, cutoff, calibrate=False, prior_weight=0.0)
+    both = fit(rows, LABELS, cutoff, calibrate=False, vectors=vec.get, prior_weight=0.0)
     gm = both.groups["type"]
     assert gm.dense is not None and gm.dense.coef.shape == (DIM, 1)  # binary: one output
     assert gm.dense_mean is not None and gm.dense_mean.shape == (DIM,)

@@ -19,12 +19,14 @@ from typing import Any, BinaryIO, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from issue_assistant.learn import type_prior
 from issue_assistant.learn.confidence import ThresholdTable
 from issue_assistant.learn.features import TOKEN
 from issue_assistant.learn.linear import Featurizer, LinearHead, TextPart
 
-# 3: tables with folds and curves; 4: the numpy fit, checked; 5: the source and the vote's rows
-FORMAT = 5
+# 3: tables with folds and curves; 4: the numpy fit, checked; 5: the source and the vote's rows;
+# 6: the type prior's kinds and weight
+FORMAT = 6
 EMBEDDING_DIM = 384
 
 
@@ -69,6 +71,11 @@ class GroupMeta(_Strict):
     table: dict[str, Any] | None = None
     source: Literal["model", "blend", "vote"] = "model"
     sources: dict[str, float] = Field(default_factory=dict)
+    prior_kinds: dict[str, Literal["bug", "feature", "question", "docs"]] = Field(
+        default_factory=dict
+    )
+    prior_weight: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    prior: str = ""  # which shipped prior (`type_prior.TypePrior.key`) the weight was set for
 
 
 class Meta(_Strict):
@@ -160,6 +167,9 @@ def to_arrays(model: Any, labels_key: str) -> dict[str, np.ndarray]:
                 "table": gm.table.model_dump(mode="json") if gm.table is not None else None,
                 "source": gm.source,
                 "sources": gm.sources,
+                "prior_kinds": gm.prior_kinds,
+                "prior_weight": gm.prior_weight,
+                "prior": type_prior.load_prior().key if gm.prior_weight > 0 else "",
             }
         )
     nb = model.neighbours
@@ -265,6 +275,11 @@ def _group(data: dict, g: GroupMeta, width: int | None) -> Any:
         raise InvalidArtifact(f"group {g.group}: threshold table: {_first(exc)}") from None
     if g.source != "model" and (g.mode != "learned" or g.group not in ("type", "priority")):
         raise InvalidArtifact(f"group {g.group}: source {g.source} without a learned single label")
+    if g.prior_weight > 0:
+        if g.group != "type" or g.mode != "learned" or not set(g.prior_kinds) <= set(g.classes):
+            raise InvalidArtifact(f"group {g.group}: a type prior without its learned labels")
+        if g.prior != type_prior.load_prior().key:
+            raise InvalidArtifact(f"group {g.group}: fit with another type prior")
     return GroupModel(
         g.group,
         g.mode,
@@ -278,6 +293,8 @@ def _group(data: dict, g: GroupMeta, width: int | None) -> Any:
         mean,
         g.source,
         dict(g.sources),
+        dict(g.prior_kinds),
+        g.prior_weight,
     )
 
 

@@ -115,12 +115,15 @@ def plan(
 
 #: a fold's predictions under f"{group}{NEIGHBOURS}": its neighbours' label shares (the vote)
 NEIGHBOURS = ":vote"
+#: ... under f"{group}{WITHOUT_PRIOR}": its model's probabilities without the type prior
+WITHOUT_PRIOR = ":without prior"
+EXTRA = (NEIGHBOURS, WITHOUT_PRIOR)
 
 
 @dataclass
 class Collected:
     """The out-of-fold predictions, (probabilities, gold labels) per scored issue, by group (and
-    by f"{group}{NEIGHBOURS}" for the vote a fold gave beside its model), and how they were
+    by f"{group}{suffix}" for what a fold gave beside its model, `EXTRA`), and how they were
     made."""
 
     method: str
@@ -149,7 +152,8 @@ def collect(
     fit_fold: FitFold,
 ) -> Collected:
     """Every fold's predictions for the learned groups (`classes`: their learned labels), the
-    vote's too where a fold gives it; an issue is scored alike for every source."""
+    vote's and the model's without the prior too where a fold gives them; an issue is scored
+    alike for every source."""
     method, folds = plan(rows, labels, classes)
     need = {g: _need(rows, labels, g, names) for g, names in classes.items()}
     predictions: dict[str, list[tuple[dict[str, float], list[str]]]] = {}
@@ -163,7 +167,7 @@ def collect(
             if probs is None:  # the fold could not learn the group at all
                 skipped[group] += 1
                 continue
-            shares = predicted.get(group + NEIGHBOURS)
+            extra = {s: predicted[group + s] for s in EXTRA if group + s in predicted}
             held = _counts(train, labels, group)
             # A multi-label group's labels are scored apart: each only in the folds whose
             # training part holds it enough (a time-ordered fold may precede a label).
@@ -177,8 +181,8 @@ def collect(
                     mine = {c: v for c, v in mine.items() if c in scored}
                     gold = [g for g in gold if g in scored or g not in names]
                 predictions.setdefault(group, []).append((mine, gold))
-                if shares is not None:
-                    predictions.setdefault(group + NEIGHBOURS, []).append((shares[i], gold))
+                for suffix, other in extra.items():
+                    predictions.setdefault(group + suffix, []).append((other[i], gold))
     return Collected(method, len(folds), skipped, predictions)
 
 

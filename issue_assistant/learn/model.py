@@ -23,13 +23,20 @@ import numpy as np
 
 from issue_assistant.config import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
-from issue_assistant.learn import heads
+from issue_assistant.learn import heads, type_prior
 from issue_assistant.learn.confidence import ThresholdTable
 from issue_assistant.learn.features import fit_features
 from issue_assistant.learn.fitting import Fitting
-from issue_assistant.learn.folds import NEIGHBOURS, Predict, collect
+from issue_assistant.learn.folds import NEIGHBOURS, WITHOUT_PRIOR, Predict, collect
 from issue_assistant.learn.linear import Featurizer, LinearHead
-from issue_assistant.learn.neighbours import SOURCES, Neighbours, choose_source, mix, rows_matrix
+from issue_assistant.learn.neighbours import (
+    SOURCES,
+    Neighbours,
+    choose_source,
+    macro_f1,
+    mix,
+    rows_matrix,
+)
 from issue_assistant.learn.sparse import Csr
 from issue_assistant.learn.text import fields, prose, title
 from issue_assistant.tracker.asof import rewind
@@ -45,6 +52,8 @@ MIN_ISSUES = 30
 # stops growing with the repository, and recent issues show how it labels now.
 MAX_ROWS = 5000
 SINGLE = ("type", "priority")
+# The type prior is dropped where the model alone does this much better out of fold.
+PRIOR_MARGIN = 0.02
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,23 @@ class GroupModel:
     # "vote", chosen on out-of-fold evidence; and each source's out-of-fold macro F1 there.
     source: str = "model"
     sources: dict[str, float] = field(default_factory=dict)
+    # The type group only: its labels that map onto the shipped prior's kinds
+    # (`learn/type_prior.py`) and the prior's weight beside the model (0: no prior).
+    prior_kinds: dict[str, str] = field(default_factory=dict)
+    prior_weight: float = 0.0
+
+    def with_prior(
+        self, docs: Sequence[tuple[str, str]], probs: list[dict[str, float]]
+    ) -> list[dict[str, float]]:
+        """`probs` (of `docs`, (title, prose)) blended with the type prior, when it has one."""
+        if self.prior_weight <= 0 or not self.prior_kinds or not docs:
+            return probs
+        prior = type_prior.load_prior()
+        out = []
+        for p, k in zip(probs, prior.kind_probabilities(docs).tolist(), strict=True):
+            kinds = dict(zip(prior.kinds, k, strict=True))
+            out.append(type_prior.blend(p, self.prior_kinds, kinds, self.prior_weight))
+        return out
 
     def probabilities(
         self, rows: list[tuple[np.ndarray, np.ndarray]], vectors: np.ndarray | None = None
@@ -219,13 +245,15 @@ def _fit_groups(
     *,
     vectors: Vectors | None = None,
     fitting: Fitting | None = None,
+    prior_weight: float | None = None,
 ) -> tuple[Featurizer | None, dict[str, GroupModel], Neighbours | None]:
     """The featurizer, each group's fitted classifier (or why not) on `rows` (`classes`: only
     these groups, with exactly these labels) and the rows as neighbours of the learned
     single-label groups' vote.
 
     `vectors` gives the stored sentence embeddings of issue numbers (None where there is none);
-    `fitting` what earlier fits on nearly the same rows can share (see `learn/fitting.py`).
+    `fitting` what earlier fits on nearly the same rows can share (see `learn/fitting.py`);
+    `prior_weight` the type prior's weight (by default `type_prior.weight` of the type issues).
     """
     if len(rows) < MIN_ISSUES:
         why = f"only {len(rows)} labelled issues (needs {MIN_ISSUES})"
@@ -264,11 +292,25 @@ def _fit_groups(
                 c=fitted.c,
                 dense_mean=fitted.dense_mean,
             )
+            if group == "type":
+                _set_prior(groups[group], labels, len(idx), prior_weight)
             if group in SINGLE:
                 gold[group] = [None] * len(rows)
                 for i, y in zip(idx, ys, strict=True):
                     gold[group][i] = y
         return feats.featurizer(), groups, Neighbours(x, gold) if gold else None
+
+
+def _set_prior(gm: GroupModel, labels: LabelsConfig, issues: int, weight: float | None) -> None:
+    """Give the type group the shipped prior where two or more of its labels map onto kinds."""
+    prior = type_prior.load_prior()
+    explicit = {lab.name: lab.kind for lab in labels.type if lab.kind is not None}
+    kinds = type_prior.kind_map(gm.classes, prior, explicit)
+    w = type_prior.weight(issues) if weight is None else weight
+    if not kinds.usable or w <= 0:
+        return
+    gm.prior_kinds, gm.prior_weight = kinds.kinds, w
+    gm.reason += f"; with a general prior of issue kinds at weight {w:.2f}"
 
 
 def _dense_rows(vectors: Vectors | None, rows: Sequence[Row]) -> np.ndarray | None:
@@ -315,7 +357,7 @@ class LabelModel:
         for group, gm in self.groups.items():
             if gm.mode != "learned":
                 continue
-            probs = gm.probabilities(x, vectors)
+            probs = gm.with_prior(docs, gm.probabilities(x, vectors))
             if gm.source != "model" and self.neighbours is not None:
                 shares = self.neighbours.label_shares(group, rows_matrix(x, self.featurizer.width))
                 probs = [mix(p, v, SOURCES[gm.source]) for p, v in zip(probs, shares, strict=True)]
@@ -350,6 +392,10 @@ class LabelModel:
             rows_x = self.featurizer.rows(docs)
             out = {g: gm.probabilities(rows_x, dense) for g, gm in learned.items()}
             x = rows_matrix(rows_x, self.featurizer.width)
+        for g, gm in learned.items():
+            if gm.prior_weight > 0 and gm.prior_kinds:
+                out[g + WITHOUT_PRIOR] = out[g]
+                out[g] = gm.with_prior(docs, out[g])
         if self.neighbours is not None:
             for g in learned:
                 if g in self.neighbours.gold:
@@ -373,6 +419,7 @@ def fit(
     classes: Mapping[str, Sequence[str]] | None = None,
     vectors: Vectors | None = None,
     fitting: Fitting | None = None,
+    prior_weight: float | None = None,
 ) -> LabelModel:
     """Fit every group on `rows` created before `cutoff` (the most recent `MAX_ROWS` of them),
     with out-of-fold tables and curves (`learn/folds.py`). `classes`: fit only these groups, on
@@ -380,14 +427,18 @@ def fit(
 
     `vectors` (issue number -> stored embedding, or None) adds the embedding block when every
     row has one; `fitting` shares work with other fits on nearly the same rows (the folds here,
-    evaluate's buckets).
+    evaluate's buckets); `prior_weight` sets the type prior's weight (the folds are given the
+    final model's).
     """
     start = time.perf_counter()
     rows = [r for r in rows if r.created_at < cutoff][-MAX_ROWS:]
     fitting = fitting if fitting is not None else Fitting()
-    feats, groups, neighbours = _fit_groups(rows, labels, classes, vectors=vectors, fitting=fitting)
+    feats, groups, neighbours = _fit_groups(
+        rows, labels, classes, vectors=vectors, fitting=fitting, prior_weight=prior_weight
+    )
     learned = {g: gm.classes for g, gm in groups.items() if gm.mode == "learned"}
     if calibrate and feats is not None and learned:
+        weight = groups["type"].prior_weight if "type" in groups else 0.0
 
         def fit_fold(train: Sequence[Row], names: Mapping[str, Sequence[str]]) -> Predict:
             fold = fit(
@@ -398,6 +449,7 @@ def fit(
                 classes=names,
                 vectors=vectors,
                 fitting=fitting,
+                prior_weight=weight,
             )
             return lambda test: fold.predict_rows(test, vectors)
 
@@ -412,6 +464,9 @@ def fit(
             preds = got.predictions.get(group)
             if not preds:
                 continue
+            plain = got.predictions.get(group + WITHOUT_PRIOR)
+            if plain is not None:
+                preds = _choose_prior(groups[group], names, preds, plain)
             shares = got.predictions.get(group + NEIGHBOURS)
             if shares is not None:
                 preds = _choose_source(groups[group], names, preds, shares)
@@ -431,6 +486,23 @@ def fit(
     )
 
 
+def _choose_prior(
+    gm: GroupModel,
+    names: Sequence[str],
+    preds: list[tuple[dict[str, float], list[str]]],
+    plain: list[tuple[dict[str, float], list[str]]],
+) -> list[tuple[dict[str, float], list[str]]]:
+    """Keep the type prior unless, out of fold, the model alone beats it by `PRIOR_MARGIN` of
+    macro F1; the predictions of what is kept."""
+    with_prior, without = macro_f1(preds, names), macro_f1(plain, names)
+    gm.sources["prior"], gm.sources["without prior"] = round(with_prior, 4), round(without, 4)
+    if without < with_prior + PRIOR_MARGIN:
+        return preds
+    gm.prior_weight, gm.prior_kinds = 0.0, {}
+    gm.reason += " (dropped: the model alone was better out of fold)"
+    return plain
+
+
 def _choose_source(
     gm: GroupModel,
     names: Sequence[str],
@@ -443,7 +515,8 @@ def _choose_source(
         name: [(mix(p, v, share), gold) for (p, gold), (v, _) in zip(preds, shares, strict=True)]
         for name, share in SOURCES.items()
     }
-    gm.source, gm.sources = choose_source(by_source, names)
+    gm.source, scores = choose_source(by_source, names)
+    gm.sources = {**gm.sources, **scores}
     if gm.source != "model":
         said = {"vote": "the vote of the most similar of them", "blend": "the model and that vote"}
         gm.reason += f"; proposes from {said[gm.source]} (better out of fold)"

@@ -1,0 +1,75 @@
+"""The held-out measure of `bench/fit_type_prior.py --measure` (see there)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from bench.fit_type_prior import DATA, POETRY, labelled
+from bench.section_labels import RULE, _f1, _settings, _type_of
+from issue_assistant.config import load_labels
+from issue_assistant.learn import type_prior
+from issue_assistant.learn.model import fit
+from issue_assistant.learn.tiers import TierRule, choose
+
+# (WEIGHT, HALF_AT): the prior's weight with no history and where it is halved
+WEIGHTS = ((0.0, 150), (1.0, 300))
+FLOORS = (0.6, 0.5, 0.4)
+
+
+def settings(name: str):  # noqa: ANN201
+    rows, types = labelled(name)
+    typed = [r for r in rows if _type_of(r, types)]
+    if name == "hf-datasets":
+        return types, _settings(rows, typed, False)
+    out = []
+    for k in POETRY:
+        after = [r for r in typed if r.created_at > rows[k - 1].created_at]
+        out.append((f"oldest {k} labelled issues", rows[:k], after))
+    return types, out
+
+
+def measure(priors: dict[str, type_prior.TypePrior]) -> None:
+    for name, prior in priors.items():
+        type_prior.load_prior = lambda path=None, prior=prior: prior  # type: ignore[assignment]
+        labels = load_labels(DATA[name][1])
+        types, found = settings(name)
+        print(f"## {name}: prior fit on {prior.about['data']} {prior.about['issues']}")
+        for setting, train, test in found:
+            gold = [_type_of(r, types) for r in test]
+            present = sorted(set(gold))  # type: ignore[arg-type]
+            two = [n for n in ("bug", "enhancement", "kind/bug", "kind/feature") if n in present]
+            for w0, half in WEIGHTS:
+                type_prior.WEIGHT, type_prior.HALF_AT = w0, half
+                start = time.perf_counter()
+                model = fit(train, labels, test[0].created_at)
+                took = time.perf_counter() - start
+                gm = model.groups["type"]
+                probs = [
+                    p.get("type", {})
+                    for p in model.probabilities_many([(r.title, r.prose) for r in test])
+                ]
+                top = [max(p, key=p.get) if p else None for p in probs]
+                cells = []
+                for floor in FLOORS:
+                    rule = TierRule(floor, RULE.target)
+                    at = []
+                    for p in probs:
+                        c = choose(gm.table, p, single=True, limit=1, rule=rule)
+                        at.append(c.chosen[0][0] if c.chosen else None)
+                    cover = sum(a is not None for a in at) / len(at)
+                    cells.append(
+                        f"floor {floor}: all {_f1(gold, at, present):.3f} "
+                        f"two {_f1(gold, at, two):.3f} cov {cover:.2f}"
+                    )
+                print(
+                    f"{name} | {setting} | scored {len(test)} | w0 {w0} half {half} "
+                    f"(w {gm.prior_weight:.2f}, source {gm.source}) | top all "
+                    f"{_f1(gold, top, present):.3f} two {_f1(gold, top, two):.3f} | proposed "
+                    f"{'; '.join(cells)} | "
+                    f"{took:.1f} s",
+                    flush=True,
+                )
+
+
+__all__ = ["measure", "Path"]

@@ -1,0 +1,271 @@
+"""A general model of an issue's kind (bug, feature, question, docs), fit on other repositories.
+
+Shipped as `type_prior.npz` beside this module, fit once on the typed issues of the shared data
+(`../shared/data`) by `bench/fit_type_prior.py`. Its features are portable: the title's and the
+prose's word 1-2 grams and the title's char 3-5 grams, hashed into `BUCKETS` columns (no
+repository's vocabulary), sublinear tf times the idf of the data it was fit on, l2 per block.
+
+A repository's type labels are mapped onto the kinds by name (`kind_of`: `bug`, `kind/bug`,
+`type: bug`, `enhancement`, `feature request`, `question`, `support`, `docs` ...); a qualified
+name (`dataset bug`) is a kind of its own, so it gets none. `learn/model.py` blends the prior
+into the type model's probabilities with a weight that shrinks as the repository's own labelled
+history grows (`weight`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import zlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from issue_assistant.learn.linear import TextPart
+from issue_assistant.learn.sparse import Csr
+
+PRIOR_FILE = Path(__file__).with_name("type_prior.npz")
+KINDS = ("bug", "feature", "question", "docs")
+BUCKETS = 1 << 18
+TOKEN = r"(?u)\b\w\w+\b"
+# (block, column of (title, prose), analyzer, n-grams)
+BLOCKS = (("tw", 0, "word", (1, 2)), ("tc", 0, "char_wb", (3, 5)), ("bw", 1, "word", (1, 2)))
+# The prior's weight with no labelled history, and the history at which it is halved.
+WEIGHT = 1.0
+HALF_AT = 300
+
+_NAMES: dict[str, tuple[str, ...]] = {
+    "bug": ("bug", "bugs", "defect", "bug report", "type bug", "kind bug", "t bug"),
+    "feature": (
+        "feature",
+        "features",
+        "enhancement",
+        "enhancements",
+        "feature request",
+        "new feature",
+        "improvement",
+        "request",
+    ),
+    "question": ("question", "questions", "support", "usage", "help request", "how to"),
+    "docs": ("docs", "doc", "documentation"),
+}
+_BY_NAME = {n: k for k, names in _NAMES.items() for n in names}
+_PREFIX = re.compile(r"^(kind|type|t|category|issue type|issue)\s*[/:-]\s*")
+_NOT_WORD = re.compile(r"[^a-z]+")
+
+
+def kind_of(name: str) -> str | None:
+    """The kind a type label's name says (`kind/bug` -> bug, `enhancement` -> feature), or None
+    (a qualified name such as `dataset bug` is a type of its own)."""
+    text = name.casefold().strip()
+    text = _PREFIX.sub("", text)
+    text = _NOT_WORD.sub(" ", text).strip()
+    return _BY_NAME.get(text)
+
+
+def _parts() -> list[tuple[int, int, TextPart]]:
+    return [
+        (
+            i,
+            column,
+            TextPart(column, analyzer, ngram, TOKEN, True, True, 1.0, {}, np.empty(0)),
+        )
+        for i, (_, column, analyzer, ngram) in enumerate(BLOCKS)
+    ]
+
+
+def _bucket(block: int, term: str) -> int:
+    return zlib.crc32(f"{block}\x1f{term}".encode()) % BUCKETS
+
+
+def hashed_counts(docs: Sequence[tuple[str, str]]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+    """Per doc, per block, (bucket ids, term counts): each bucket once."""
+    parts = _parts()
+    out = []
+    for doc in docs:
+        row = []
+        for block, column, part in parts:
+            c = Counter(_bucket(block, t) for t in part.terms(doc[column]))
+            ids = np.fromiter(c.keys(), dtype=np.int64, count=len(c))
+            n = np.fromiter(c.values(), dtype=np.float64, count=len(c))
+            row.append((ids, n))
+        out.append(row)
+    return out
+
+
+def matrix(
+    counts: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]],
+    buckets: np.ndarray,
+    idf: np.ndarray,
+) -> Csr:
+    """Rows over the kept `buckets` (sorted): sublinear tf times idf, l2 per block."""
+    indptr, cols, vals = [0], [], []
+    for row in counts:
+        at = 0
+        for ids, n in row:
+            pos = np.searchsorted(buckets, ids)
+            pos = np.minimum(pos, len(buckets) - 1)
+            hit = buckets[pos] == ids
+            col = pos[hit]
+            v = (np.log(n[hit]) + 1.0) * idf[col]
+            norm = math.sqrt(float(v @ v))
+            if norm > 0:
+                v = v / norm
+            cols.append(col)
+            vals.append(v)
+            at += len(col)
+        indptr.append(indptr[-1] + at)
+    return Csr(
+        np.asarray(indptr, dtype=np.int64),
+        np.concatenate(cols).astype(np.int32) if cols else np.empty(0, np.int32),
+        np.concatenate(vals).astype(np.float32) if vals else np.empty(0, np.float32),
+        len(buckets),
+    )
+
+
+@dataclass
+class TypePrior:
+    """The fitted prior: the kept buckets, their idf, the coefficients per kind."""
+
+    kinds: list[str]
+    buckets: np.ndarray
+    idf: np.ndarray
+    coef: np.ndarray  # (buckets, kinds)
+    intercept: np.ndarray
+    about: dict
+
+    @property
+    def key(self) -> str:
+        """Which prior this is (what it was fit on, when, at which commit)."""
+        return f"{self.about.get('date', '')}:{self.about.get('commit', '')}:{len(self.buckets)}"
+
+    def kind_probabilities(self, docs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Each doc's probability of each of `kinds` (rows sum to 1)."""
+        x = matrix(hashed_counts(docs), self.buckets, self.idf)
+        z = x.dot(self.coef.astype(np.float64)) + self.intercept
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def save(self, path: Path) -> None:
+        with path.open("wb") as f:
+            np.savez_compressed(
+                f,
+                kinds=np.asarray(self.kinds),
+                buckets=self.buckets.astype(np.int32),
+                idf=self.idf.astype(np.float32),
+                coef=self.coef.astype(np.float16),
+                intercept=self.intercept.astype(np.float64),
+                about=np.asarray(json.dumps(self.about, sort_keys=True)),
+            )
+
+
+def read_prior(path: Path) -> TypePrior:
+    with np.load(path, allow_pickle=False) as z:
+        return TypePrior(
+            kinds=[str(k) for k in z["kinds"]],
+            buckets=z["buckets"].astype(np.int64),
+            idf=z["idf"].astype(np.float64),
+            coef=z["coef"].astype(np.float32),
+            intercept=z["intercept"].astype(np.float64),
+            about=json.loads(str(z["about"])),
+        )
+
+
+MIN_KIND = 5  # a kind with fewer typed issues in the data is left out of the prior
+C = 10.0
+
+
+def fit_prior(
+    docs: Sequence[tuple[str, str]], kinds: Sequence[str], about: dict, c: float = C
+) -> TypePrior:
+    """The prior on `docs` ((title, prose)) of the given `kinds`: a multinomial logistic
+    regression, each kind weighted as much as the others, over the buckets seen in two docs."""
+    from issue_assistant.learn import logistic
+
+    counted = Counter(kinds)
+    names = [k for k in KINDS if counted[k] >= MIN_KIND]
+    if len(names) < 2:
+        raise ValueError(f"fewer than 2 kinds with {MIN_KIND}+ issues: {dict(counted)}")
+    keep = [i for i, k in enumerate(kinds) if k in names]
+    counts = hashed_counts([docs[i] for i in keep])
+    df = Counter(int(b) for row in counts for ids, _ in row for b in ids)
+    buckets = np.asarray(sorted(b for b, n in df.items() if n >= 2), dtype=np.int64)
+    n = len(keep)
+    idf = np.log((1.0 + n) / (1.0 + np.asarray([df[int(b)] for b in buckets]))) + 1.0
+    x = matrix(counts, buckets, idf)
+    y = np.asarray([names.index(kinds[i]) for i in keep], dtype=np.int64)
+    got = logistic.fit(
+        x,
+        y,
+        c=c,
+        kind="softmax",
+        classes=len(names),
+        sample_weight=logistic.balanced_weights(y, len(names)),
+    )
+    about = {**about, "issues": {k: counted[k] for k in names}, "c": c}
+    return TypePrior(names, buckets, idf, got.coef, got.intercept, about)
+
+
+@cache
+def load_prior(path: Path = PRIOR_FILE) -> TypePrior:
+    """The shipped prior (package data)."""
+    return read_prior(path)
+
+
+def weight(issues: int) -> float:
+    """The prior's weight beside a model fit on `issues` labelled issues: `WEIGHT` with none,
+    half of it at `HALF_AT`, shrinking towards 0 as the history grows."""
+    return WEIGHT * HALF_AT / (HALF_AT + max(issues, 0))
+
+
+@dataclass(frozen=True)
+class KindMap:
+    """A repository's type labels that map onto kinds the prior knows, and their kinds."""
+
+    kinds: dict[str, str]  # label -> kind
+
+    @property
+    def usable(self) -> bool:
+        return len(set(self.kinds.values())) >= 2
+
+
+def kind_map(
+    labels: Sequence[str], prior: TypePrior, explicit: Mapping[str, str] | None = None
+) -> KindMap:
+    """Which of `labels` map onto which of the prior's kinds (`explicit` first, then by name)."""
+    out = {}
+    for name in labels:
+        kind = (explicit or {}).get(name) or kind_of(name)
+        if kind is not None and kind in prior.kinds:
+            out[name] = kind
+    return KindMap(out)
+
+
+def blend(
+    probs: Mapping[str, float], kinds: Mapping[str, str], prior: Mapping[str, float], w: float
+) -> dict[str, float]:
+    """The model's probabilities times each label's prior ratio to the power `w`, renormalised.
+
+    A mapped label's ratio is its kind's probability over the kinds the repository has (one
+    over their number when they are even); an unmapped label's is 1 (the prior is silent)."""
+    if not probs or w <= 0:
+        return dict(probs)
+    present = sorted({kinds[n] for n in probs if n in kinds})
+    if len(present) < 2:
+        return dict(probs)
+    total = sum(prior.get(k, 0.0) for k in present)
+    if total <= 0:
+        return dict(probs)
+    even = 1.0 / len(present)
+    scores = {}
+    for name, p in probs.items():
+        ratio = prior.get(kinds[name], 0.0) / total / even if name in kinds else 1.0
+        scores[name] = max(p, 1e-12) * max(ratio, 1e-6) ** w
+    norm = sum(scores.values())
+    return {n: s / norm for n, s in scores.items()}
