@@ -52,7 +52,7 @@ def measure(priors: dict[str, type_prior.TypePrior]) -> None:
                 top = [max(p, key=p.get) if p else None for p in probs]
                 cells = []
                 for floor in FLOORS:
-                    rule = TierRule(floor, RULE.target)
+                    rule = TierRule(RULE.floor, RULE.target, single_floor=floor)
                     at = []
                     for p in probs:
                         c = choose(gm.table, p, single=True, limit=1, rule=rule)

@@ -279,16 +279,20 @@ class LabelModelConfig(Strict):
     target_precision: float = Field(default=0.9, gt=0, le=1)
     # The floor: below it on the repository's history, a group proposes nothing (and says why).
     min_precision: float = Field(default=0.6, ge=0, le=1)
+    # The floor of the groups that take one label (type, priority): every issue has a type, so a
+    # best guess right half of the time is still worth proposing.
+    type_min_precision: float = Field(default=0.5, ge=0, le=1)
     # The lowest tier proposed: "high" keeps only high-confidence labels.
     propose: Literal["high", "likely", "possible"] = "possible"
 
     @model_validator(mode="after")
     def _floor_under_target(self) -> LabelModelConfig:
-        if self.min_precision > self.target_precision:
-            raise ValueError(
-                f"min_precision ({self.min_precision}) must not exceed target_precision "
-                f"({self.target_precision})"
-            )
+        for key in ("min_precision", "type_min_precision"):
+            if getattr(self, key) > self.target_precision:
+                raise ValueError(
+                    f"{key} ({getattr(self, key)}) must not exceed target_precision "
+                    f"({self.target_precision})"
+                )
         return self
 
 

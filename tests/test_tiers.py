@@ -126,7 +126,8 @@ def test_each_tier_and_the_floor():
         probs = {"bug": p, "feature": (1 - p) / 2, "docs": (1 - p) / 2}
         return choose(CURVE, probs, single=True, limit=1, rule=rule)
 
-    high, likely, low = pick(0.95), pick(0.7), pick(0.4)
+    six = TierRule(0.6, 0.9)  # a single-label floor of 0.6 (the general one)
+    high, likely, low = pick(0.95, six), pick(0.7, six), pick(0.4, six)
     assert [(n, t.tier) for n, _, t in high.chosen] == [("bug", "high")]
     assert high.chosen[0][2].precision == pytest.approx(0.95)
     assert [(n, t.tier) for n, _, t in likely.chosen] == [("bug", "likely")]
@@ -137,6 +138,16 @@ def test_each_tier_and_the_floor():
     # The recorded bounds: the lowest confidence of each tier.
     b = high.bounds[""]
     assert (b.possible, b.likely, b.high) == (0.6, 0.6, 0.9)
+    # The default floor of a type (`[labels] type_min_precision`, 0.5): a best guess right 5 in
+    # 10 is still proposed, as "possible"; the likely tier starts where it did.
+    assert RULE.floor_of(True) == 0.5 and RULE.floor_of(False) == 0.6
+    assert [(n, t.tier) for n, _, t in pick(0.4).chosen] == [("bug", "possible")]
+    b = pick(0.4).bounds[""]
+    assert (b.possible, b.likely, b.high) == (0.3, 0.6, 0.9)
+    worse = table((0.3, 24, 60), (0.6, 45, 60), (0.9, 57, 60))
+    probs = {"bug": 0.4, "feature": 0.3, "docs": 0.3}
+    four = choose(worse, probs, single=True, limit=1, rule=RULE)
+    assert four.abstained == "below floor" and "floor of 5 in 10" in four.reason
     # Only high confidence when asked.
     only_high = TierRule(0.6, 0.9, "high")
     assert pick(0.95, only_high).chosen and not pick(0.7, only_high).chosen
@@ -317,7 +328,8 @@ def decide(issues: list, tmp_path, config: Config | None = None, labels=LABELS):
 
 
 def test_a_group_below_the_floor_says_why_in_plain_words_and_the_decision(tmp_path):
-    d = decide(noisy(170), tmp_path)
+    config = Config.model_validate({"labels": {"type_min_precision": 0.6}})
+    d = decide(noisy(170), tmp_path, config)
     outcome = d.label_groups["type"]
     assert d.label_model["type"] == "learned" and outcome.method == "stratified"
     assert d.type is None and d.tiers == {}
@@ -334,7 +346,9 @@ def test_a_group_below_the_floor_says_why_in_plain_words_and_the_decision(tmp_pa
 
 
 def test_the_floor_turns_a_group_off_only_with_a_reason(tmp_path):
-    config = Config.model_validate({"labels": {"min_precision": 1.0, "target_precision": 1.0}})
+    config = Config.model_validate(
+        {"labels": {"min_precision": 1.0, "type_min_precision": 1.0, "target_precision": 1.0}}
+    )
     d = decide(noisy(170), tmp_path, config)
     assert d.type is None
     assert d.label_groups["type"].abstained == "below floor"
@@ -388,6 +402,9 @@ def test_labels_config_keys():
     assert Config().labels.min_precision == 0.6 and Config().labels.propose == "possible"
     with pytest.raises(ValidationError, match="min_precision"):
         Config.model_validate({"labels": {"min_precision": 0.95}})
+    assert Config().labels.type_min_precision == 0.5
+    with pytest.raises(ValidationError, match="type_min_precision"):
+        Config.model_validate({"labels": {"type_min_precision": 0.95}})
     with pytest.raises(ValidationError):
         Config.model_validate({"labels": {"propose": "sure"}})
     with pytest.raises(ValidationError):

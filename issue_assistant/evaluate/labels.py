@@ -20,7 +20,8 @@ from issue_assistant.learn.confidence import THRESHOLDS, proposals
 SINGLE = ("type", "priority")
 BOUND_ROWS = 12
 WHY = {
-    "below floor": "its best guess is right less often than [labels] min_precision",
+    "below floor": "its best guess is right less often than the floor ([labels] min_precision, "
+    "type_min_precision for a type or priority)",
     "tier": "under the tier [labels] propose asks for",
     "vote": "the vote of similar issues did not agree (or too few were labelled)",
     "none": "no label had a measured or likely confidence",

@@ -39,26 +39,36 @@ MIN_LABEL_EVIDENCE = 20
 
 @dataclass(frozen=True)
 class TierRule:
-    """The floor, the bounds between tiers and the lowest tier proposed."""
+    """The floor, the bounds between tiers and the lowest tier proposed; `single_floor`: the
+    floor of the groups that take one label (type, priority), `floor` when None."""
 
     floor: float
     target: float
     propose: Tier = "possible"
+    single_floor: float | None = None
 
     @classmethod
     def of(cls, config: LabelModelConfig) -> TierRule:
-        return cls(config.min_precision, config.target_precision, config.propose)
+        return cls(
+            config.min_precision,
+            config.target_precision,
+            config.propose,
+            config.type_min_precision,
+        )
 
     @property
     def likely(self) -> float:
         return (self.floor + self.target) / 2
 
-    def tier(self, precision: float) -> Tier | None:
+    def floor_of(self, single: bool) -> float:
+        return self.single_floor if single and self.single_floor is not None else self.floor
+
+    def tier(self, precision: float, single: bool = False) -> Tier | None:
         if precision >= self.target - 1e-12:
             return "high"
-        if precision >= self.likely - 1e-12:
+        if precision >= max(self.likely, self.floor_of(single)) - 1e-12:
             return "likely"
-        if precision >= self.floor - 1e-12:
+        if precision >= self.floor_of(single) - 1e-12:
             return "possible"
         return None
 
@@ -70,8 +80,8 @@ class TierRule:
         rule, `label_precision`)."""
         if not per_label:
             return Bounds(
-                possible=curve.bound(self.floor),
-                likely=curve.bound(self.likely),
+                possible=curve.bound(self.floor_of(True)),
+                likely=curve.bound(max(self.likely, self.floor_of(True))),
                 high=curve.bound(self.target),
             )
 
@@ -140,7 +150,7 @@ def _tier_of(
         # Under the lowest bucket: precision is at most that bucket's (it never falls as
         # confidence rises), which says "under the floor" when that bucket is; else unknown.
         first = curve.buckets[0]
-        if rule.tier(first.precision) is not None:
+        if rule.tier(first.precision, single=not per_label) is not None:
             return None, None
         b = first
     low, high = b.interval
@@ -148,7 +158,7 @@ def _tier_of(
         sure = label_precision(curve, curve.buckets.index(b))
         tier = rule.tier(sure) if sure is not None else None
     else:
-        tier = rule.tier(b.precision)
+        tier = rule.tier(b.precision, single=True)
     info = LabelTier(
         tier=tier or "possible",
         precision=round(b.precision, 4),
@@ -240,7 +250,7 @@ def _why_not(
         return f"the best guess `{name}` has a confidence ({p:.2f}) under any measured here"
     right = f"right {in_tenths(info.precision or 0.0)} in 10 times at its confidence"
     if tier is None:
-        floor = in_tenths(rule.floor)
+        floor = in_tenths(rule.floor_of(not per_label))
         if per_label and (info.precision or 0.0) >= rule.floor - 1e-12:
             return (
                 f"the best guess `{name}` was {right}, on too few earlier issues to be sure of "
