@@ -38,6 +38,7 @@ DATA = {
     ),
 }
 POETRY = (50, 70)
+CS = (1.0,)
 
 
 def labelled(name: str) -> tuple[list[Row], set[str]]:
@@ -77,7 +78,10 @@ def main() -> None:
     if "--measure" in sys.argv[1:]:
         from bench.type_prior_measure import measure
 
-        measure({n: fit([m for m in DATA if m != n]) for n in DATA})
+        for c in CS:
+            type_prior.C = c
+            print(f"# C {c}", flush=True)
+            measure({n: fit([m for m in DATA if m != n]) for n in DATA})
         return
     prior = fit(list(DATA))
     prior.save(type_prior.PRIOR_FILE)

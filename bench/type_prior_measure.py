@@ -13,8 +13,8 @@ from issue_assistant.learn.model import fit
 from issue_assistant.learn.tiers import TierRule, choose
 
 # (WEIGHT, HALF_AT): the prior's weight with no history and where it is halved
-WEIGHTS = ((0.0, 150), (1.0, 300))
-FLOORS = (0.6, 0.5, 0.4)
+WEIGHTS = ((1.0, 300), (2.0, 300), (1.0, 1000), (2.0, 150))
+FLOORS = (0.6, 0.5)
 
 
 def settings(name: str):  # noqa: ANN201
@@ -34,7 +34,8 @@ def measure(priors: dict[str, type_prior.TypePrior]) -> None:
         type_prior.load_prior = lambda path=None, prior=prior: prior  # type: ignore[assignment]
         labels = load_labels(DATA[name][1])
         types, found = settings(name)
-        print(f"## {name}: prior fit on {prior.about['data']} {prior.about['issues']}")
+        base = dict(zip(prior.kinds, prior.base.round(3).tolist(), strict=True))
+        print(f"## {name}: prior fit on {prior.about['data']} {prior.about['issues']} {base}")
         for setting, train, test in found:
             gold = [_type_of(r, types) for r in test]
             present = sorted(set(gold))  # type: ignore[arg-type]

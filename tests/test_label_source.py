@@ -129,7 +129,10 @@ def test_evaluate_bucket_models_make_the_same_choice(tmp_path):
         bucket = source.model_for(snapshot, index, LABELS, issues[k].created_at)
         alone = fit(rows_from(AsOfView(snapshot, cutoff), LABELS, cutoff), LABELS, cutoff)
         assert bucket.groups["type"].source == alone.groups["type"].source == "vote"
-        assert bucket.groups["type"].sources == alone.groups["type"].sources
+        # (the type prior's out-of-fold score may move by an issue: a tie flips with the warm
+        # start of evaluate's fits)
+        got, want = bucket.groups["type"].sources, alone.groups["type"].sources
+        assert got.keys() == want.keys() and got == pytest.approx(want, abs=0.01)
 
 
 def test_the_engine_proposes_from_the_vote_at_its_measured_tier(tmp_path):

@@ -32,7 +32,7 @@ from issue_assistant.learn.tiers import MEASURE_MIN, TierRule, choose, in_tenths
 from issue_assistant.pipeline import replay
 from issue_assistant.tracker.asof import AsOfView
 from tests.strategies import examples
-from tests.test_learn import LABELS, T0, snap, synthetic
+from tests.test_learn import LABELS, NOUNS, T0, snap, synthetic
 
 RULE = TierRule.of(LabelModelConfig())
 
@@ -307,12 +307,15 @@ def test_an_issue_of_a_label_its_fold_never_saw_is_not_scored():
 
 
 def noisy(n: int, seed: int = 5) -> list:
-    """Issues whose words say nothing of their type: no confidence is right 6 in 10 times."""
+    """Issues whose words say nothing of their type (nor of a kind, to the type prior): no
+    confidence is right 6 in 10 times."""
     rnd = random.Random(seed)
     out = []
     for i in synthetic(n, seed):
         kind = rnd.choice(["bug", "enhancement"])
-        out.append(i.model_copy(update={"labels": [kind]}))
+        title = " ".join(rnd.sample(NOUNS, 3))
+        body = f"The {rnd.choice(NOUNS)} and the {rnd.choice(NOUNS)}."
+        out.append(i.model_copy(update={"labels": [kind], "title": title, "body": body}))
     return out
 
 

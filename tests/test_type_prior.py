@@ -65,8 +65,11 @@ def test_the_shipped_prior_tells_the_kinds_apart():
     ]
     p = prior.kind_probabilities(docs)
     bug, feature = prior.kinds.index("bug"), prior.kinds.index("feature")
-    assert p[0, bug] > 0.7 and p[1, feature] > 0.7
+    assert p[0, bug] > 0.5 > p[0, feature] and p[1, feature] > 0.5 > p[1, bug]
     assert p.sum(axis=1) == pytest.approx([1.0, 1.0])
+    crash, add = prior.evidence(docs)
+    assert crash["bug"] > 1.5 > 0.7 > crash["feature"]
+    assert add["feature"] > 1.5 > 0.7 > add["bug"]
 
 
 def _fit_synthetic(labels: LabelsConfig):  # noqa: ANN202
@@ -128,6 +131,7 @@ def test_a_saved_model_fit_with_another_prior_is_not_trusted(tmp_path, monkeypat
         shipped.coef,
         shipped.intercept,
         {**shipped.about, "date": "2000-01-01"},
+        shipped.base,
     )
     monkeypatch.setattr(type_prior, "load_prior", lambda path=None: other)
     with pytest.raises(artifact.InvalidArtifact, match="another type prior"):

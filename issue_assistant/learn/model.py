@@ -164,12 +164,11 @@ class GroupModel:
         """`probs` (of `docs`, (title, prose)) blended with the type prior, when it has one."""
         if self.prior_weight <= 0 or not self.prior_kinds or not docs:
             return probs
-        prior = type_prior.load_prior()
-        out = []
-        for p, k in zip(probs, prior.kind_probabilities(docs).tolist(), strict=True):
-            kinds = dict(zip(prior.kinds, k, strict=True))
-            out.append(type_prior.blend(p, self.prior_kinds, kinds, self.prior_weight))
-        return out
+        evidence = type_prior.load_prior().evidence(docs)
+        return [
+            type_prior.blend(p, self.prior_kinds, e, self.prior_weight)
+            for p, e in zip(probs, evidence, strict=True)
+        ]
 
     def probabilities(
         self, rows: list[tuple[np.ndarray, np.ndarray]], vectors: np.ndarray | None = None

@@ -8,8 +8,10 @@ repository's vocabulary), sublinear tf times the idf of the data it was fit on, 
 A repository's type labels are mapped onto the kinds by name (`kind_of`: `bug`, `kind/bug`,
 `type: bug`, `enhancement`, `feature request`, `question`, `support`, `docs` ...); a qualified
 name (`dataset bug`) is a kind of its own, so it gets none. `learn/model.py` blends the prior
-into the type model's probabilities with a weight that shrinks as the repository's own labelled
-history grows (`weight`).
+into the type model's probabilities (`blend`: each mapped type's probability times its kind's
+evidence, the prior's probability over its `base`, to the power of a weight that shrinks as the
+repository's own labelled history grows, `weight`). A kind the prior cannot tell on unseen
+issues (few of them in the data) has a small base, so what it says of it weighs little.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ TOKEN = r"(?u)\b\w\w+\b"
 # (block, column of (title, prose), analyzer, n-grams)
 BLOCKS = (("tw", 0, "word", (1, 2)), ("tc", 0, "char_wb", (3, 5)), ("bw", 1, "word", (1, 2)))
 # The prior's weight with no labelled history, and the history at which it is halved.
-WEIGHT = 1.0
-HALF_AT = 300
+WEIGHT = 2.0
+HALF_AT = 150
 
 _NAMES: dict[str, tuple[str, ...]] = {
     "bug": ("bug", "bugs", "defect", "bug report", "type bug", "kind bug", "t bug"),
@@ -138,6 +140,7 @@ class TypePrior:
     coef: np.ndarray  # (buckets, kinds)
     intercept: np.ndarray
     about: dict
+    base: np.ndarray  # each kind's mean out-of-fold probability on the data it was fit on
 
     @property
     def key(self) -> str:
@@ -147,10 +150,13 @@ class TypePrior:
     def kind_probabilities(self, docs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Each doc's probability of each of `kinds` (rows sum to 1)."""
         x = matrix(hashed_counts(docs), self.buckets, self.idf)
-        z = x.dot(self.coef.astype(np.float64)) + self.intercept
-        z = z - z.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=1, keepdims=True)
+        return _softmax(x.dot(self.coef.astype(np.float64)) + self.intercept)
+
+    def evidence(self, docs: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
+        """Per doc, each kind's probability over its `base`: above 1 where the prior says the
+        kind more than it does of an issue on average."""
+        ratios = self.kind_probabilities(docs) / np.maximum(self.base, 1e-6)
+        return [dict(zip(self.kinds, r, strict=True)) for r in ratios.tolist()]
 
     def save(self, path: Path) -> None:
         with path.open("wb") as f:
@@ -161,6 +167,7 @@ class TypePrior:
                 idf=self.idf.astype(np.float32),
                 coef=self.coef.astype(np.float16),
                 intercept=self.intercept.astype(np.float64),
+                base=self.base.astype(np.float64),
                 about=np.asarray(json.dumps(self.about, sort_keys=True)),
             )
 
@@ -174,20 +181,36 @@ def read_prior(path: Path) -> TypePrior:
             coef=z["coef"].astype(np.float32),
             intercept=z["intercept"].astype(np.float64),
             about=json.loads(str(z["about"])),
+            base=z["base"].astype(np.float64),
         )
 
 
 MIN_KIND = 5  # a kind with fewer typed issues in the data is left out of the prior
-C = 10.0
+C = 1.0
+BASE_FOLDS = 5
+
+
+def _fit_logistic(x: Csr, y: np.ndarray, classes: int, c: float):  # noqa: ANN202
+    from issue_assistant.learn import logistic
+
+    weights = logistic.balanced_weights(y, classes)
+    return logistic.fit(x, y, c=c, kind="softmax", classes=classes, sample_weight=weights)
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
 
 
 def fit_prior(
-    docs: Sequence[tuple[str, str]], kinds: Sequence[str], about: dict, c: float = C
+    docs: Sequence[tuple[str, str]], kinds: Sequence[str], about: dict, c: float | None = None
 ) -> TypePrior:
     """The prior on `docs` ((title, prose)) of the given `kinds`: a multinomial logistic
-    regression, each kind weighted as much as the others, over the buckets seen in two docs."""
-    from issue_assistant.learn import logistic
-
+    regression, each kind weighted as much as the others, over the buckets seen in two docs;
+    with each kind's mean out-of-fold probability on those docs (`base`: what the prior says
+    of an issue it did not see, on average)."""
+    c = C if c is None else c
     counted = Counter(kinds)
     names = [k for k in KINDS if counted[k] >= MIN_KIND]
     if len(names) < 2:
@@ -200,16 +223,17 @@ def fit_prior(
     idf = np.log((1.0 + n) / (1.0 + np.asarray([df[int(b)] for b in buckets]))) + 1.0
     x = matrix(counts, buckets, idf)
     y = np.asarray([names.index(kinds[i]) for i in keep], dtype=np.int64)
-    got = logistic.fit(
-        x,
-        y,
-        c=c,
-        kind="softmax",
-        classes=len(names),
-        sample_weight=logistic.balanced_weights(y, len(names)),
-    )
+    fold = np.arange(n) % BASE_FOLDS
+    np.random.default_rng(0).shuffle(fold)
+    held = np.zeros((n, len(names)))
+    for f in range(BASE_FOLDS):
+        train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+        got = _fit_logistic(x.take(train), y[train], len(names), c)
+        held[test] = _softmax(x.take(test).dot(got.coef) + got.intercept)
+    got = _fit_logistic(x, y, len(names), c)
     about = {**about, "issues": {k: counted[k] for k in names}, "c": c}
-    return TypePrior(names, buckets, idf, got.coef, got.intercept, about)
+    base = np.mean([held[y == k].mean(axis=0) for k in range(len(names))], axis=0)
+    return TypePrior(names, buckets, idf, got.coef, got.intercept, about, base)
 
 
 @cache
@@ -248,24 +272,23 @@ def kind_map(
 
 
 def blend(
-    probs: Mapping[str, float], kinds: Mapping[str, str], prior: Mapping[str, float], w: float
+    probs: Mapping[str, float], kinds: Mapping[str, str], evidence: Mapping[str, float], w: float
 ) -> dict[str, float]:
     """The model's probabilities times each label's prior ratio to the power `w`, renormalised.
 
-    A mapped label's ratio is its kind's probability over the kinds the repository has (one
-    over their number when they are even); an unmapped label's is 1 (the prior is silent)."""
+    A mapped label's ratio is its kind's `evidence` (`TypePrior.evidence`) over the mean
+    evidence of the kinds the repository has; an unmapped label's is 1 (the prior is silent)."""
     if not probs or w <= 0:
         return dict(probs)
     present = sorted({kinds[n] for n in probs if n in kinds})
     if len(present) < 2:
         return dict(probs)
-    total = sum(prior.get(k, 0.0) for k in present)
-    if total <= 0:
+    mean = sum(evidence.get(k, 0.0) for k in present) / len(present)
+    if mean <= 0:
         return dict(probs)
-    even = 1.0 / len(present)
     scores = {}
     for name, p in probs.items():
-        ratio = prior.get(kinds[name], 0.0) / total / even if name in kinds else 1.0
+        ratio = evidence.get(kinds[name], 0.0) / mean if name in kinds else 1.0
         scores[name] = max(p, 1e-12) * max(ratio, 1e-6) ** w
     norm = sum(scores.values())
     return {n: s / norm for n, s in scores.items()}
