@@ -13,7 +13,7 @@ from issue_assistant.learn.model import fit
 from issue_assistant.learn.tiers import TierRule, choose
 
 # (WEIGHT, HALF_AT): the prior's weight with no history and where it is halved
-WEIGHTS = ((1.0, 300), (2.0, 300), (1.0, 1000), (2.0, 150))
+WEIGHTS = ((0.0, type_prior.HALF_AT), (type_prior.WEIGHT, type_prior.HALF_AT))
 FLOORS = (0.6, 0.5)
 
 
