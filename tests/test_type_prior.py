@@ -179,3 +179,26 @@ def test_a_small_history_gets_a_better_type_with_a_prior_fit_on_another_reposito
 
     without, with_prior = macro_f1(0.0), macro_f1(None)
     assert with_prior >= without + 0.05, (without, with_prior)
+
+
+def test_with_embeddings_the_prior_weighs_on_the_joint_model():
+    from tests.test_label_embeddings import _vectors
+
+    issues = [
+        i.model_copy(update={"title": f"issue {i.number}", "body": "text"}) for i in synthetic(120)
+    ]
+    vec = _vectors(issues, signal=0.5)  # a weak vector: the prior can move the type
+    cutoff = T0 + timedelta(days=30)
+    rows = rows_from(snap(issues), LABELS, cutoff)
+    both = fit(rows, LABELS, cutoff, calibrate=False, vectors=vec.get)
+    plain = fit(rows, LABELS, cutoff, calibrate=False, vectors=vec.get, prior_weight=0.0)
+    assert both.uses_embeddings and both.groups["type"].prior_weight > 0
+    crash = [("Crash: KeyError in the loader", "Traceback (most recent call last): KeyError")]
+    v = vec[issues[0].number].reshape(1, -1)
+    with_prior = both.probabilities_many(crash, v)[0]["type"]
+    without = plain.probabilities_many(crash, v)[0]["type"]
+
+    def odds(p: dict[str, float]) -> float:
+        return p["bug"] / p["enhancement"]
+
+    assert odds(with_prior) > 2 * odds(without)
