@@ -72,24 +72,21 @@ def test_the_shipped_prior_tells_the_kinds_apart():
     assert add["feature"] > 1.5 > 0.7 > add["bug"]
 
 
-def _fit_synthetic(labels: LabelsConfig):  # noqa: ANN202
-    issues = synthetic(120)
+def _fit_renamed(labels: LabelsConfig, renamed: dict[str, str] | None = None):  # noqa: ANN202
+    """The model on the synthetic history, its labels renamed."""
+    issues = [
+        i.model_copy(update={"labels": [(renamed or {}).get(n, n) for n in i.labels]})
+        for i in synthetic(120)
+    ]
     cutoff = T0 + timedelta(days=30)
     return fit(rows_from(snap(issues), labels, cutoff), labels, cutoff)
 
 
 def test_types_that_map_onto_no_kind_get_no_prior():
-    renamed = {"bug": "alpha", "enhancement": "beta"}
     labels = LabelsConfig.model_validate(
         {"type": [{"name": "alpha"}, {"name": "beta"}], "area": [{"name": "cli"}]}
     )
-    issues = [
-        i.model_copy(update={"labels": [renamed.get(n, n) for n in i.labels]})
-        for i in synthetic(120)
-    ]
-    cutoff = T0 + timedelta(days=30)
-    model = fit(rows_from(snap(issues), labels, cutoff), labels, cutoff)
-    gm = model.groups["type"]
+    gm = _fit_renamed(labels, {"bug": "alpha", "enhancement": "beta"}).groups["type"]
     assert gm.mode == "learned" and gm.prior_weight == 0 and gm.prior_kinds == {}
     assert "prior" not in gm.reason
 
@@ -101,13 +98,7 @@ def test_labels_toml_can_name_the_kind_and_the_model_keeps_it_through_a_save(tmp
             "area": [{"name": "cli"}],
         }
     )
-    renamed = {"bug": "defekt", "enhancement": "wunsch"}
-    issues = [
-        i.model_copy(update={"labels": [renamed.get(n, n) for n in i.labels]})
-        for i in synthetic(120)
-    ]
-    cutoff = T0 + timedelta(days=30)
-    model = fit(rows_from(snap(issues), labels, cutoff), labels, cutoff)
+    model = _fit_renamed(labels, {"bug": "defekt", "enhancement": "wunsch"})
     gm = model.groups["type"]
     assert gm.prior_kinds == {"defekt": "bug", "wunsch": "feature"}
     assert gm.prior_weight == pytest.approx(type_prior.weight(gm.issues))
@@ -120,7 +111,7 @@ def test_labels_toml_can_name_the_kind_and_the_model_keeps_it_through_a_save(tmp
 
 
 def test_a_saved_model_fit_with_another_prior_is_not_trusted(tmp_path, monkeypatch):
-    model = _fit_synthetic(LABELS)
+    model = _fit_renamed(LABELS)
     assert model.groups["type"].prior_weight > 0
     path = store.save_model(model, tmp_path, "key")
     shipped = type_prior.load_prior()

@@ -43,6 +43,8 @@ from issue_assistant.tracker.asof import rewind
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
+# out-of-fold (probabilities, gold labels) per scored issue
+Predictions = list[tuple[dict[str, float], list[str]]]
 # issue number -> its stored sentence embedding (None when it has none)
 Vectors = Callable[[int], "np.ndarray | None"]
 
@@ -486,11 +488,8 @@ def fit(
 
 
 def _choose_prior(
-    gm: GroupModel,
-    names: Sequence[str],
-    preds: list[tuple[dict[str, float], list[str]]],
-    plain: list[tuple[dict[str, float], list[str]]],
-) -> list[tuple[dict[str, float], list[str]]]:
+    gm: GroupModel, names: Sequence[str], preds: Predictions, plain: Predictions
+) -> Predictions:
     """Keep the type prior unless, out of fold, the model alone beats it by `PRIOR_MARGIN` of
     macro F1; the predictions of what is kept."""
     with_prior, without = macro_f1(preds, names), macro_f1(plain, names)
@@ -503,11 +502,8 @@ def _choose_prior(
 
 
 def _choose_source(
-    gm: GroupModel,
-    names: Sequence[str],
-    preds: list[tuple[dict[str, float], list[str]]],
-    shares: list[tuple[dict[str, float], list[str]]],
-) -> list[tuple[dict[str, float], list[str]]]:
+    gm: GroupModel, names: Sequence[str], preds: Predictions, shares: Predictions
+) -> Predictions:
     """Set what `gm` proposes from, on its out-of-fold predictions (the model's, the vote's);
     the chosen source's predictions, which its tiers are measured on."""
     by_source = {
