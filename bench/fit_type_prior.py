@@ -6,10 +6,11 @@ measure it held out.
                                               # fit on the other one alone
 
 The data: every issue with exactly one type label of the snapshot's labels.toml whose name maps
-onto a kind (`type_prior.kind_of`). `--measure` prints, on every setting of the labels section
-(hf-datasets) and poetry-sample's oldest 50 and 70, the type model's top label and proposal
-without the prior and with it at the weights of `WEIGHTS`, macro F1 over the types present and
-over bug/enhancement (kind/bug, kind/feature on poetry-sample).
+onto a kind (`type_prior.kind_of`). `--measure` prints, for each C of `CS` (the prior's
+inverse regularisation), on every setting of the labels section (hf-datasets) and
+poetry-sample's oldest 50 and 70, the type model's top label and proposal without the prior and
+with it (`bench/type_prior_measure.py`), macro F1 over the types present and over
+bug/enhancement (kind/bug, kind/feature on poetry-sample).
 """
 
 from __future__ import annotations

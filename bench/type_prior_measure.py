@@ -1,9 +1,10 @@
-"""The held-out measure of `bench/fit_type_prior.py --measure` (see there)."""
+"""The held-out measure of `bench/fit_type_prior.py --measure` (see there): the type model
+without the prior and with it at the shipped weight, the top label and what is proposed at the
+type floors of `FLOORS`."""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from bench.fit_type_prior import DATA, POETRY, labelled
 from bench.section_labels import RULE, _f1, _settings, _type_of
@@ -12,7 +13,7 @@ from issue_assistant.learn import type_prior
 from issue_assistant.learn.model import fit
 from issue_assistant.learn.tiers import TierRule, choose
 
-# (WEIGHT, HALF_AT): the prior's weight with no history and where it is halved
+# (WEIGHT, HALF_AT): the prior's weight with no history and where it is halved; 0: no prior
 WEIGHTS = ((0.0, type_prior.HALF_AT), (type_prior.WEIGHT, type_prior.HALF_AT))
 FLOORS = (0.6, 0.5)
 
@@ -71,6 +72,3 @@ def measure(priors: dict[str, type_prior.TypePrior]) -> None:
                     f"{took:.1f} s",
                     flush=True,
                 )
-
-
-__all__ = ["measure", "Path"]
