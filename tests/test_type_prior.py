@@ -33,6 +33,8 @@ POETRY = (
         ("type: bug", "bug"),
         ("Type: Bug", "bug"),
         ("T-bug", "bug"),
+        ("C-feature-request", "feature"),
+        ("🐛 bug", "bug"),
         ("enhancement", "feature"),
         ("kind/feature", "feature"),
         ("feature request", "feature"),
@@ -193,3 +195,12 @@ def test_with_embeddings_the_prior_weighs_on_the_joint_model():
         return p["bug"] / p["enhancement"]
 
     assert odds(with_prior) > 2 * odds(without)
+
+
+def test_a_kind_labels_toml_cannot_name_is_an_error():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="kind"):
+        LabelsConfig.model_validate({"type": [{"name": "defekt", "kind": "defect"}]})
+    with pytest.raises(ValidationError, match="kind"):
+        LabelsConfig.model_validate({"area": [{"name": "cli", "kind": "bug"}]})

@@ -57,7 +57,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "docs": ("docs", "doc", "documentation"),
 }
 _BY_NAME = {n: k for k, names in _NAMES.items() for n in names}
-_PREFIX = re.compile(r"^(kind|type|t|category|issue type|issue)\s*[/:-]\s*")
+_PREFIX = re.compile(r"^(kind|type|t|c|category|issue type|issue)\s*[/:-]\s*")
 _NOT_WORD = re.compile(r"[^a-z]+")
 
 
