@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from issue_assistant.approve import ApplyResult, Approver, resolve_writes
-from issue_assistant.config import Config, LabelsConfig, load_both
+from issue_assistant.config.files import load_both
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.errors import AssistantError, UserError, print_action
 from issue_assistant.followup import follow_up_all
 from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason, writing

@@ -26,7 +26,8 @@ from issue_assistant.comment import (
     is_assistant_comment,
     render_comment,
 )
-from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
+from issue_assistant.config.labels import GROUPS, Group, LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.decision import filter_labels
 from issue_assistant.errors import (
     AssistantError,

@@ -11,7 +11,8 @@ from datetime import datetime
 from pathlib import Path
 
 from issue_assistant import forms
-from issue_assistant.config import ContextConfig, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import ContextConfig
 from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.candidates import Candidate, similar_candidates

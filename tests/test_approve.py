@@ -8,7 +8,8 @@ import pytest
 
 from issue_assistant.approve import Approver, find_assistant_comment, resolve_writes
 from issue_assistant.comment import MARKER, Plan, extract_plan, render_comment
-from issue_assistant.config import load_config, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import load_config
 from issue_assistant.decision import Duplicate
 from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.tracker.memory import MemoryTracker

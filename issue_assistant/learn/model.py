@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from issue_assistant.config import GROUPS, LabelsConfig
+from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn import heads
 from issue_assistant.learn.confidence import ThresholdTable
