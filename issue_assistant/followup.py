@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from issue_assistant.approve import ApplyResult, find_assistant_comment
+from issue_assistant.approve.assistant_comment import find_assistant_comment
+from issue_assistant.approve.sweep import ApplyResult
 from issue_assistant.asking import unanswered
 from issue_assistant.comment import Plan, render_comment
 from issue_assistant.config.labels import LabelsConfig

@@ -20,7 +20,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from issue_assistant.approve import Approver
+from issue_assistant.approve.sweep import Approver
 from issue_assistant.comment import GITHUB_LIMIT, Outcome, extract_plan, render_comment
 from issue_assistant.config.sections import Config
 from issue_assistant.engines.prompt import parse_answer
