@@ -177,8 +177,9 @@ def standing(rank: int, margin: float, clear: float) -> str:
 
 
 @dataclass(frozen=True)
-class Calibration:
-    """The weights, and the precision measured by standing (`standing`), and what measured it."""
+class LikelyCalibration:
+    """The likely files' weights, the precision measured by standing (`standing`), and what
+    measured it (`likely_files.toml`)."""
 
     weights: Weights = Weights()
     precision: Mapping[str, float] = field(default_factory=dict)  # "first-clear" -> share
@@ -194,7 +195,7 @@ class Calibration:
 
 
 @lru_cache(maxsize=4)
-def load_calibration(path: Path = SETTINGS) -> Calibration:
+def load_calibration(path: Path = SETTINGS) -> LikelyCalibration:
     """`likely_files.toml` (a UserError naming the key when it is malformed)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -220,7 +221,7 @@ def load_calibration(path: Path = SETTINGS) -> Calibration:
         weights = Weights(**raw)
     except TypeError as exc:
         raise UserError(str(exc), where=f"{path} [weights]") from None
-    return Calibration(
+    return LikelyCalibration(
         weights=weights,
         precision={k: float(v) for k, v in precision.items()},
         clear_margin=float(margin),
@@ -229,7 +230,7 @@ def load_calibration(path: Path = SETTINGS) -> Calibration:
     )
 
 
-def calibration_for(config: object) -> Calibration:
+def calibration_for(config: object) -> LikelyCalibration:
     """The calibration `[code] calibration` names (the shipped one when empty)."""
     named = config.code.calibration  # type: ignore[attr-defined]
     return load_calibration(Path(named) if named else SETTINGS)
@@ -245,7 +246,7 @@ def likely_files(
     history: FixHistory | None = None,
     before: datetime | None = None,
     number: int | None = None,
-    calibration: Calibration | None = None,
+    calibration: LikelyCalibration | None = None,
 ) -> list[LikelyFile]:
     """The files most likely concerned by an issue, best first, each with its reasons and its
     estimated precision (None where the benchmark measured nothing like it)."""
