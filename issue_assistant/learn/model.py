@@ -452,7 +452,7 @@ def _choose_source(
 
 def index_vectors(index: IssueIndex) -> Vectors | None:
     """The index's stored sentence embeddings by issue number, or None without embeddings."""
-    store = getattr(index, "vectors", None)
+    store = index.vectors
     if store is None or not len(store):
         return None
     return store.vector

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from issue_assistant.errors import UserError
 from issue_assistant.likely.checkout import file_kind
 from issue_assistant.likely.code import CodeIndex, LikelyFile
-from issue_assistant.likely.functions import qualify, spans
+from issue_assistant.likely.functions import qualify
 from issue_assistant.likely.signals import (
     REASONS,
     SIGNALS,
@@ -270,9 +270,5 @@ def function_at(
     code: CodeIndex, path: str, line: int | None, name: str | None = None
 ) -> str | None:
     """The qualified function at `line` of `path`, or the one a frame names (`functions.qualify`;
-    spans cached per file version)."""
-    cache: dict = code.__dict__.setdefault("_spans", {})
-    key = (path, code.keys.get(path), len(code.files.get(path, "")))
-    if key not in cache:
-        cache[key] = spans(code.files.get(path, ""), path)
-    return qualify(cache[key], name, line)
+    spans kept by the index until it changes)."""
+    return qualify(code.spans_of(path), name, line)
