@@ -450,9 +450,10 @@ def _choose_source(
     return by_source[gm.source]
 
 
-def index_vectors(index: IssueIndex) -> Vectors | None:
-    """The index's stored sentence embeddings by issue number, or None without embeddings."""
-    store = index.vectors
+def index_vectors(index: IssueIndex | None) -> Vectors | None:
+    """The index's stored sentence embeddings by issue number, or None without embeddings (or
+    without an index)."""
+    store = index.vectors if index is not None else None
     if store is None or not len(store):
         return None
     return store.vector
