@@ -14,7 +14,7 @@ import random
 import tempfile
 from pathlib import Path
 
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.engines.similar import text_similarity
 from issue_assistant.index.local import open_index
 from issue_assistant.tracker.asof import AsOfView

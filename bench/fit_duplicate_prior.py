@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import commit  # noqa: E402
-from issue_assistant.config import Config, LabelsConfig  # noqa: E402
+from issue_assistant.config.labels import LabelsConfig  # noqa: E402
+from issue_assistant.config.sections import Config  # noqa: E402
 from issue_assistant.index.duplicates import SCORE_VERSION  # noqa: E402
 from issue_assistant.index.local import open_index  # noqa: E402
 from issue_assistant.learn import duplicate_model as dm  # noqa: E402

@@ -22,7 +22,7 @@ from issue_assistant.evaluate.likely_replay import Row, Table, fit_weights, halv
 from issue_assistant.likely.rank import (
     STANDING_WORDS,
     STANDINGS,
-    Calibration,
+    LikelyCalibration,
     Weights,
     standing,
 )
@@ -87,7 +87,9 @@ def clear_margin(table: Table, weights: Weights, subset: Sequence[int]) -> float
     return MARGINS[-1]
 
 
-def shown_precision(table: Table, cal: Calibration, subset: Sequence[int], at: float) -> tuple:
+def shown_precision(
+    table: Table, cal: LikelyCalibration, subset: Sequence[int], at: float
+) -> tuple:
     """On `subset`: issues with a list shown, files shown, files right, lists with a right one."""
     issues = files = right = hit = 0
     scored = 0
@@ -119,11 +121,11 @@ AT5_SLACK = 0.01  # weightings this close to the best accuracy@5 compete on what
 
 def calibrate(
     table: Table, weights: Weights, subset: Sequence[int], source: str = ""
-) -> Calibration:
+) -> LikelyCalibration:
     """`weights` with their clear margin and precision by standing, measured on `subset`."""
     clear = clear_margin(table, weights, subset)
     cells = precision_table(table, weights, subset, clear)
-    return Calibration(
+    return LikelyCalibration(
         weights=weights,
         precision={k: round(r / n, 3) for k, (r, n) in cells.items() if n >= MIN_COUNT},
         clear_margin=clear,
@@ -132,7 +134,9 @@ def calibrate(
     )
 
 
-def showable(table: Table, cal: Calibration, subset: Sequence[int], at: float = SHOW_AT) -> int:
+def showable(
+    table: Table, cal: LikelyCalibration, subset: Sequence[int], at: float = SHOW_AT
+) -> int:
     """The right files `cal` would list in the comment on `subset` (the files at a standing
     whose estimated precision is at least `at`)."""
     cells = precision_table(table, cal.weights, subset, cal.clear_margin)
@@ -144,7 +148,7 @@ def choose(
     candidates: dict[Weights, tuple[float, float]],
     subset: Sequence[int],
     source: str = "",
-) -> Calibration:
+) -> LikelyCalibration:
     """Of the weightings within `AT5_SLACK` of the best accuracy@5, the one whose list in the
     comment would hold the most right files on `subset` (then accuracy@5, then MRR): ranking
     to five alone leaves the first file's precision, what the comment is gated on, to chance."""
@@ -154,7 +158,7 @@ def choose(
     return max(fits, key=lambda c: (showable(table, c, subset), candidates[c.weights]))
 
 
-def fit_calibration(rows: Sequence[Row], source: str = "") -> Calibration:
+def fit_calibration(rows: Sequence[Row], source: str = "") -> LikelyCalibration:
     """Weights fitted on the older half of `rows` (`fit_weights`, then `choose`), the clear
     margin, and the precision by standing on that half."""
     older, _ = halves(rows)
@@ -164,7 +168,7 @@ def fit_calibration(rows: Sequence[Row], source: str = "") -> Calibration:
     return choose(table, seen, older, source)
 
 
-def report(runs: dict, fixes: Sequence[Fix], cal: Calibration, **about) -> str:  # noqa: ANN003
+def report(runs: dict, fixes: Sequence[Fix], cal: LikelyCalibration, **about) -> str:  # noqa: ANN003
     """The Markdown section, for the calibration `fit_calibration` fitted."""
     main = main_run(runs)
     rows: list[Row] = main["rows"]
@@ -253,7 +257,7 @@ def report(runs: dict, fixes: Sequence[Fix], cal: Calibration, **about) -> str: 
     return "\n".join(out)
 
 
-def _shown(source: Table, cal: Calibration, older, newer) -> list[str]:  # noqa: ANN001
+def _shown(source: Table, cal: LikelyCalibration, older, newer) -> list[str]:  # noqa: ANN001
     out = [
         "",
         "**What the comment shows** (`[code] min_precision`, default 0.5): a file is listed when "
@@ -316,7 +320,7 @@ def _speed(run: dict, about: dict) -> list[str]:
     ]
 
 
-def write_calibration(path: Path, cal: Calibration, source: str) -> Path:
+def write_calibration(path: Path, cal: LikelyCalibration, source: str) -> Path:
     """`likely_files.toml`: the weights and the precision table, with what measured them."""
     doc = tomlkit.document()
     doc.add(tomlkit.comment("Written by bench/likely_files.py: do not edit by hand (rerun it)."))

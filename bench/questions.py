@@ -91,7 +91,8 @@ def main() -> int:
 
     import issue_assistant
     from issue_assistant.cli import main as cli
-    from issue_assistant.config import Config, load_labels
+    from issue_assistant.config.labels import load_labels
+    from issue_assistant.config.sections import Config
     from issue_assistant.engines import create
     from issue_assistant.index.local import open_index
     from issue_assistant.pipeline import replay

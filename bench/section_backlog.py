@@ -29,7 +29,7 @@ MINUTE = timedelta(minutes=1)
 
 
 def _load(name: str, cache: Path):  # noqa: ANN202
-    from issue_assistant.config import load_labels
+    from issue_assistant.config.labels import load_labels
     from issue_assistant.index.local import open_index
     from issue_assistant.tracker.snapshot import read_snapshot
 
@@ -39,7 +39,7 @@ def _load(name: str, cache: Path):  # noqa: ANN202
 
 
 def evaluate_section(cache: Path) -> list[str]:
-    from issue_assistant.config import Config
+    from issue_assistant.config.sections import Config
     from issue_assistant.evaluate.backlog import evaluate_backlog
 
     lines = ["### `evaluate --backlog` (the `similar` engine)", ""]
@@ -87,7 +87,7 @@ def known_pairs(snap) -> list[tuple[int, int, datetime]]:  # noqa: ANN001
 def pair_score(view, index, labels, dup: int, orig: int, opened, moment) -> str:  # noqa: ANN001
     """The known original's rank among the duplicate's open candidates, and its score."""
     from issue_assistant.backlog.groups import DEPTH
-    from issue_assistant.config import Config
+    from issue_assistant.config.sections import Config
     from issue_assistant.context import Context
     from issue_assistant.engines.similar import SimilarEngine
     from issue_assistant.index import duplicates
@@ -117,7 +117,7 @@ def pair_score(view, index, labels, dup: int, orig: int, opened, moment) -> str:
 
 def duplicates_section(cache: Path) -> tuple[list[str], list[str], list[str]]:
     from issue_assistant.backlog.groups import find_groups
-    from issue_assistant.config import Config
+    from issue_assistant.config.sections import Config
     from issue_assistant.tracker.asof import AsOfView
 
     rows, detail, reported = [], [], []
@@ -182,7 +182,8 @@ def requests_section(tmp: Path) -> list[str]:
 
     sys.path.insert(0, str(ROOT))
     from issue_assistant.backlog.run import run_backlog
-    from issue_assistant.config import BacklogConfig, load_config, load_labels
+    from issue_assistant.config.labels import load_labels
+    from issue_assistant.config.sections import BacklogConfig, load_config
     from issue_assistant.decision import Decision
     from issue_assistant.engines.fake import FakeEngine
     from tests.fakegithub import FakeGitHub

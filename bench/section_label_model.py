@@ -22,7 +22,7 @@ import numpy as np
 
 from bench.common import commit
 from bench.section_labels import DATA, LABELS, machine
-from issue_assistant.config import load_labels
+from issue_assistant.config.labels import load_labels
 from issue_assistant.learn import features, heads, logistic
 from issue_assistant.learn.model import Row, fit, rows_from
 from issue_assistant.learn.sparse import Csr, Dense

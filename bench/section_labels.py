@@ -26,7 +26,8 @@ from pathlib import Path
 from sklearn.metrics import f1_score
 
 from bench.common import commit
-from issue_assistant.config import Config, LabelModelConfig, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import Config, LabelModelConfig
 from issue_assistant.decision import TIERS
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index

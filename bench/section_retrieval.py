@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from bench.common import commit
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.context import Context
 from issue_assistant.index import duplicates
 from issue_assistant.index.local import open_index
@@ -108,7 +109,7 @@ def _share(num: int, den: int) -> str:
 
 def _eval_set(snapshot) -> list:  # noqa: ANN001
     """The issues `evaluate --limit 200` scores on the snapshot, with its labels file."""
-    from issue_assistant.config import load_labels
+    from issue_assistant.config.labels import load_labels
     from issue_assistant.evaluate.selection import select
 
     labels = load_labels(ROOT / "bench" / "hf-datasets.labels.toml")
@@ -165,7 +166,7 @@ def _decision_lines(quick: bool) -> list[str]:
     the prior fit without the scored repository (leave-one-repository-out) and the shipped one
     (fit on both, so in-sample for each), on the bench's sample and on evaluate's 200."""
     from bench.fit_duplicate_prior import fit, replays
-    from issue_assistant.config import load_labels
+    from issue_assistant.config.labels import load_labels
     from issue_assistant.learn.duplicate_prior import load_prior
 
     config = Config()

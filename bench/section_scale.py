@@ -170,7 +170,7 @@ def _size_mb(path: Path) -> float:
 
 def _search_ms(cache: Path, full_name: str, issues: list[int]) -> float:
     """Candidate search in process, p50 of CPU milliseconds."""
-    from issue_assistant.config import Config
+    from issue_assistant.config.sections import Config
     from issue_assistant.index import IssueIndex
     from issue_assistant.index.local import index_path
     from issue_assistant.index.retrieval import Retriever
@@ -257,7 +257,8 @@ def live_requests() -> tuple[int, list[str]]:
     """Requests of a warm live `analyze` (a new process's tracker) against the fake GitHub."""
     sys.path.insert(0, str(ROOT))
 
-    from issue_assistant.config import Config, IndexConfig, load_labels
+    from issue_assistant.config.labels import load_labels
+    from issue_assistant.config.sections import Config, IndexConfig
     from issue_assistant.decision import Decision
     from issue_assistant.engines.fake import FakeEngine
     from issue_assistant.live import analyze_live

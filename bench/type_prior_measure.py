@@ -8,7 +8,7 @@ import time
 
 from bench.fit_type_prior import DATA, POETRY, labelled
 from bench.section_labels import RULE, _f1, _settings, _type_of
-from issue_assistant.config import load_labels
+from issue_assistant.config.labels import load_labels
 from issue_assistant.learn import type_prior
 from issue_assistant.learn.model import fit
 from issue_assistant.learn.tiers import TierRule, choose

@@ -46,7 +46,7 @@ POETRY = (50, 70)
 
 def sources() -> None:
     from bench.section_labels import DATA, LABELS, ROOT, _f1, _settings, _type_of
-    from issue_assistant.config import load_labels
+    from issue_assistant.config.labels import load_labels
     from issue_assistant.learn.model import fit, rows_from
     from issue_assistant.tracker.snapshot import read_snapshot
 
@@ -94,7 +94,7 @@ def main() -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from bench.section_labels import DATA, LABELS, _f1, _settings, _type_of
-    from issue_assistant.config import load_labels
+    from issue_assistant.config.labels import load_labels
     from issue_assistant.learn.model import fit, rows_from
     from issue_assistant.tracker.snapshot import read_snapshot
 

@@ -19,8 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from issue_assistant.approve import ApplyResult, Approver, resolve_writes
-from issue_assistant.config import Config, LabelsConfig, load_both
+from issue_assistant.approve.sweep import ApplyResult, Approver
+from issue_assistant.config.files import load_both
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.errors import AssistantError, UserError, print_action
 from issue_assistant.followup import follow_up_all
 from issue_assistant.live import LiveResult, analyze_live, connect, skip_reason, writing
@@ -30,6 +32,7 @@ from issue_assistant.settings import Settings, using
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.votes import slash_command
 from issue_assistant.webhook import CommentPayload, IssuesPayload, parse_payload
+from issue_assistant.writes import resolve_writes
 
 log = logging.getLogger("issue_assistant")
 RETRY_LOG = logging.getLogger("github.GithubRetry")  # says when a rate limit is waited out

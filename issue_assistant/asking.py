@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from issue_assistant import forms
-from issue_assistant.config import Ask, LabelsConfig
+from issue_assistant.config.labels import Ask, LabelsConfig
 from issue_assistant.tracker.models import Comment, Issue
 
 # From this many comments on, an issue is a discussion: a question would interrupt it.

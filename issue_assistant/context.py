@@ -11,7 +11,8 @@ from datetime import datetime
 from pathlib import Path
 
 from issue_assistant import forms
-from issue_assistant.config import ContextConfig, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import ContextConfig
 from issue_assistant.decision import answer_schema
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.candidates import Candidate, similar_candidates
@@ -23,7 +24,7 @@ from issue_assistant.index.discussions import (
 )
 from issue_assistant.likely.code import CodeIndex, LikelyFile
 from issue_assistant.likely.fix_history import FixHistory
-from issue_assistant.likely.rank import Calibration, likely_files
+from issue_assistant.likely.rank import LikelyCalibration, likely_files
 from issue_assistant.render import render
 from issue_assistant.tracker.asof import rewind
 from issue_assistant.tracker.base import Tracker, full_tracker
@@ -121,7 +122,7 @@ class Context:
         likely: int = 5,
         history: FixHistory | None = None,
         show_above: float = 0.5,
-        calibration: Calibration | None = None,
+        calibration: LikelyCalibration | None = None,
     ) -> None:
         """Releases and discussions of the moment, and the likely files when `code` is given
         (the comment shows those whose measured precision is at least `show_above`)."""
@@ -223,7 +224,7 @@ class Context:
         likely: int = 5,
         history: FixHistory | None = None,
         show_above: float = 0.5,
-        calibration: Calibration | None = None,
+        calibration: LikelyCalibration | None = None,
     ) -> Context:
         ctx = cls(
             issue=issue,

@@ -8,7 +8,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from issue_assistant import forms
 from issue_assistant.asking import kept_questions
-from issue_assistant.config import GROUPS, LabelsConfig
+from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Comment, Issue
 

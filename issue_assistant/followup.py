@@ -12,10 +12,12 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from issue_assistant.approve import ApplyResult, find_assistant_comment
+from issue_assistant.approve.assistant_comment import find_assistant_comment
+from issue_assistant.approve.sweep import ApplyResult
 from issue_assistant.asking import unanswered
 from issue_assistant.comment import Plan, render_comment
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.labelnames import find_label
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Issue

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from issue_assistant import forms
-from issue_assistant.config import GROUPS, LabelsConfig
+from issue_assistant.config.labels import GROUPS, LabelsConfig
 
 # A field that asks what kind of issue it is (without the form, its label must say so).
 _KIND_FIELD = re.compile(r"\b(kind|type|category|what best describes)\b", re.I)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from issue_assistant.comment import IndexProgress
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.settings import current
 from issue_assistant.sync import index_progress, refresh_index
 from issue_assistant.tracker.base import WritableTracker

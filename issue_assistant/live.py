@@ -15,9 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from issue_assistant.approve import Found, find_assistant_comment
+from issue_assistant.approve.assistant_comment import Found, find_assistant_comment
 from issue_assistant.comment import Plan, SetAside, render_comment
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.decision import as_json
 from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone, no_such_issue

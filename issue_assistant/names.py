@@ -1,8 +1,9 @@
 """The project's names, said once: the distribution (the import package stays `issue_assistant`
 and the command `issue-assistant`), where its source is, and where its two files are looked for.
 
-Light (no imports): the CLI's parser reads the lookup order for `--help`; `config.py` searches in
-this order; a test keeps action.yml's inputs and docs/configuration.md saying the same.
+Light (no imports): the CLI's parser reads the lookup order for `--help`; `config/files.py`
+searches in this order; a test keeps action.yml's inputs and docs/configuration.md saying the
+same.
 """
 
 from __future__ import annotations

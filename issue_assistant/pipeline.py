@@ -11,7 +11,8 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from issue_assistant.comment import Plan, render_comment, similar_evidence
-from issue_assistant.config import Config, LabelsConfig, Strategy
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config, Strategy
 from issue_assistant.context import Context
 from issue_assistant.decision import Decision, Usage, validate
 from issue_assistant.engines import Engine, create

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Literal
 
-from issue_assistant.config import LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.decision import Proposal
 from issue_assistant.tracker.models import Event, Issue
 

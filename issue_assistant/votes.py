@@ -29,7 +29,7 @@ from typing import Literal
 from markdown_it import MarkdownIt
 
 from issue_assistant.comment import UNCOUNTED_MAX, Plan, Uncounted
-from issue_assistant.config import ROLES
+from issue_assistant.config.sections import ROLES
 from issue_assistant.errors import GitHubError
 from issue_assistant.tracker.models import Comment
 

@@ -2,22 +2,37 @@
 
 It performs a write in `live` mode, logs it in `dry-run` and skips it in `off`, and records
 what it did (or would have done) for the run's report. A run's claim on an issue (the bot's 👀
-while it writes, `live` mode only) goes through it too, but is no write the report lists.
+while it writes, `live` mode only) goes through it too, but is no write the report lists. The
+mode a run writes in: `resolve_writes`.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from issue_assistant.errors import UserError
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Claim, Comment
+
+if TYPE_CHECKING:
+    from issue_assistant.config.sections import Config
 
 log = logging.getLogger(__name__)
 
 Mode = Literal["off", "dry-run", "live"]
 MODES: tuple[Mode, ...] = ("off", "dry-run", "live")
+
+
+def resolve_writes(explicit: str | None, config: Config, in_actions: bool) -> Mode:
+    """The writes mode: explicit, else `approval.writes`, else live inside Actions only."""
+    value = (explicit or "").strip().lower() or config.approval.writes
+    if value is None:
+        return "live" if in_actions else "dry-run"
+    if value not in MODES:
+        raise UserError(f"writes must be one of {', '.join(MODES)}, not {value!r}")
+    return value  # type: ignore[return-value]
 
 
 class Writer:

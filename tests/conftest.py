@@ -15,7 +15,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from issue_assistant.config import load_config, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import load_config
 from issue_assistant.engines.fake import FakeEngine
 from issue_assistant.index.local import open_index
 from issue_assistant.tracker.snapshot import read_snapshot

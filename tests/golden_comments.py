@@ -14,7 +14,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from issue_assistant.config import Config, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import open_index

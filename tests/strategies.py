@@ -7,7 +7,7 @@ import os
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from issue_assistant.config import LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
 
 
 def examples(n: int) -> settings:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.errors import UserError
 from issue_assistant.pipeline import analyze, engines_for, replay

@@ -7,7 +7,7 @@ file tool offered only with a checkout), each answered with an error result; the
 
 from __future__ import annotations
 
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.pipeline import replay
 from tests.answers import ANSWER
 from tests.fakeanthropic import tool_use

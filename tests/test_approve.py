@@ -6,14 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from issue_assistant.approve import Approver, find_assistant_comment, resolve_writes
+from issue_assistant.approve.assistant_comment import find_assistant_comment
+from issue_assistant.approve.sweep import Approver
 from issue_assistant.comment import MARKER, Plan, extract_plan, render_comment
-from issue_assistant.config import load_config, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import load_config
 from issue_assistant.decision import Duplicate
 from issue_assistant.errors import GitHubError, UserError
 from issue_assistant.tracker.memory import MemoryTracker
 from issue_assistant.tracker.models import Comment
 from issue_assistant.votes import slash_command
+from issue_assistant.writes import resolve_writes
 
 DATA = Path(__file__).parent / "data" / "action"
 LABELS = load_labels(DATA / "labels.toml")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from issue_assistant.config import Config, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import Config
 from issue_assistant.index.local import open_index
 from issue_assistant.pipeline import build_context
 from issue_assistant.tools import Toolbox

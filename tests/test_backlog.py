@@ -11,7 +11,7 @@ from issue_assistant.backlog.report import outputs, render_run
 from issue_assistant.backlog.run import run_backlog
 from issue_assistant.backlog.state import STATE_FILE
 from issue_assistant.comment import extract_plan, render_comment
-from issue_assistant.config import BacklogConfig
+from issue_assistant.config.sections import BacklogConfig
 from issue_assistant.decision import Decision
 from issue_assistant.index.local import index_path
 from tests.fakegithub import FakeGitHub

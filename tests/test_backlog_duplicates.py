@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from issue_assistant.approve import Approver
+from issue_assistant.approve.sweep import Approver
 from issue_assistant.backlog.duplicates import duplicates_live
 from issue_assistant.comment import extract_plan
 from tests.fakegithub import FakeGitHub

@@ -10,7 +10,7 @@ import pytest
 
 from issue_assistant.backlog.selection import select
 from issue_assistant.backlog.state import BacklogState, Done
-from issue_assistant.config import BacklogConfig, load_config
+from issue_assistant.config.sections import BacklogConfig, load_config
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.backlog import backlog_cases
 from issue_assistant.tracker.models import Issue, User
@@ -102,7 +102,7 @@ def test_groups_without_labels_are_an_error():
 
 
 def test_backlog_cases_on_the_shared_snapshots(poetry_snapshot, hf_snapshot):
-    from issue_assistant.config import load_labels
+    from issue_assistant.config.labels import load_labels
     from tests.conftest import ROOT
 
     poetry = load_labels(ROOT / "tests" / "data" / "evaluate" / "poetry.labels.toml")
@@ -143,7 +143,8 @@ def test_evaluate_backlog_writes_its_report(tmp_path, monkeypatch, capsys):
 
 
 def test_the_similar_engine_does_not_ask_what_the_reporter_gave_in_a_reply():
-    from issue_assistant.config import Config, load_labels
+    from issue_assistant.config.labels import load_labels
+    from issue_assistant.config.sections import Config
     from issue_assistant.context import Context
     from issue_assistant.engines.similar import SimilarEngine
     from issue_assistant.tracker.models import Comment

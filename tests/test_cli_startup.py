@@ -94,7 +94,7 @@ def test_checking_an_engine_table_does_not_import_the_engine(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[engines.similar]\nneighbours = 5\n")
     loaded = _modules(
-        "from issue_assistant.config import load_config\n"
+        "from issue_assistant.config.sections import load_config\n"
         "from issue_assistant.errors import UserError\n"
         f"assert load_config({str(config)!r}).options('similar').neighbors == 5\n"
         "try:\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.errors import UserError
 from issue_assistant.likely.checkout import checkout_for, list_files
 from issue_assistant.likely.code import CodeIndex, code_index_for, comments, split_identifier

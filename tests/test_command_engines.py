@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.engines.command import BASE_ENV
 from issue_assistant.errors import UserError
 from issue_assistant.pipeline import engines_for, replay

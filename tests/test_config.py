@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.cli import main
-from issue_assistant.config import Config, load_config, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import Config, load_config
 from issue_assistant.errors import UserError
 
 GOOD_LABELS = """
@@ -206,7 +207,7 @@ HUGO = 'baseURL = "https://example.org/"\ntitle = "My site"\n[params]\nauthor = 
 def test_lookup_order_github_issue_assistant_then_github_then_an_own_root_file(tmp_path):
     """Issue 17 item 5: `.github/issue-assistant/`, then `.github/`, as labeler and
     release-drafter read `.github/`; a root file only when it is ours."""
-    from issue_assistant.config import find_file
+    from issue_assistant.config.files import find_file
 
     write(tmp_path, "config.toml", '[engine]\nname = "similar"\n')
     assert find_file("config.toml", None, tmp_path) == tmp_path / "config.toml"
@@ -231,7 +232,7 @@ def test_another_tools_root_config_toml_is_not_read(tmp_path, monkeypatch, capsy
 
 
 def test_a_root_file_with_one_of_our_keys_is_ours_and_checked(tmp_path):
-    from issue_assistant.config import load_both
+    from issue_assistant.config.files import load_both
 
     write(tmp_path, "labels.toml", GOOD_LABELS)
     write(tmp_path, "config.toml", '[engine]\nname = "similar"\nbaseURL = "x"\n')
@@ -240,7 +241,7 @@ def test_a_root_file_with_one_of_our_keys_is_ours_and_checked(tmp_path):
 
 
 def test_no_labels_toml_but_another_tools_names_it(tmp_path):
-    from issue_assistant.config import load_both
+    from issue_assistant.config.files import load_both
 
     write(tmp_path, "labels.toml", '[[labels]]\nname = "bug"\ncolor = "d73a4a"\n')
     with pytest.raises(UserError) as err:

@@ -7,7 +7,9 @@ import shutil
 from pathlib import Path
 
 from issue_assistant.cli import main
-from issue_assistant.config import LabelsConfig, load_both, unwritten, weak_spots
+from issue_assistant.config.files import load_both
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.weak_spots import unwritten, weak_spots
 
 DESCRIBED = '[project]\ndescription = "A parser of small configuration files."\n'
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from issue_assistant.config import glob_match, load_config, load_labels
+from issue_assistant.config.labels import glob_match, load_labels
+from issue_assistant.config.sections import load_config
 from issue_assistant.errors import UserError
 
 
@@ -39,7 +40,7 @@ def test_area_paths_load_and_match(tmp_path: Path) -> None:
 )
 def test_area_paths_speak_the_file_tools_glob_dialect(globs, path, owned) -> None:
     """One dialect: an area's `paths` and the file tools' `glob` agree (both .gitignore's)."""
-    from issue_assistant.config import Label
+    from issue_assistant.config.labels import Label
     from issue_assistant.tools.checkout import _glob
 
     assert Label.model_construct(name="a", paths=globs).owns(path) is owned

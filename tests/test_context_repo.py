@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.decision import Decision, Duplicate, validate
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index

@@ -132,7 +132,7 @@ def test_free_text_with_a_lone_surrogate_survives_the_comment_round_trip():
 
 
 def test_a_label_in_another_casing_is_kept_in_the_toml_spelling():
-    from issue_assistant.config import LabelsConfig
+    from issue_assistant.config.labels import LabelsConfig
     from issue_assistant.decision import filter_labels
 
     labels = LabelsConfig.model_validate({"type": [{"name": "bug"}], "area": [{"name": "CLI"}]})

@@ -8,7 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.index.duplicates import PairFeatures
 from issue_assistant.index.evidence import Shared, follow_up

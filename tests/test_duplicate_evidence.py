@@ -17,7 +17,8 @@ from issue_assistant.comment import (
     similar_evidence,
     visible_part,
 )
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.index.duplicates import SCORE_VERSION, PairFeatures
 from issue_assistant.index.evidence import (

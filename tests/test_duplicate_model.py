@@ -111,7 +111,8 @@ def test_calibrate_fits_weights_and_analyze_uses_them(tmp_path, capsys):
     dup = json.loads(written.read_text())["duplicates"]
     assert dup["model"] == "learned" and set(dup["weights"]) >= {"bias", "title", "prose"}
 
-    from issue_assistant.config import Config, LabelsConfig
+    from issue_assistant.config.labels import LabelsConfig
+    from issue_assistant.config.sections import Config
     from issue_assistant.engines import create
     from issue_assistant.index.local import open_index
     from issue_assistant.pipeline import analyze
@@ -136,7 +137,7 @@ def test_calibrate_fits_weights_and_analyze_uses_them(tmp_path, capsys):
 
 def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
     """A duplicate closed after a cutoff is not part of that cutoff's fit."""
-    from issue_assistant.config import Config
+    from issue_assistant.config.sections import Config
     from issue_assistant.index.local import open_index
 
     issues = synthetic(160)
@@ -171,7 +172,7 @@ def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
 def test_a_cutoff_with_too_few_known_duplicates_replays_nothing(tmp_path):
     """Fewer known duplicates than a threshold needs: the hand weights and the prior answer
     whatever the replays would say, so none is made (evaluate's cost on a small tracker)."""
-    from issue_assistant.config import Config
+    from issue_assistant.config.sections import Config
     from issue_assistant.index.local import open_index
 
     issues = synthetic(160)
@@ -200,7 +201,7 @@ def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_pa
     are each made once and are the fits an issue would have made itself."""
     import time
 
-    from issue_assistant.config import Config
+    from issue_assistant.config.sections import Config
     from issue_assistant.index.local import open_index
 
     issues = synthetic(160)
@@ -239,7 +240,7 @@ def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
     only with enough known pairs; else the prior's threshold is used and named."""
     from types import SimpleNamespace
 
-    from issue_assistant.config import Config
+    from issue_assistant.config.sections import Config
     from issue_assistant.engines import create
     from issue_assistant.index.duplicates import SCORE_VERSION
     from issue_assistant.learn.calibration_file import (

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.cli import main
-from issue_assistant.config import Config, load_config
+from issue_assistant.config.sections import Config, load_config
 from issue_assistant.decision import Decision
 from issue_assistant.engines import prices
 from issue_assistant.engines.anthropic import DEFAULT_MODEL

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from issue_assistant.config import Config, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import Config
 from issue_assistant.decision import Decision
 from issue_assistant.engines import create
 from issue_assistant.engines.base import Engine

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.commands.evaluate import _clone
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.engines.fake import FakeEngine, FakeLLM
 from issue_assistant.evaluate.clone import CloneHistory, has_history
 from issue_assistant.evaluate.files import file_measures

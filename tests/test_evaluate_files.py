@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.evaluate.files import file_measures, fixed_files
 from issue_assistant.evaluate.report import render_report
 from issue_assistant.evaluate.results import IssueResult, RunHeader

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from issue_assistant.config import load_labels
+from issue_assistant.config.labels import load_labels
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.gold import (
     assistant_touched,

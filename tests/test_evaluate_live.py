@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.commands import evaluate as command
-from issue_assistant.config import load_labels
+from issue_assistant.config.labels import load_labels
 from issue_assistant.evaluate.gold import gold_for
 from issue_assistant.evaluate.results import read_results
 from issue_assistant.tracker.asof import ONE_MINUTE

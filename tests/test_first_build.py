@@ -11,7 +11,8 @@ import pytest
 
 from issue_assistant import live, sync
 from issue_assistant.cli import main
-from issue_assistant.config import Config, IndexConfig, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import Config, IndexConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import index_path
 from issue_assistant.render import render

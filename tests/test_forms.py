@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from issue_assistant import asking, forms
-from issue_assistant.config import Ask, Config, LabelsConfig
+from issue_assistant.config.labels import Ask, LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.decision import Decision, validate
 from issue_assistant.engines import create
 from issue_assistant.pipeline import replay
@@ -213,7 +214,8 @@ def test_a_form_kind_answer_decides_on_the_documentation_request(
     from issue_assistant.cli import main
 
     assert main(["init", "--snapshot", str(POETRY), "--dir", str(tmp_path)]) == 0
-    from issue_assistant.config import load_config, load_labels
+    from issue_assistant.config.labels import load_labels
+    from issue_assistant.config.sections import load_config
 
     labels = load_labels(tmp_path / ".github" / "issue-assistant" / "labels.toml")
     drafted = load_config(tmp_path / ".github" / "issue-assistant" / "config.toml")
@@ -284,7 +286,7 @@ def test_the_checkouts_form_types_the_answers_the_engines_read(tmp_path, poetry_
 
 def test_init_reads_the_checkouts_form_for_the_bug_type(tmp_path, capsys):
     from issue_assistant.cli import main
-    from issue_assistant.config import load_labels
+    from issue_assistant.config.labels import load_labels
 
     folder = tmp_path / ".github" / "ISSUE_TEMPLATE"
     folder.mkdir(parents=True)

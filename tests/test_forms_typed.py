@@ -4,7 +4,8 @@ did not qualify; `analyze` looks for what is still missing."""
 
 from __future__ import annotations
 
-from issue_assistant.config import Config, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.evaluate.selection import FORM_ONLY, NO_LATER_LABEL, select, why_not
 from issue_assistant.pipeline import replay

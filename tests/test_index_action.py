@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from issue_assistant import action, live, sync
-from issue_assistant.config import Config, IndexConfig, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import Config, IndexConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import index_path
 from issue_assistant.learn.store import model_path

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.cli import main
-from issue_assistant.config import find_file, load_both, load_config, load_labels
+from issue_assistant.config.files import find_file, load_both
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import load_config
 from issue_assistant.init.draft import classify, first_paragraph
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.cli import main
-from issue_assistant.config import load_config, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import load_config
 from tests.test_init import SNAPSHOTS
 from tests.test_races_faults import record
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from issue_assistant.approve import Approver
+from issue_assistant.approve.sweep import Approver
 from issue_assistant.comment import GITHUB_LIMIT, extract_plan
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.engines.prompt import parse_answer
 from issue_assistant.errors import EngineError
 from issue_assistant.live import analyze_live

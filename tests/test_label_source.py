@@ -9,7 +9,7 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index
 from issue_assistant.learn import artifact, store

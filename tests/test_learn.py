@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.cli import main
-from issue_assistant.config import Config, LabelsConfig, load_labels
+from issue_assistant.config.labels import LabelsConfig, load_labels
+from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.evaluate.report import render_report
 from issue_assistant.evaluate.results import RunHeader

@@ -12,7 +12,7 @@ from issue_assistant.likely.code import CodeIndex
 from issue_assistant.likely.fix_history import FixHistory, PastFix
 from issue_assistant.likely.rank import (
     STANDINGS,
-    Calibration,
+    LikelyCalibration,
     Weights,
     all_hints,
     combine,
@@ -116,7 +116,7 @@ def test_likely_files_carry_reasons_and_the_measured_precision(tmp_path: Path, c
     assert got[0].why[0] == "stack frame: line 6, in `parse_tokens`"
     assert got[0].function == "parse_tokens"
     assert all(f.path.startswith("src/") for f in got)  # tests and docs are not ranked
-    assert likely_files(code, "", "", calibration=Calibration()) == []
+    assert likely_files(code, "", "", calibration=LikelyCalibration()) == []
 
 
 def test_a_bad_calibration_file_names_what_is_wrong(tmp_path: Path) -> None:

@@ -127,7 +127,7 @@ def test_answering_imports_no_scikit_learn(tmp_path):
     """A saved model is loaded and answers in a process that never imports scikit-learn."""
     from datetime import UTC, datetime
 
-    from issue_assistant.config import LabelsConfig
+    from issue_assistant.config.labels import LabelsConfig
     from issue_assistant.learn import store
     from issue_assistant.learn.model import Row, fit
 
@@ -143,7 +143,7 @@ def test_answering_imports_no_scikit_learn(tmp_path):
     expected = model.probabilities_many([DOCS[0]])[0]["type"]["bug"]
     code = (
         "import sys\n"
-        "from issue_assistant.config import LabelsConfig\n"
+        "from issue_assistant.config.labels import LabelsConfig\n"
         "from issue_assistant.learn import store\n"
         "labels = LabelsConfig.model_validate("
         "{'type': [{'name': 'bug'}, {'name': 'feature'}]})\n"
@@ -161,7 +161,7 @@ def test_fitting_imports_no_scikit_learn_or_scipy():
     code = (
         "import sys\n"
         "from datetime import UTC, datetime, timedelta\n"
-        "from issue_assistant.config import LabelsConfig\n"
+        "from issue_assistant.config.labels import LabelsConfig\n"
         "from issue_assistant.learn.model import Row, fit\n"
         "labels = LabelsConfig.model_validate("
         "{'type': [{'name': 'bug'}, {'name': 'feature'}, {'name': 'docs'}]})\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from issue_assistant.comment import Outcome, extract_plan, render_comment
-from issue_assistant.config import IndexConfig
+from issue_assistant.config.sections import IndexConfig
 from issue_assistant.decision import Decision, Duplicate
 from issue_assistant.errors import EngineError, UserError
 from issue_assistant.live import analyze_live

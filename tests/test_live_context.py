@@ -7,7 +7,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from issue_assistant.config import Config, IndexConfig, load_both
+from issue_assistant.config.files import load_both
+from issue_assistant.config.sections import Config, IndexConfig
 from issue_assistant.decision import Decision
 from issue_assistant.engines.fake import FakeEngine
 from issue_assistant.index.local import index_path

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.errors import UserError
 from issue_assistant.pipeline import replay
 

@@ -15,7 +15,7 @@ from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from issue_assistant.config import load_labels
+from issue_assistant.config.labels import load_labels
 from issue_assistant.learn import logistic
 from issue_assistant.learn.features import SPECS, TOKEN, fit_features
 from issue_assistant.learn.model import rows_from

@@ -20,9 +20,9 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from issue_assistant.approve import Approver
+from issue_assistant.approve.sweep import Approver
 from issue_assistant.comment import GITHUB_LIMIT, Outcome, extract_plan, render_comment
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.engines.prompt import parse_answer
 from issue_assistant.errors import EngineError
 from issue_assistant.live import analyze_live

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from issue_assistant import action
-from issue_assistant.approve import Approver
+from issue_assistant.approve.sweep import Approver
 from issue_assistant.comment import Plan, extract_plan, render_comment
 from issue_assistant.decision import Duplicate
 from issue_assistant.tracker.client import github_retry

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from issue_assistant import action
-from issue_assistant.approve import Approver
+from issue_assistant.approve.sweep import Approver
 from issue_assistant.comment import extract_plan, render_comment
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.context import Context
 from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.embeddings import DIM, load_embedder

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.commands.common import cli_writes
-from issue_assistant.config import ApprovalConfig, Config
+from issue_assistant.config.sections import ApprovalConfig, Config
 from issue_assistant.errors import UserError
 from issue_assistant.settings import Settings, current, using
 
@@ -96,7 +96,7 @@ def test_strategy_choices_are_the_configs():
     from typing import get_args
 
     from issue_assistant.commands.args import STRATEGIES
-    from issue_assistant.config import Strategy
+    from issue_assistant.config.sections import Strategy
 
     assert get_args(Strategy) == STRATEGIES
 

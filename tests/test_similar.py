@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index
 from issue_assistant.pipeline import analyze, replay

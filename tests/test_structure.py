@@ -149,21 +149,28 @@ def test_the_checks_see_a_circle_and_an_upward_import():
     assert floor("config") < floor("engines.base") and floor("engines.registry") == 0
     assert floor("tracker.client") == floor("tracker") and floor("evaluate.gold") == 10
     assert floor("index.search") < floor("likely.rank") < floor("learn")
+    assert floor("config.labels") == floor("config.sections") < floor("writes")
+    assert floor("approve.sweep") == floor("approve.claims") == floor("votes")
 
 
 # ---- capabilities are declared, not probed --------------------------------------------------
 
-#: the names the package holds a tracker, an engine, a context or a tool source under
-HOLDERS = re.compile(r"^_?(\w*tracker|\w*engine|e|context|ctx|view|source|listed|gh)$", re.I)
-#: the types of trackers, engines and contexts
+#: the names the package holds a tracker, an engine, a context, a tool source, an issue index or
+#: a code index under
+HOLDERS = re.compile(r"^_?(\w*tracker|\w*engine|e|context|ctx|view|source|listed|gh|"
+                     r"\w*index|indexes|code)$", re.I)  # fmt: skip
+#: the types of trackers, engines, contexts and indexes
 TYPES = re.compile(r"^(\w*Tracker|\w*Engine|AsOfView|\w*Snapshot|CachedReads|LiveIssues|"
-                   r"Context|RepoView|Source|Searched)$")  # fmt: skip
+                   r"Context|RepoView|Source|Searched|\w*Index|CommitIndexes)$")  # fmt: skip
 BUILTINS = {"str", "int", "float", "bool", "bytes", "dict", "list", "tuple", "set"}
 #: (module, call) probes that stay, with why
 ALLOWED_PROBES = {
     # the cache key of the fix history built once per process: a snapshot's size (which other
     # trackers do not have) tells a reread one apart; no behaviour depends on it
     ("likely.fix_history", "hasattr(source, '__len__')"),
+    # IssueIndex.vectors is declared (None without embeddings): this read goes with the work on
+    # the engines' view of the moment (issue 28)
+    ("engines.similar", "getattr(context.index, 'vectors', None)"),
 }
 
 
@@ -172,13 +179,20 @@ def _named(node: ast.expr) -> str:
 
 
 def probes(source: str) -> list[str]:
-    """The `getattr`/`hasattr`/`isinstance` calls on a tracker, an engine or a context."""
+    """The `getattr`/`hasattr`/`setattr`/`isinstance` calls on a tracker, an engine, a context
+    or an index, and the uses of such an object's `__dict__` (an undeclared member)."""
     found = []
     for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "__dict__"
+            and HOLDERS.match(_named(node.value))
+        ):
+            found.append(ast.unparse(node))
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args):
             continue
         fn, first = node.func.id, node.args[0]
-        if fn in ("getattr", "hasattr") and HOLDERS.match(_named(first)):
+        if fn in ("getattr", "hasattr", "setattr") and HOLDERS.match(_named(first)):
             found.append(ast.unparse(node))
         elif fn == "isinstance" and len(node.args) == 2:
             kinds = node.args[1]
@@ -191,8 +205,9 @@ def probes(source: str) -> list[str]:
 
 
 def test_no_module_probes_a_tracker_an_engine_or_a_context():
-    """What a tracker, an engine or a context can do is a member of its type (None where it
-    cannot), read directly: none is asked at run time whether it has an attribute."""
+    """What a tracker, an engine, a context or an index can do or keeps is a member of its type
+    (None where it cannot), read directly: none is asked at run time whether it has an
+    attribute, and none is given one its type does not declare."""
     found = {
         (name, call)
         for name, path in modules().items()
@@ -212,6 +227,11 @@ isinstance(view, Checkout)
 isinstance(source, str)
 getattr(args, "engine", None)
 getattr(context.index, "vectors", None)
+getattr(index, "memo", None)
+setattr(code, "_packages", found)
+code.__dict__.setdefault("_spans", {})
+isinstance(found, CodeIndex)
+getattr(hit, "path", None)
 """
     assert probes(code) == [
         "getattr(tracker, 'rate_remaining', None)",
@@ -219,6 +239,11 @@ getattr(context.index, "vectors", None)
         "getattr(context, 'pair_cache', None)",
         "isinstance(tracker, AsOfView)",
         "isinstance(view, Checkout)",
+        "getattr(context.index, 'vectors', None)",
+        "getattr(index, 'memo', None)",
+        "setattr(code, '_packages', found)",
+        "isinstance(found, CodeIndex)",
+        "code.__dict__",  # an attribute, met deeper in the tree than the calls
     ]
 
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from issue_assistant import comment as cm
-from issue_assistant.approve import Approver
+from issue_assistant.approve.sweep import Approver
 from issue_assistant.comment import (
     GITHUB_LIMIT,
     Outcome,
@@ -132,7 +132,7 @@ def test_a_failure_after_a_write_says_exactly_what_was_written(gh, monkeypatch):
     comment = pending(gh, 3)
     t = tracker(gh)
     monkeypatch.setattr(
-        "issue_assistant.approve.render_comment",
+        "issue_assistant.approve.sweep.render_comment",
         _fail_on_approved(monkeypatch),
     )
     [result] = Approver(t, LABELS, CONFIG, writes="live", now=gh.clock).run([3])

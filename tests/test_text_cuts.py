@@ -134,7 +134,8 @@ def context_files(snap, tmp_path) -> dict[str, str]:  # noqa: ANN001
     """The context files of issue 2 of `snap`, as of a minute after it was opened."""
     from pathlib import Path
 
-    from issue_assistant.config import Config, load_labels
+    from issue_assistant.config.labels import load_labels
+    from issue_assistant.config.sections import Config
     from issue_assistant.index.local import open_index
     from issue_assistant.pipeline import build_context
     from issue_assistant.tracker.asof import AsOfView

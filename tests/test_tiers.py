@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from issue_assistant.comment import Plan, render_comment
-from issue_assistant.config import Config, LabelModelConfig, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config, LabelModelConfig
 from issue_assistant.decision import LabelTier
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from issue_assistant.config import Config
+from issue_assistant.config.sections import Config
 from issue_assistant.errors import UserError
 from issue_assistant.pipeline import build_context
 from issue_assistant.tools import TOOLS, Checkout, Toolbox

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import f1_score
 
-from issue_assistant.config import LabelsConfig, load_labels
+from issue_assistant.config.labels import LabelsConfig, load_labels
 from issue_assistant.learn import artifact, store, type_prior
 from issue_assistant.learn.model import fit, rows_from
 from issue_assistant.tracker.snapshot import read_snapshot

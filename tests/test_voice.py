@@ -21,7 +21,8 @@ from issue_assistant.comment import (
     render_comment,
     visible_part,
 )
-from issue_assistant.config import Config, load_labels
+from issue_assistant.config.labels import load_labels
+from issue_assistant.config.sections import Config
 from issue_assistant.decision import TIER_WORDS, Duplicate, FileLink, LabelTier
 from issue_assistant.engines import create
 from issue_assistant.pipeline import replay

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from issue_assistant.cli import main
-from issue_assistant.config import Config, IndexConfig, load_both
+from issue_assistant.config.files import load_both
+from issue_assistant.config.sections import Config, IndexConfig
 from issue_assistant.decision import Decision
 from issue_assistant.engines.fake import FakeEngine
 from issue_assistant.live import analyze_live

@@ -18,7 +18,8 @@ from issue_assistant.backlog.report import issue_link, server_url
 from issue_assistant.backlog.run import BacklogRun, Runner, backlog_lock
 from issue_assistant.backlog.selection import Recheck
 from issue_assistant.backlog.state import STATE_FILE, BacklogState
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.writes import Mode

@@ -23,7 +23,8 @@ from issue_assistant.backlog.selection import with_discussion as discussion_of
 from issue_assistant.backlog.state import STARTED, STATE_FILE, BacklogState, Done
 from issue_assistant.cachelock import holding
 from issue_assistant.comment import Plan
-from issue_assistant.config import Config, LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone
 from issue_assistant.index import IssueIndex

@@ -15,7 +15,8 @@ from datetime import datetime, timedelta
 
 from issue_assistant.backlog.state import BacklogState
 from issue_assistant.comment import is_assistant_comment
-from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
+from issue_assistant.config.labels import GROUPS, Group, LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.errors import UserError
 from issue_assistant.labelnames import has_label
 from issue_assistant.live import skip_reason

@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from issue_assistant.approve import Approver
+    from issue_assistant.approve.sweep import Approver
     from issue_assistant.commands.common import cli_writes, load_configs
     from issue_assistant.followup import follow_up_all
     from issue_assistant.live import connect

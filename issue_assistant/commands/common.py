@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:
-    from issue_assistant.config import Config, LabelsConfig
+    from issue_assistant.config.labels import LabelsConfig
+    from issue_assistant.config.sections import Config
     from issue_assistant.index import IssueIndex
     from issue_assistant.tracker.models import Repository
     from issue_assistant.tracker.snapshot import IndexedSnapshot, Snapshot
@@ -27,7 +28,7 @@ def config_paths(args: argparse.Namespace) -> tuple[str | None, str | None]:
 
 def load_configs(args: argparse.Namespace, root: Path | None = None) -> tuple[LabelsConfig, Config]:
     """Both files, with the model from --model, else $ISSUE_ASSISTANT_MODEL, else the config."""
-    from issue_assistant.config import load_both
+    from issue_assistant.config.files import load_both
 
     labels, config = load_both(*config_paths(args), root)
     return labels, with_checkout(args, with_model(config, getattr(args, "model", None)))
@@ -42,7 +43,8 @@ def with_checkout(args: argparse.Namespace, config: Config) -> Config:
 
 
 def load_config_only(args: argparse.Namespace) -> Config:
-    from issue_assistant.config import find_file, load_config
+    from issue_assistant.config.files import find_file
+    from issue_assistant.config.sections import load_config
 
     return with_model(load_config(find_file("config.toml", config_paths(args)[1])), None)
 

@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _say_files(args: argparse.Namespace) -> None:
     """With -v: which files were read (or, for config.toml, that none was found)."""
     from issue_assistant.commands.common import config_paths
-    from issue_assistant.config import find_file
+    from issue_assistant.config.files import find_file
     from issue_assistant.names import lookup
 
     said = logging.getLogger("issue_assistant.config")
@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     from issue_assistant.commands.common import config_paths, load_configs
-    from issue_assistant.config import GROUPS, find_file, weak_spots
+    from issue_assistant.config.files import find_file
+    from issue_assistant.config.labels import GROUPS
+    from issue_assistant.config.weak_spots import weak_spots
     from issue_assistant.engines import available
     from issue_assistant.engines.registry import is_known
     from issue_assistant.errors import print_cli

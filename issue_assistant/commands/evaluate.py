@@ -26,7 +26,8 @@ from issue_assistant.errors import NO_SOURCE, UserError
 from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES
 
 if TYPE_CHECKING:
-    from issue_assistant.config import Config, LabelsConfig
+    from issue_assistant.config.labels import LabelsConfig
+    from issue_assistant.config.sections import Config
     from issue_assistant.evaluate.results import RunHeader
     from issue_assistant.tracker.base import Tracker
 
@@ -156,7 +157,7 @@ def _interrupted(jsonl: Path, probe: RunHeader) -> bool:
 
 def _merge(files: list[str], report: str | None, as_json: bool = False, force: bool = False) -> int:
     from issue_assistant.commands.common import unused_report
-    from issue_assistant.config import Config
+    from issue_assistant.config.sections import Config
     from issue_assistant.evaluate.report import results_path, write_report
     from issue_assistant.evaluate.results import merge
 

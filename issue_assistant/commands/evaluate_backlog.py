@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from issue_assistant.config import Config, LabelsConfig
+    from issue_assistant.config.labels import LabelsConfig
+    from issue_assistant.config.sections import Config
     from issue_assistant.tracker.base import Tracker
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from issue_assistant.commands.common import load_config_only, snapshot_and_index
-    from issue_assistant.config import find_file, load_labels
+    from issue_assistant.config.files import find_file
+    from issue_assistant.config.labels import load_labels
     from issue_assistant.learn.store import refit
     from issue_assistant.tracker.asof import AsOfView
 

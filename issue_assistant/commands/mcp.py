@@ -20,7 +20,7 @@ from issue_assistant.errors import NO_SOURCE, UserError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from issue_assistant.config import LabelsConfig
+    from issue_assistant.config.labels import LabelsConfig
     from issue_assistant.tools import Toolbox
     from issue_assistant.tracker.base import Tracker
     from issue_assistant.tracker.models import Discussion, Release
@@ -124,7 +124,9 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
     from pathlib import Path
 
     from issue_assistant.commands.common import cache_dir
-    from issue_assistant.config import LabelsConfig, find_file, load_config, load_labels
+    from issue_assistant.config.files import find_file
+    from issue_assistant.config.labels import LabelsConfig, load_labels
+    from issue_assistant.config.sections import load_config
     from issue_assistant.index.local import open_index
     from issue_assistant.likely.code import LazyCodeIndex
     from issue_assistant.tools import Checkout, Toolbox

@@ -17,7 +17,8 @@ from issue_assistant.engines.registry import engine_class
 from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:
-    from issue_assistant.config import Config, LabelsConfig, Strategy
+    from issue_assistant.config.labels import LabelsConfig
+    from issue_assistant.config.sections import Config, Strategy
     from issue_assistant.context import Context
     from issue_assistant.decision import Decision
     from issue_assistant.index.duplicates import DuplicateSettings

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from issue_assistant.config import GROUPS
+from issue_assistant.config.labels import GROUPS
 from issue_assistant.decision import Decision
 from issue_assistant.engines.failures import EngineFailure
 from issue_assistant.render import render
 
 if TYPE_CHECKING:
-    from issue_assistant.config import Strategy
+    from issue_assistant.config.sections import Strategy
     from issue_assistant.context import Context
 
 ANSWER_FIELDS = (

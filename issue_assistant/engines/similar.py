@@ -16,7 +16,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from issue_assistant import asking, formlabels, forms
-from issue_assistant.config import LabelModelConfig
+from issue_assistant.config.sections import LabelModelConfig
 from issue_assistant.decision import REASON_MAX, Decision, Duplicate, LabelTier
 from issue_assistant.engines import similar_labels
 from issue_assistant.engines.base import Engine

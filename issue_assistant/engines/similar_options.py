@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from issue_assistant.config import Strict
+from issue_assistant.config.strict import Strict
 
 
 class SimilarConfig(Strict):

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from issue_assistant.config import GROUPS, Config, LabelsConfig
+from issue_assistant.config.labels import GROUPS, LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.evaluate.gold import is_bot
 from issue_assistant.evaluate.metrics import GroupMeasure, label_measure
 from issue_assistant.evaluate.results import IssueResult

@@ -53,9 +53,12 @@ class CloneHistory:
         indexes = getattr(self._local, "indexes", None)
         if indexes is None:
             indexes = CommitIndexes(
-                self.clone, max_file_kb=self.max_file_kb, max_files=self.max_files, keep=1
+                self.clone,
+                max_file_kb=self.max_file_kb,
+                max_files=self.max_files,
+                keep=1,
+                memo=self.memo,
             )
-            indexes.memo = self.memo
             self._local.indexes = indexes
         return indexes.at(commit.sha)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from issue_assistant.config import LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.evaluate.metrics import Ratio
 from issue_assistant.evaluate.results import IssueResult
 from issue_assistant.likely.checkout import file_kind

@@ -13,7 +13,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from issue_assistant.comment import is_assistant_comment
-from issue_assistant.config import GROUPS, LabelsConfig
+from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.tracker.asof import labels_at, state_at
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.duplicates import (

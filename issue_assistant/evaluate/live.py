@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from issue_assistant.config import LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.evaluate.gold import assistant_touched
 from issue_assistant.evaluate.selection import WINDOW, qualifies
 from issue_assistant.progress import Progress, counted

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from issue_assistant.config import GROUPS
+from issue_assistant.config.labels import GROUPS
 from issue_assistant.evaluate.results import IssueResult
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from issue_assistant.atomic import write_atomic
-from issue_assistant.config import GROUPS
+from issue_assistant.config.labels import GROUPS
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.engine_stats import engine_stats
 from issue_assistant.evaluate.files import file_measures

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime, timedelta
 
-from issue_assistant.config import Config, LabelsConfig, Strategy
+from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config, Strategy
 from issue_assistant.decision import Decision
 from issue_assistant.engines import Engine
 from issue_assistant.engines.failures import kind_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from issue_assistant.config import LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.errors import UserError
 from issue_assistant.evaluate.gold import assistant_touched, duplicate_gold, later_labels
 from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES

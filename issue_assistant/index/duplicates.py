@@ -207,9 +207,9 @@ def side(
     """`issue`'s side at `moment`; kept on the index (until it changes) by the issue's title and
     own body, so a candidate met again by another issue is read once."""
     body = own_body(issue, boiler, moment)
-    memo = getattr(index, "memo", None)
+    memo = index.memo
     key = ("side", issue.number, issue.title, body)
-    if memo is not None and key in memo:
+    if key in memo:
         return memo[key]
     found = Side(
         body=body,
@@ -218,10 +218,9 @@ def side(
         signals=signals(issue.title, body),
         traits=traits(issue.title, body),
     )
-    if memo is not None:
-        if len(memo) >= SIDES_KEPT:
-            memo.clear()
-        memo[key] = found
+    if len(memo) >= SIDES_KEPT:
+        memo.clear()
+    memo[key] = found
     return found
 
 

@@ -139,7 +139,7 @@ def unusable(name: str) -> str | None:
     """Why labels.toml cannot name this label as it is, or None."""
     from pydantic import ValidationError
 
-    from issue_assistant.config import Label
+    from issue_assistant.config.labels import Label
 
     try:
         name.encode("utf-8")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from issue_assistant.atomic import write_atomic
-from issue_assistant.config import find_file
+from issue_assistant.config.files import find_file
 from issue_assistant.errors import NO_SOURCE, GitHubError, UserError
 from issue_assistant.forms import DraftedField, draft_fields, read_forms
 from issue_assistant.init.draft import (
@@ -125,7 +125,7 @@ def backlog_groups(source: Source, labels_text: str) -> tuple[list[str], int]:
     open issues were read."""
     import tomllib
 
-    from issue_assistant.config import LabelsConfig
+    from issue_assistant.config.labels import LabelsConfig
 
     labels = LabelsConfig.model_validate(tomllib.loads(labels_text))
     opened = [i.labels for i in source.issues if i.state == "open" and not i.is_pull_request]
@@ -148,7 +148,8 @@ def render_files(
 def check_draft(files: dict[Path, str], root: Path) -> None:
     """The drafts must load as labels.toml and config.toml do: a failure here is a bug in the
     drafting, said with the file it was meant for (not the temporary copy checked)."""
-    from issue_assistant.config import load_config, load_labels
+    from issue_assistant.config.labels import load_labels
+    from issue_assistant.config.sections import load_config
 
     with tempfile.TemporaryDirectory() as tmp:
         for rel, load in ((LABELS_FILE, load_labels), (CONFIG_FILE, load_config)):

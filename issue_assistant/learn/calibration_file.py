@@ -20,7 +20,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from issue_assistant.atomic import write_atomic
-from issue_assistant.config import GROUPS, Config, LabelsConfig
+from issue_assistant.config.labels import GROUPS, LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.decision import Bounds
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.duplicates import SCORE_VERSION

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from issue_assistant.config import GROUPS, LabelsConfig
+from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.learn.confidence import ThresholdTable, fold_bounds, table_for
 
 TIME_ORDERED_MIN = 1000

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from issue_assistant.config import GROUPS, LabelsConfig
+from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn import heads, type_prior
 from issue_assistant.learn.confidence import ThresholdTable
@@ -518,9 +518,10 @@ def _choose_source(
     return by_source[gm.source]
 
 
-def index_vectors(index: IssueIndex) -> Vectors | None:
-    """The index's stored sentence embeddings by issue number, or None without embeddings."""
-    store = getattr(index, "vectors", None)
+def index_vectors(index: IssueIndex | None) -> Vectors | None:
+    """The index's stored sentence embeddings by issue number, or None without embeddings (or
+    without an index)."""
+    store = index.vectors if index is not None else None
     if store is None or not len(store):
         return None
     return store.vector

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from issue_assistant.atomic import write_atomic
-from issue_assistant.config import LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.index import IssueIndex
 
 log = logging.getLogger(__name__)

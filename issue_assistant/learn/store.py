@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 
 from issue_assistant.atomic import write_atomic_with
-from issue_assistant.config import LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn import artifact
 from issue_assistant.learn.fitting import Fitting

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from issue_assistant.config import LabelModelConfig
+from issue_assistant.config.sections import LabelModelConfig
 from issue_assistant.decision import TIERS, Bounds, LabelTier, Tier
 from issue_assistant.learn.confidence import Curve, ThresholdTable
 

@@ -31,6 +31,7 @@ from issue_assistant.likely.checkout import (
     list_files,
     read_text,
 )
+from issue_assistant.likely.functions import Span, spans
 
 log = logging.getLogger(__name__)
 
@@ -255,11 +256,35 @@ class CodeIndex:
             parts = rel.split("/")
             for i in range(len(parts) - 1):
                 self._by_suffix.setdefault("/".join(parts[i:]), []).append(rel)
-        for cached in ("_packages", "_by_name", "_spans"):  # of the old files
-            self.__dict__.pop(cached, None)
+        # derived from the files, computed when first asked (`packages`, `by_name`, `spans_of`)
+        self._packages: set[str] | None = None
+        self._by_name: dict[str, list[str]] | None = None
+        self._spans: dict[str, list[Span]] = {}
 
     def __len__(self) -> int:
         return len(self.files)
+
+    def packages(self) -> set[str]:
+        """The names of the folders holding an `__init__.py` (Python packages)."""
+        if self._packages is None:
+            self._packages = {
+                PurePosixPath(p).parent.name for p in self.files if p.endswith("/__init__.py")
+            } - {""}
+        return self._packages
+
+    def by_name(self) -> dict[str, list[str]]:
+        """The indexed paths by file name (`mod.py` -> every `.../mod.py`)."""
+        if self._by_name is None:
+            self._by_name = {}
+            for p in self.files:
+                self._by_name.setdefault(PurePosixPath(p).name, []).append(p)
+        return self._by_name
+
+    def spans_of(self, path: str) -> list[Span]:
+        """The functions of the indexed file `path` and their lines (`functions.spans`)."""
+        if path not in self._spans:
+            self._spans[path] = spans(self.files.get(path, ""), path)
+        return self._spans[path]
 
     def resolve(self, named: str) -> str | None:
         """The indexed file a path from a report names: exact, else the longest unique suffix

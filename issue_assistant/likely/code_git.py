@@ -66,12 +66,14 @@ class CommitIndexes:
         max_files: int = 20_000,
         keep: int = 2,
         rebuild_after: float = 0.05,
+        memo: dict[str, tuple[str, str]] | None = None,
     ) -> None:
         self.reader = ObjectReader(clone)
         self.max_file_kb = max_file_kb
         self.max_files = max_files
         self.keep = keep
-        self.memo: dict[str, tuple[str, str]] = {}
+        # each content's fields, kept across indexes (and shared with others when given)
+        self.memo: dict[str, tuple[str, str]] = {} if memo is None else memo
         self._open: OrderedDict[str, CodeIndex] = OrderedDict()
         self._lock = threading.Lock()
         # keep=0: rebuild from scratch once this share of the documents changed since the last

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from issue_assistant.errors import UserError
 from issue_assistant.likely.checkout import file_kind
 from issue_assistant.likely.code import CodeIndex, LikelyFile
-from issue_assistant.likely.functions import qualify, spans
+from issue_assistant.likely.functions import qualify
 from issue_assistant.likely.signals import (
     REASONS,
     SIGNALS,
@@ -177,8 +177,9 @@ def standing(rank: int, margin: float, clear: float) -> str:
 
 
 @dataclass(frozen=True)
-class Calibration:
-    """The weights, and the precision measured by standing (`standing`), and what measured it."""
+class LikelyCalibration:
+    """The likely files' weights, the precision measured by standing (`standing`), and what
+    measured it (`likely_files.toml`)."""
 
     weights: Weights = Weights()
     precision: Mapping[str, float] = field(default_factory=dict)  # "first-clear" -> share
@@ -194,7 +195,7 @@ class Calibration:
 
 
 @lru_cache(maxsize=4)
-def load_calibration(path: Path = SETTINGS) -> Calibration:
+def load_calibration(path: Path = SETTINGS) -> LikelyCalibration:
     """`likely_files.toml` (a UserError naming the key when it is malformed)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -220,7 +221,7 @@ def load_calibration(path: Path = SETTINGS) -> Calibration:
         weights = Weights(**raw)
     except TypeError as exc:
         raise UserError(str(exc), where=f"{path} [weights]") from None
-    return Calibration(
+    return LikelyCalibration(
         weights=weights,
         precision={k: float(v) for k, v in precision.items()},
         clear_margin=float(margin),
@@ -229,7 +230,7 @@ def load_calibration(path: Path = SETTINGS) -> Calibration:
     )
 
 
-def calibration_for(config: object) -> Calibration:
+def calibration_for(config: object) -> LikelyCalibration:
     """The calibration `[code] calibration` names (the shipped one when empty)."""
     named = config.code.calibration  # type: ignore[attr-defined]
     return load_calibration(Path(named) if named else SETTINGS)
@@ -245,7 +246,7 @@ def likely_files(
     history: FixHistory | None = None,
     before: datetime | None = None,
     number: int | None = None,
-    calibration: Calibration | None = None,
+    calibration: LikelyCalibration | None = None,
 ) -> list[LikelyFile]:
     """The files most likely concerned by an issue, best first, each with its reasons and its
     estimated precision (None where the benchmark measured nothing like it)."""
@@ -269,9 +270,5 @@ def function_at(
     code: CodeIndex, path: str, line: int | None, name: str | None = None
 ) -> str | None:
     """The qualified function at `line` of `path`, or the one a frame names (`functions.qualify`;
-    spans cached per file version)."""
-    cache: dict = code.__dict__.setdefault("_spans", {})
-    key = (path, code.keys.get(path), len(code.files.get(path, "")))
-    if key not in cache:
-        cache[key] = spans(code.files.get(path, ""), path)
-    return qualify(cache[key], name, line)
+    spans kept by the index until it changes)."""
+    return qualify(code.spans_of(path), name, line)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from issue_assistant.likely.code import CodeIndex, words
 
@@ -92,26 +91,6 @@ def frames(code: CodeIndex, text: str) -> list[Hint]:
     return list(out.values())
 
 
-def _packages(code: CodeIndex) -> set[str]:
-    cached = getattr(code, "_packages", None)
-    if cached is None:
-        cached = {
-            PurePosixPath(p).parent.name for p in code.files if p.endswith("/__init__.py")
-        } - {""}
-        code._packages = cached  # type: ignore[attr-defined]
-    return cached
-
-
-def _by_name(code: CodeIndex) -> dict[str, list[str]]:
-    cached = getattr(code, "_by_name", None)
-    if cached is None:
-        cached = {}
-        for p in code.files:
-            cached.setdefault(PurePosixPath(p).name, []).append(p)
-        code._by_name = cached  # type: ignore[attr-defined]
-    return cached
-
-
 def paths(code: CodeIndex, text: str) -> list[Hint]:
     """Files named by path, by dotted module, or by a file name the checkout has once."""
     out: dict[str, Hint] = {}
@@ -123,7 +102,7 @@ def paths(code: CodeIndex, text: str) -> list[Hint]:
     for m in re.finditer(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,5})\b", text):
         if _TRACE_FRAME.match(text, max(m.start() - 6, 0)) is None:
             add(code.resolve(m[1]), 1.0, f"`{m[1]}` named")
-    packages = _packages(code)
+    packages = code.packages()
     for m in _MODULE.finditer(text):
         parts = m[1].split(".")
         if parts[0] not in packages:
@@ -134,7 +113,7 @@ def paths(code: CodeIndex, text: str) -> list[Hint]:
             if rel:
                 add(rel, 0.8, f"module `{'.'.join(parts[:n])}`")
                 break
-    names = _by_name(code)
+    names = code.by_name()
     for m in _FILE_NAME.finditer(text):
         hits = names.get(m[1], [])
         if len(hits) == 1:

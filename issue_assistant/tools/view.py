@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from issue_assistant.config import LabelsConfig
+from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.candidates import Candidate
 from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex, search_seen

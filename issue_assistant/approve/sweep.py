@@ -1,10 +1,5 @@
-"""Approval: apply (or dismiss) the plan in the assistant's comment once a maintainer says so.
-
-A vote is a 👍/👎 reaction on the assistant's comment or a `/assistant approve|dismiss` comment
-after it, counted only from users whose role is in `approval.roles`. Only a comment written by
-`approval.bot_login` is trusted. Writes are ordered so that a run that fails midway is completed
-by the next one, and the comment says "approved" only once every other write succeeded.
-"""
+"""The approval sweep: every issue waiting for approval (or those named), the vote looked for,
+and the plan applied or dismissed, each write looked at first."""
 
 from __future__ import annotations
 
@@ -12,21 +7,23 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from issue_assistant.asking import unanswered
+from issue_assistant.approve.answered import still_missing
+from issue_assistant.approve.assistant_comment import Found, find_assistant_comment
+from issue_assistant.approve.claims import Claims
+from issue_assistant.approve.uncounted import say_uncounted
 from issue_assistant.comment import (
     CHANGES_MAX,
     GITHUB_LIMIT,
     HISTORY_MAX,
     Outcome,
     Plan,
-    extract_plan,
-    is_assistant_comment,
     render_comment,
 )
-from issue_assistant.config import GROUPS, Config, Group, LabelsConfig
+from issue_assistant.config.labels import GROUPS, Group, LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.decision import filter_labels
 from issue_assistant.errors import (
     AssistantError,
@@ -39,44 +36,10 @@ from issue_assistant.labelnames import find_label, has_label, key, keys
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Comment, Issue
-from issue_assistant.votes import Vote, VoteRule, slash_command
-from issue_assistant.writes import MODES, Mode, Writer
+from issue_assistant.votes import Vote, VoteRule
+from issue_assistant.writes import Mode, Writer
 
 log = logging.getLogger(__name__)
-
-# A run at work on an issue holds the bot's 👀 on the comment; one left by a killed run expires.
-CLAIM_EXPIRES = timedelta(minutes=20)
-
-
-def resolve_writes(explicit: str | None, config: Config, in_actions: bool) -> Mode:
-    """The writes mode: explicit, else `approval.writes`, else live inside Actions only."""
-    value = (explicit or "").strip().lower() or config.approval.writes
-    if value is None:
-        return "live" if in_actions else "dry-run"
-    if value not in MODES:
-        raise UserError(f"writes must be one of {', '.join(MODES)}, not {value!r}")
-    return value  # type: ignore[return-value]
-
-
-@dataclass
-class Found:
-    """The assistant's comment on an issue and the plan it carries."""
-
-    comment: Comment
-    plan: Plan
-
-
-def find_assistant_comment(
-    comments: Iterable[Comment], bot_login: str, repository: str, number: int
-) -> Found | None:
-    """The first comment by `bot_login` carrying a valid plan for this issue; others are ignored."""
-    for c in comments:
-        if c.user.login.lower() != bot_login.lower() or not is_assistant_comment(c.body):
-            continue
-        plan = extract_plan(c.body)
-        if plan and plan.issue == number and plan.repository.lower() == repository.lower():
-            return Found(c, plan)
-    return None
 
 
 def revalidate(plan: Plan, labels: LabelsConfig) -> tuple[dict[Group, list[str]], list[str]]:
@@ -144,9 +107,8 @@ class Approver:
         self.bot = config.approval.bot_login
         self.pending = config.approval.pending_label
         self.rule = VoteRule(tracker.permission, config.approval.roles, self.bot)
-        self._held: tuple[int, int] | None = None  # (comment id, claim id) while writing
         self._writers: list[Writer] = []  # the current issue's, for what was written
-        self._claims = Writer(tracker, writes)  # this run's claims, no write it reports
+        self.claims = Claims(tracker, writes, self.now)
 
     def _writer(self) -> Writer:
         writer = Writer(self.tracker, self.writes)
@@ -206,10 +168,10 @@ class Approver:
         found = looked[0]
         if self.writes != "live" or found.comment.id is None:
             return self._decide(issue, *looked)
-        claim = self._claim(found.comment.id)
+        claim = self.claims.take(found.comment.id)
         if claim is None:
             return self._skip(issue, "another apply run is at work on it")
-        self._held = (found.comment.id, claim)
+        self.claims.held = (found.comment.id, claim)
         try:
             # Looked at again under the claim: another run may have finished in the meantime.
             fresh = self.tracker.get_issue(issue.number)
@@ -218,39 +180,20 @@ class Approver:
                 return looked
             return self._decide(fresh, *looked)
         finally:
-            if self._held is not None:
+            if self.claims.held is not None:
                 try:
-                    self._withdraw()
+                    self.claims.withdraw()
                 except GitHubError as exc:
                     log.warning("#%d: could not withdraw the claim (%s)", issue.number, exc)
-                self._held = None
-
-    def _withdraw(self) -> None:
-        """Withdraw this run's claim (once: `_held` is cleared first)."""
-        if self._held is not None:
-            comment_id, claim_id = self._held
-            self._held = None
-            self._claims.let_go(comment_id, claim_id)
+                self.claims.held = None
 
     def _leftover_claims(self, comment_id: int, writer: Writer) -> None:
         """Withdraw claims a failed run left on a decided comment (not this run's own)."""
-        own = self._held[1] if self._held else None
+        own = self.claims.held[1] if self.claims.held else None
         for r in self.tracker.comment_reactions(comment_id):
             mine = r.user.login.lower() == self.bot.lower()
             if mine and r.content == "eyes" and r.id is not None and r.id != own:
                 writer.withdraw_left_claim(comment_id, r.id)
-
-    def _claim(self, comment_id: int) -> int | None:
-        """The id of this run's claim on the comment, or None when another run holds it."""
-        claim = self._claims.hold(comment_id)
-        if claim.new:
-            return claim.id
-        if claim.created_at is not None and self.now - claim.created_at < CLAIM_EXPIRES:
-            return None
-        log.info("withdrawing a claim left since %s", claim.created_at)
-        self._claims.let_go(comment_id, claim.id)
-        again = self._claims.hold(comment_id)
-        return again.id if again.new else None
 
     def _look(self, issue: Issue) -> ApplyResult | tuple[Found, Vote, list[Comment]]:
         """The skip, cleanup or wait for one issue; else its comment, the vote and the comments."""
@@ -285,59 +228,11 @@ class Approver:
             log.info("#%d: waiting for a maintainer", n)
             ignored = self.rule.not_counted(found.comment, reactions, comments, self.now)
             result = ApplyResult(n, "waiting", "; ".join(ignored) or "no maintainer has voted yet")
-            result.writes = self._say_uncounted(found, reactions, comments)
+            result.writes = say_uncounted(
+                self.tracker, self.rule, self.claims, self._writer, found, reactions, comments
+            )
             return result
         return found, vote, comments
-
-    def _say_uncounted(
-        self, found: Found, reactions: Iterable, comments: list[Comment]
-    ) -> list[str]:
-        """Say in the pending comment which votes did not count and why (`Plan.not_counted`),
-        only when that changed: under this run's claim, the votes read again right before the
-        edit (one that counts is left to the next run), and once more after it (a vote given
-        during the edit was set aside by it: the comment then asks for it again)."""
-        plan, cid, n = found.plan, found.comment.id, found.plan.issue
-        shown = self.rule.shown_uncounted(plan, found.comment, reactions, comments, self.now)
-        if cid is None or shown == plan.not_counted:
-            return []
-        writer, what = self._writer(), "the comment (votes not counted)"
-        if self.writes != "live":
-            writer.edit_comment(
-                cid, render_comment(plan.model_copy(update={"not_counted": shown})), what
-            )
-            return writer.done
-        mine = self._held is None  # else this run holds the claim already (`process`)
-        try:
-            if mine and (claim := self._claim(cid)) is None:
-                return []  # another run is at work on it
-            if mine:
-                self._held = (cid, claim)
-            for _ in range(2):
-                comments = self.tracker.list_comments(n)
-                current = find_assistant_comment(
-                    comments, self.bot, self.tracker.repository.full_name, n
-                )
-                if current is None or current.comment.id != cid or current.plan.status != "pending":
-                    break
-                reactions = self.tracker.comment_reactions(cid)
-                if self.rule.first_vote(current.comment, reactions, comments, self.now) is not None:
-                    break
-                shown = self.rule.shown_uncounted(
-                    current.plan, current.comment, reactions, comments, self.now
-                )
-                if shown == current.plan.not_counted:
-                    break
-                body = render_comment(current.plan.model_copy(update={"not_counted": shown}))
-                writer.edit_comment(cid, body, what)
-        except GitHubError as exc:  # the line is for people: the run goes on without it
-            log.warning("#%d: could not say which votes did not count (%s)", n, exc)
-        finally:
-            if mine and self._held is not None:
-                try:
-                    self._withdraw()
-                except GitHubError as exc:
-                    log.warning("#%d: could not withdraw the claim (%s)", n, exc)
-        return writer.done
 
     def _decide(
         self, issue: Issue, found: Found, vote: Vote, comments: list[Comment]
@@ -402,7 +297,7 @@ class Approver:
         pending = find_label(issue.labels, self.pending)
         try:
             if self.writes == "live":
-                self._withdraw()  # before the label: a sweep then still finds what is left
+                self.claims.withdraw()  # before the label: a sweep then still finds what is left
             if pending is not None:
                 writer.remove_label(issue.number, pending)
         except GitHubError as exc:
@@ -433,7 +328,7 @@ class Approver:
         duplicate = self._duplicate(issue, plan, changes)
         closing = duplicate is not None and self.config.duplicates.close
         asking = bool(plan.questions) and not closing
-        if asking and not self._still_missing(issue, found, comments):
+        if asking and not still_missing(issue, found, comments, self.labels):
             asking = False  # answered while the proposal waited: neither label nor questions
             changes.append("asked nothing: the reporter had already answered the questions")
         # The labels as they are right before the write: a person may have changed them since
@@ -476,24 +371,6 @@ class Approver:
         result.labels = [name for name in to_add if key(name) not in taken]
         result.duplicate = duplicate
         return result
-
-    def _still_missing(self, issue: Issue, found: Found, comments: list[Comment]) -> list[str]:
-        """The plan's questions that the reporter's replies since the comment showed them (its
-        votes aside) still leave open; all of them when there is no such reply."""
-        plan, shown = found.plan, found.comment.created_at
-        reporter = issue.user.login.casefold()
-        replies = [
-            c
-            for c in comments
-            if c.user.login.casefold() == reporter
-            and c.created_at > shown
-            and slash_command(c.body) is None
-        ]
-        if not replies:
-            return list(plan.questions)
-        types = [t for t in [plan.type, *issue.labels] if t and self.labels.group_of(t) == "type"]
-        now_issue = issue.model_copy(update={"comments": comments})
-        return unanswered(plan.questions, self.labels, types, now_issue)
 
     def _fresh(self, issue: Issue) -> Issue:
         """The issue read again (its labels and state as they are now)."""
