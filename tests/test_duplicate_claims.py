@@ -120,7 +120,7 @@ def test_an_evidence_carried_pair_is_claimed_with_its_evidence(poetry_snapshot, 
     assert named in ("SSLError", "SSLCertVerificationError")
     rows = {e.number: e for e in result.plan.evidence}
     assert rows[10283].relation == "duplicate"
-    assert f"`{named}`" in rows[10283].shared and "`CURL_CA_BUNDLE`" in rows[10283].shared
+    assert f"`{named}`" in rows[10283].shared and "`SSL_CERT_FILE`" in rows[10283].shared
 
 
 def test_a_feature_request_worded_alike_is_not_claimed_on_its_title(hf_snapshot, hf_index):

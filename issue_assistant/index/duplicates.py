@@ -61,8 +61,9 @@ if TYPE_CHECKING:
 
 # The version of the features and hand weights below: a threshold calibrated on another
 # version's hand-weighted score does not apply to this one (2: shared errors, frames, rarity;
-# 3: a claim rests on evidence and no follow-up is claimed, `PairFeatures.claim`).
-SCORE_VERSION = 3
+# 3: a claim rests on evidence and no follow-up is claimed, `PairFeatures.claim`; 4: rarity
+# counts every word of a piece, not any, and alike titles whose words both bodies use carry).
+SCORE_VERSION = 4
 # Weights of the logistic score, with and without a dense cosine.
 WITH_DENSE = {
     "bias": -8.0,
@@ -98,6 +99,11 @@ CLOSE_MEANING = 0.75  # a dense cosine this high reads as "close in meaning"
 # second signal a reader can check (`PairFeatures.carried`).
 STRONG_DENSE = 0.8
 STRONG_PROSE = 0.5
+# Or: what both are about (`Shared.subject`, uncommon words both titles and both bodies use)
+# with titles this alike (TF-IDF cosine): "Support cloud storage in load_dataset" and "Support
+# cloud storage for loading datasets"; not "Clean dead code in the JIT" and "... in the GC",
+# whose titles differ in what they are about.
+TOPIC_TITLE = 0.7
 
 
 @dataclass(frozen=True)
@@ -124,11 +130,14 @@ class PairFeatures:
     @property
     def carried(self) -> bool:
         """Whether evidence carries a duplicate claim, never title words alone: the same
-        uncommon error message, stack frames, or an uncommon path or name in common; or a
+        uncommon error message, stack frames, or an uncommon path or name in common; alike
+        titles whose uncommon words both bodies use too (`Shared.subject`, `TOPIC_TITLE`); or a
         strong match in meaning or prose with a second signal a reader can check (two uncommon
         title words, an exception, or alike titles)."""
         e = self.evidence
         if self.error >= MIN_SPECIFIC or self.frames > 0.0 or e.paths or e.identifiers:
+            return True
+        if e.subject and self.title >= TOPIC_TITLE:
             return True
         strong = (self.dense or 0.0) >= STRONG_DENSE or self.prose >= STRONG_PROSE
         second = len(e.title_words) >= 2 or bool(e.exceptions) or self.title >= 0.5

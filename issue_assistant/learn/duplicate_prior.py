@@ -1,10 +1,11 @@
 """The duplicate threshold where a repository has too few known duplicates to calibrate its own.
 
 A prior, fit once on the known duplicate pairs of the shared data (`../shared/data`:
-hf-datasets and poetry-sample) by `bench/fit_duplicate_prior.py` and shipped as
-`duplicate_prior.json` beside this module, with how it was fit: the data, its counts, the rule
-and the table row it chose. One threshold for the lexical score and one for the score with a
-dense cosine. The rule (`choose_prior`): the lowest threshold whose precision on the known
+hf-datasets and poetry-sample; a report its reporter filed again within minutes counts as a
+duplicate of the first, `tracker.duplicates.refiled`) by `bench/fit_duplicate_prior.py` and
+shipped as `duplicate_prior.json` beside this module, with how it was fit: the data, its counts,
+the rule and the table row it chose. One threshold for the lexical score and one for the score
+with a dense cosine. The rule (`choose_prior`): the lowest threshold whose precision on the known
 pairs reaches the target on enough proposals (as `calibrate` chooses); failing that, the
 lowest whose false-duplicate rate on the sampled non-duplicates is at most `MAX_FALSE_RATE`.
 """
@@ -44,6 +45,8 @@ class DuplicatePrior(BaseModel):
     score_version: int  # `index.duplicates.SCORE_VERSION` it was fit for
     data: list[str]
     pairs: Annotated[int, Field(ge=0)]  # known duplicates with their original in the data
+    # of them, reports filed again by their reporter (`tracker.duplicates.refiled`)
+    refiled: Annotated[int, Field(ge=0)] = 0
     negatives: Annotated[int, Field(ge=0)]
     target_precision: Annotated[float, Field(gt=0, le=1)]
     max_false_rate: Annotated[float, Field(ge=0, le=1)]
