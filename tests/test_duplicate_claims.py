@@ -232,3 +232,14 @@ def test_what_counts_as_filed_again(login, minutes, title, body, counted):
     first = _report(1, reporter, 0, "Poetry ignores my certificate", BODY)
     again = refiled([first, _report(2, login, minutes, title, body)])
     assert (again == {2: frozenset({1})}) is counted
+
+
+def test_a_pair_is_claimed_on_the_dataset_id_both_name(hf_snapshot, hf_index):
+    """huggingface/datasets #4454 is #4453 filed again ("Dataset Viewer issue for
+    Yaxin/SemEval2015", an empty form): nothing but the dataset's id in common, and that
+    carries the claim, quoted (at a threshold a maintainer may set; the lexical score of an
+    empty form stays below the prior's)."""
+    result = analyzed(hf_snapshot, 4454, hf_index)
+    dup = result.decision.duplicate
+    assert dup is not None and dup.number == 4453
+    assert dup.reason == "Same problem as #4453 (open): both name `Yaxin/SemEval2015`."

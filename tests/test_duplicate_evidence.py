@@ -494,3 +494,22 @@ def test_what_both_titles_and_bodies_are_about_is_the_subject():
     )
     assert video.topic == ("Video",) and video.subject == ()
     assert strongest(video) == "their titles share the words `Video`"
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("Dataset Viewer issue for Yaxin/SemEval2015", ["Yaxin/SemEval2015"]),
+        (
+            "load allenai/c4, then lvwerra/stack-exchange-paired",
+            ["allenai/c4", "lvwerra/stack-exchange-paired"],
+        ),
+        ("image/audio and/or ImageFolder/AudioFolder, I/O", []),  # prose
+        ("see https://huggingface.co/datasets/allenai/c4", []),  # a URL
+        ("the file data/train-00.parquet and src/a/b-1", []),  # files and paths
+        ("works on py3.10/3.11", []),  # versions
+    ],
+)
+def test_a_repository_or_dataset_id_is_a_name(text, ids):
+    found = traits(text, "").identifiers
+    assert [v for k, v in found.items() if "/" in k] == ids

@@ -46,6 +46,14 @@ _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
 _PATHLIKE = re.compile(r"(?:[A-Za-z]:)?(?:[~.\w-]*[/\\])+[\w.-]*")
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{1,39}")
+# A repository or dataset id, `owner/name` (`allenai/c4`, `Yaxin/SemEval2015`): one slash, not
+# part of a path or URL, an owner as GitHub and the Hub spell them, a name with a digit, `-`,
+# `_` or `.` (so not prose: "and/or", "image/audio", "ImageFolder/AudioFolder"), not a file.
+_REPO_ID = re.compile(
+    r"(?<![\w./-])[A-Za-z][\w-]{0,38}[A-Za-z0-9]/(?=[\w.-]*[\d_.-])[A-Za-z0-9][\w.-]{0,98}"
+    r"[A-Za-z0-9](?![\w/])"
+)
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")  # `data/train.parquet`: a file
 INNERMOST = 4  # the frames nearest the error, where two reports of one crash agree
 MIN_MESSAGE_WORDS = 3  # an error message shorter than this says too little to match on
 # A piece held by so many earlier issues that its rarity is below this is not named as evidence
@@ -150,6 +158,8 @@ def traits(title: str, body: str) -> Traits:
         key = message_key(line)
         if key:
             errors.setdefault(key, line.strip())
+    text = _URL.sub(" ", f"{title}\n{unquoted}")
+    ids = tuple(i for i in _REPO_ID.findall(text) if not _EXTENSION.search(i))
     words = {}
     for w in _WORD.findall(clean_title(title)):
         if w.lower() not in STOPWORDS:
@@ -159,7 +169,7 @@ def traits(title: str, body: str) -> Traits:
         exceptions=_keyed(sig.exceptions),
         stack=frames(strip_template(unquoted)),
         paths=_keyed(sig.paths),
-        identifiers=_keyed(sig.identifiers),
+        identifiers=_keyed(ids + sig.identifiers),
         title_words=words,
         body_words=frozenset(_ANALYZER.analyze(unquoted)),
     )
