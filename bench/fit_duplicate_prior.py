@@ -33,6 +33,7 @@ from issue_assistant.index.local import open_index  # noqa: E402
 from issue_assistant.learn import duplicate_model as dm  # noqa: E402
 from issue_assistant.learn.duplicate_prior import (  # noqa: E402
     MAX_FALSE_RATE,
+    MIN_NEGATIVES,
     PRIOR_FILE,
     DuplicatePrior,
     PriorRow,
@@ -53,7 +54,8 @@ SAMPLE = 400
 METHOD = (
     "hand weights (index/duplicates.py, not fit); threshold: the lowest whose precision over the "
     "known pairs reaches the target on enough proposals, else the lowest whose false-duplicate "
-    f"rate on the sampled non-duplicates is at most {MAX_FALSE_RATE:.0%}, the engine's rule "
+    f"rate on the sampled non-duplicates is at most {MAX_FALSE_RATE:.0%} (on at least "
+    f"{MIN_NEGATIVES} of them, else the highest), the engine's rule "
     "(a claim only where evidence carries it and no follow-up, PairFeatures.claim; "
     f"duplicates.choose, margin {Config().duplicates.margin}) applied at each; "
     f"{SAMPLE} sampled closed non-duplicates per snapshot; a report its reporter filed again "

@@ -7,7 +7,8 @@ shipped as `duplicate_prior.json` beside this module, with how it was fit: the d
 the rule and the table row it chose. One threshold for the lexical score and one for the score
 with a dense cosine. The rule (`choose_prior`): the lowest threshold whose precision on the known
 pairs reaches the target on enough proposals (as `calibrate` chooses); failing that, the
-lowest whose false-duplicate rate on the sampled non-duplicates is at most `MAX_FALSE_RATE`.
+lowest whose false-duplicate rate on the sampled non-duplicates is at most `MAX_FALSE_RATE`,
+when there are enough of them to show it (`MIN_NEGATIVES`); failing that, the highest.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 PRIOR_FILE = Path(__file__).with_name("duplicate_prior.json")
 # The false-duplicate rate the project aims at (docs/benchmarks.md, "Where the goals stand").
 MAX_FALSE_RATE = 0.01
+MIN_NEGATIVES = round(1 / MAX_FALSE_RATE)
 
 
 class PriorRow(BaseModel):
@@ -97,7 +99,9 @@ def choose_prior(
     for t, p, c, f in rows:
         if p >= need and c / p >= target:
             return row(t, p, c, f, "precision")
-    for t, p, c, f in rows:
-        if negatives and f / negatives <= MAX_FALSE_RATE:
-            return row(t, p, c, f, "false rate")
+    # a false rate of at most 1 in 100 cannot be shown on fewer than 100 negatives
+    if negatives >= MIN_NEGATIVES:
+        for t, p, c, f in rows:
+            if f / negatives <= MAX_FALSE_RATE:
+                return row(t, p, c, f, "false rate")
     return row(*rows[-1], "highest")
