@@ -166,11 +166,17 @@ def test_a_release_branch_port_is_related_never_a_duplicate(tmp_path):
 def test_alike_titles_about_the_same_subject_carry_a_claim_sibling_titles_do_not():
     """Two uncommon words both titles and both bodies use, with alike titles, carry a claim;
     titles that differ in what they are about (a sibling task: "... in the JIT", "... in the
-    GC"), or one word, or none in the bodies, do not."""
+    GC", alike as their TF-IDF cosine may be), less alike titles, one word, or none in the
+    bodies, do not."""
     subject = Shared(title_words=("cloud", "storage"), topic=("cloud", "storage"))
     alike = PairFeatures(**BASE, title=0.9, prose=0.2, evidence=subject)
     assert alike.carried and alike.claim() == alike.score()
-    sibling = PairFeatures(**BASE, title=0.55, prose=0.4, evidence=subject)
+    unlike = PairFeatures(**BASE, title=0.55, prose=0.4, evidence=subject)
+    assert not unlike.carried and unlike.claim() == 0.0
+    apart = Shared(
+        title_words=("Clean", "dead"), topic=("Clean", "dead"), title_apart=("JIT", "GC")
+    )
+    sibling = PairFeatures(**BASE, title=0.85, prose=0.4, evidence=apart)
     assert not sibling.carried and sibling.claim() == 0.0
     one = Shared(title_words=("Video", "Support"), topic=("Video",))
     assert not PairFeatures(**BASE, title=0.9, prose=0.2, evidence=one).carried

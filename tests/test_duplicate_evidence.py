@@ -494,6 +494,14 @@ def test_what_both_titles_and_bodies_are_about_is_the_subject():
     )
     assert video.topic == ("Video",) and video.subject == ()
     assert strongest(video) == "their titles share the words `Video`"
+    # titles that say different things: no subject, however many words they share
+    jit, gc = (
+        traits(f"Clean dead code in the {x}", f"The {x} keeps dead code; clean it up.")
+        for x in ("JIT", "GC")
+    )
+    sibling = shared(jit, gc)
+    assert set(sibling.topic) >= {"Clean", "dead"} and set(sibling.title_apart) == {"JIT", "GC"}
+    assert sibling.subject == () and "the subject" not in describe(sibling, 300)
 
 
 @pytest.mark.parametrize(

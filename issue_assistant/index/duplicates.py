@@ -99,10 +99,10 @@ CLOSE_MEANING = 0.75  # a dense cosine this high reads as "close in meaning"
 # second signal a reader can check (`PairFeatures.carried`).
 STRONG_DENSE = 0.8
 STRONG_PROSE = 0.5
-# Or: what both are about (`Shared.subject`, uncommon words both titles and both bodies use)
-# with titles this alike (TF-IDF cosine): "Support cloud storage in load_dataset" and "Support
-# cloud storage for loading datasets"; not "Clean dead code in the JIT" and "... in the GC",
-# whose titles differ in what they are about.
+# Or: what both are about (`Shared.subject`, uncommon words both titles and both bodies use,
+# none only one title has) with titles this alike (TF-IDF cosine): "Support cloud storage in
+# load_dataset" and "Support cloud storage for loading datasets"; not "Clean dead code in the
+# JIT" and "... in the GC", whose titles differ in what they are about.
 TOPIC_TITLE = 0.7
 
 

@@ -190,6 +190,9 @@ class Shared:
     frame_overlap: float = 0.0  # share of the new issue's innermost frames the other has
     inner_frames: tuple[str, ...] = ()  # those frames
     error_keys: tuple[str, ...] = ()  # the shared errors' messages, as compared
+    # the title words only one of the two titles has (either's): where the titles say
+    # different things ("... in the JIT", "... in the GC"), not shown
+    title_apart: tuple[str, ...] = ()
 
     def specific(self, rarity: Rarity, floor: float = MIN_SPECIFIC) -> Shared:
         """Without the exceptions, files, names and title words most earlier issues have too
@@ -207,13 +210,16 @@ class Shared:
             identifiers=keep(self.identifiers[:12]),
             title_words=keep(self.title_words),
             topic=keep(self.topic),
+            title_apart=keep(self.title_apart),
         )
 
     @property
     def subject(self) -> tuple[str, ...]:
         """The title words both titles and both bodies use, when there are `MIN_TOPIC` of them
-        (what both issues are about); none otherwise."""
-        return self.topic if len(self.topic) >= MIN_TOPIC else ()
+        and neither title has an uncommon word the other lacks (after `specific`): what both
+        issues are about; none otherwise ("Clean dead code in the JIT" and "... in the GC"
+        share `Clean`, `dead` but are about two things)."""
+        return self.topic if len(self.topic) >= MIN_TOPIC and not self.title_apart else ()
 
     def __bool__(self) -> bool:
         return any(
@@ -277,6 +283,8 @@ def shared(mine: Traits, theirs: Traits) -> Shared:
         frame_overlap=overlap,
         inner_frames=tuple(f for f in mine.stack[-INNERMOST:] if f in other) if overlap else (),
         error_keys=error_keys,
+        title_apart=tuple(v for k, v in mine.title_words.items() if k not in theirs.title_words)
+        + tuple(v for k, v in theirs.title_words.items() if k not in mine.title_words),
     )
 
 
