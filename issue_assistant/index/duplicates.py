@@ -6,14 +6,16 @@ exception names, frames, paths and identifiers, the same error message and the s
 stack frames nearest the error in common (each weighed by how rare it was in the earlier
 issues, `evidence.Rarity`; frames count again when the candidate is open: a crash matching an
 open issue's frames is the strongest case), and the candidate's state and age at the moment.
-They are combined by a hand-weighted logistic function (too few known duplicate pairs exist to
-fit one: 14 in the shared data), so the score lies in (0, 1). A claim rests on evidence, never on
-shared title words alone (`PairFeatures.carried`), and a port, backport or follow-up of the
-candidate is related, never its duplicate (`evidence.follow_up`): elsewhere the score a claim
-rests on is 0 (`PairFeatures.claim`, `claims`). `calibrate` fits the threshold for a target
-precision on those claim scores; `choose` applies it, refusing a best candidate that others
-match nearly as well (a templated or tracking issue must not flood proposals); `reason` says
-why in words, quoting the strongest piece the two share (`evidence.strongest`).
+They are combined by a hand-weighted logistic function (too few known duplicate pairs exist in
+the shared data to fit one), so the score lies in (0, 1). A claim rests on evidence, never on
+shared title words alone (`PairFeatures.carried`: an error, frames, a file or a name in common,
+alike titles about one subject, or a strong match in meaning with a second signal), and a
+port, backport or follow-up of the candidate is related, never its duplicate
+(`evidence.follow_up`): elsewhere the score a claim rests on is 0 (`PairFeatures.claim`,
+`claims`). `calibrate` fits the threshold for a target precision on those claim scores;
+`choose` applies it, refusing a best candidate that others match nearly as well (a templated or
+tracking issue must not flood proposals); `reason` says why in words, quoting the strongest
+piece the two share (`evidence.strongest`).
 
 The prose and signals are read without the repository's boilerplate lines (an unfilled Markdown
 template, `index/boilerplate.py`), and an issue without words of its own (a title like "Hi" over
