@@ -3,10 +3,12 @@
     python bench/fit_duplicate_prior.py [--check]
 
 Every known duplicate whose original is in the same snapshot (`../shared/data`: hf-datasets and
-poetry-sample) and 400 sampled closed issues per snapshot that are not known duplicates are
-replayed a minute after opening; the hand-weighted duplicate score (`index/duplicates.py`) is
-applied by the engine's own rule at each threshold, and `duplicate_prior.choose_prior` picks the
-threshold, once for the score without embeddings and once with them. `--check` only prints.
+poetry-sample), every report its reporter filed again within minutes (`tracker.duplicates.refiled`:
+a duplicate of the first, marked or not) and 400 sampled closed issues per snapshot that are not
+known duplicates (less the refiled ones among them) are replayed a minute after opening; the
+hand-weighted duplicate score (`index/duplicates.py`) is applied by the engine's own rule at each
+threshold, and `duplicate_prior.choose_prior` picks the threshold, once for the score without
+embeddings and once with them. `--check` only prints.
 `fit(names)` is also what the retrieval benchmark calls to fit a prior without a repository
 (leave-one-repository-out), so a repository's figure is not measured on its own pairs.
 """
@@ -17,6 +19,7 @@ import argparse
 import json
 import random
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,12 +34,18 @@ from issue_assistant.index.local import open_index  # noqa: E402
 from issue_assistant.learn import duplicate_model as dm  # noqa: E402
 from issue_assistant.learn.duplicate_prior import (  # noqa: E402
     MAX_FALSE_RATE,
+    MIN_NEGATIVES,
     PRIOR_FILE,
     DuplicatePrior,
     PriorRow,
     choose_prior,
 )
 from issue_assistant.pipeline import replay_pairs  # noqa: E402
+from issue_assistant.tracker.duplicates import (  # noqa: E402
+    REFILE_MINUTES,
+    accepted_originals,
+    refiled,
+)
 from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -46,17 +55,23 @@ SAMPLE = 400
 METHOD = (
     "hand weights (index/duplicates.py, not fit); threshold: the lowest whose precision over the "
     "known pairs reaches the target on enough proposals, else the lowest whose false-duplicate "
-    f"rate on the sampled non-duplicates is at most {MAX_FALSE_RATE:.0%}, the engine's rule "
+    f"rate on the sampled non-duplicates is at most {MAX_FALSE_RATE:.0%} (on at least "
+    f"{MIN_NEGATIVES} of them, else the highest), the engine's rule "
     "(a claim only where evidence carries it and no follow-up, PairFeatures.claim; "
     f"duplicates.choose, margin {Config().duplicates.margin}) applied at each; "
-    f"{SAMPLE} sampled closed non-duplicates per snapshot"
+    f"{SAMPLE} sampled closed non-duplicates per snapshot; a report its reporter filed again "
+    f"within {REFILE_MINUTES} minutes counts as a duplicate of the first (tracker.duplicates."
+    "refiled)"
 )
 
 
 def selection(snapshot, sample: int = SAMPLE):  # noqa: ANN001, ANN201
-    """(known duplicates with their original in the snapshot, sampled non-duplicates)."""
+    """(known duplicates with their original in the snapshot, then the reports their reporter
+    filed again (`tracker.duplicates.refiled`), sampled non-duplicates)."""
     issues = [i for i in snapshot.all_issues() if not i.is_pull_request]
     pairs = [i for i in issues if i.duplicate_of and i.duplicate_of in snapshot]
+    again = refiled(issues)
+    pairs += [i for i in issues if i.number in again and not i.duplicate_of]
     others = [
         i
         for i in issues
@@ -66,19 +81,37 @@ def selection(snapshot, sample: int = SAMPLE):  # noqa: ANN001, ANN201
         and "duplicate" not in i.labels
     ]
     random.Random(7).shuffle(others)
-    return pairs, others[:sample]
+    # the sample drawn as before the refiled reports were counted, less those
+    return pairs, [i for i in others[:sample] if i.number not in again]
+
+
+def originals(snapshot, issue, again: dict[int, frozenset[int]]) -> frozenset[int]:  # noqa: ANN001
+    """The originals that count as right for `issue`: its known original's chain, or the
+    earlier copies of a refiled report; none for an issue that is neither."""
+    if issue.duplicate_of:
+        return frozenset(accepted_originals(snapshot, issue.duplicate_of))
+    return again.get(issue.number, frozenset())
+
+
+def counted(replayed: dm.Replayed, again: dict[int, frozenset[int]]) -> dm.Replayed:
+    """`replayed`, a known duplicate of its earlier copies when its reporter filed it again."""
+    if replayed.duplicate or replayed.number not in again:
+        return replayed
+    return replace(replayed, duplicate=True, accept=again[replayed.number])
 
 
 def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replayed]:
-    """The snapshot's known duplicates and sampled non-duplicates, replayed."""
+    """The snapshot's known duplicates (refiled reports among them) and sampled
+    non-duplicates, replayed."""
     snapshot = read_snapshot(DATA / name)
     index = open_index(snapshot, CACHE, embeddings=embeddings)
     if embeddings and not len(index.vectors or []):
         raise SystemExit("embeddings are not installed: pip install -e '.[embeddings]'")
     pairs, others = selection(snapshot, sample)
+    again = refiled(snapshot.all_issues())
     config = Config()
     return [
-        replay_pairs(snapshot, i, index=index, labels=LabelsConfig(), config=config)
+        counted(replay_pairs(snapshot, i, index=index, labels=LabelsConfig(), config=config), again)
         for i in pairs + others
     ]
 
@@ -101,11 +134,14 @@ def main() -> None:
     for dense in (False, True):
         replayed = {name: replays(name, dense) for name in SNAPSHOTS}
         rows[dense] = fit(replayed, SNAPSHOTS)
-    pairs = sum(len(selection(read_snapshot(DATA / n))[0]) for n in SNAPSHOTS)
+    snapshots = [read_snapshot(DATA / n) for n in SNAPSHOTS]
+    pairs = sum(len(selection(s)[0]) for s in snapshots)
+    again = sum(1 for s in snapshots for i in selection(s)[0] if not i.duplicate_of)
     prior = DuplicatePrior(
         score_version=SCORE_VERSION,
         data=[f"../shared/data/{n}" for n in SNAPSHOTS],
         pairs=pairs,
+        refiled=again,
         negatives=rows[False].negatives,
         target_precision=Config().duplicates.target_precision,
         max_false_rate=MAX_FALSE_RATE,

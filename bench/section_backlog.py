@@ -85,7 +85,8 @@ def known_pairs(snap) -> list[tuple[int, int, datetime]]:  # noqa: ANN001
 
 
 def pair_score(view, index, labels, dup: int, orig: int, opened, moment) -> str:  # noqa: ANN001
-    """The known original's rank among the duplicate's open candidates, and its score."""
+    """The known original's rank among the duplicate's open candidates, its score, and whether
+    evidence carries a claim on it (`PairFeatures.carried`; a port or follow-up: never)."""
     from issue_assistant.backlog.groups import DEPTH
     from issue_assistant.config.sections import Config
     from issue_assistant.context import Context
@@ -108,10 +109,11 @@ def pair_score(view, index, labels, dup: int, orig: int, opened, moment) -> str:
         candidates=cands,
     )
     settings = SimilarEngine(Config(), labels).duplicate_settings(context)
-    scored = duplicates.score_candidates(context, None, settings.weights)
-    for rank, (cand, score) in enumerate(scored, start=1):
-        if cand.issue.number == orig:
-            return f"rank {rank} of {len(scored)}, score {score:.2f}"
+    scored = duplicates.assess(context, None, settings.weights)
+    for rank, a in enumerate(scored, start=1):
+        if a.candidate.issue.number == orig:
+            carried = "" if a.features.claimable else " (no claim: no evidence carries it)"
+            return f"rank {rank} of {len(scored)}, score {a.score:.2f}{carried}"
     return f"not among the {len(scored)} open candidates"
 
 
@@ -168,6 +170,12 @@ def duplicates_section(cache: Path) -> tuple[list[str], list[str], list[str]]:
             f"{seconds:.0f} s for {scored} open issues |"
         )
     return rows, detail, reported
+
+
+def _prior() -> str:
+    from issue_assistant.learn.duplicate_prior import load_prior
+
+    return f"{load_prior().row(dense=False).threshold:.3f}"
 
 
 def _cell(text: str) -> str:
@@ -239,7 +247,8 @@ def run(quick: bool = False) -> str:
             "fetched), the report over every issue open then; right: the duplicate's group "
             "holds its known original. The known pairs are few and far from all the duplicates "
             "(see the data's README), so the report's other groups can be neither confirmed "
-            "nor refuted here. Hand weights and the `[duplicates] threshold` (0.9): no "
+            "nor refuted here. Hand weights and the threshold of the engine's prior "
+            f"({_prior()}, without embeddings: the index here has none); no "
             "`calibration.json`.",
             "",
             "| data | pairs both open | moments | groups reported | precision on them | "

@@ -3,7 +3,9 @@
     python -c 'import bench.section_retrieval as s; print(s.run())'
 
 Every known duplicate pair in `../shared/data` whose original is in the same snapshot (12 in
-hf-datasets, 2 in poetry-sample) is replayed one minute after the duplicate was opened; the
+hf-datasets, 2 in poetry-sample), and every report its reporter filed again within minutes
+(`tracker.duplicates.refiled`: 3 in hf-datasets, 2 in poetry-sample, a duplicate of the first
+whether or not anybody marked it), is replayed one minute after the duplicate was opened; the
 true original (or the original it is itself a duplicate of) counts when it is among the top k.
 Negatives for the decision are closed issues that are not known duplicates (some surely are, so
 the false-duplicate rate is pessimistic). Then the decision as the engine makes it with the
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 
 from bench.common import commit
+from bench.fit_duplicate_prior import originals
 from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.config.sections import Config
 from issue_assistant.context import Context
@@ -27,7 +30,7 @@ from issue_assistant.index.local import open_index
 from issue_assistant.index.retrieval import Retriever
 from issue_assistant.pipeline import replay_pairs
 from issue_assistant.tracker.asof import AsOfView
-from issue_assistant.tracker.duplicates import accepted_originals
+from issue_assistant.tracker.duplicates import REFILE_MINUTES, refiled
 from issue_assistant.tracker.snapshot import read_snapshot
 
 TITLE = "Duplicate retrieval and decision"
@@ -49,10 +52,11 @@ def _recall(snapshot, index, pairs) -> dict[str, list[int | None]]:  # noqa: ANN
     """Per mode, the rank of the true original for each pair (None: not in the top 10)."""
     ranks: dict[str, list[int | None]] = {m: [] for _, m in (*MODES, ("hybrid", "hybrid"))}
     retriever = Retriever(index)
+    again = refiled(snapshot.all_issues())
     for dup in pairs:
         view = AsOfView.for_issue(snapshot, dup.number)
         target = view.target()
-        accept = set(accepted_originals(snapshot, dup.duplicate_of))
+        accept = originals(snapshot, dup, again)
         for mode in ranks:
             found = retriever.candidates(target, view.moment, 10, mode=mode)
             numbers = [m.number for m in found]
@@ -64,6 +68,7 @@ def _recall(snapshot, index, pairs) -> dict[str, list[int | None]]:  # noqa: ANN
 def _scores(snapshot, index, issues, config: Config):  # noqa: ANN001, ANN202
     """(issue, [(candidate number, score)], accepted originals) for the decision."""
     out = []
+    again = refiled(snapshot.all_issues())
     for issue in issues:
         view = AsOfView.for_issue(snapshot, issue.number)
         ctx = Context.build(
@@ -77,10 +82,7 @@ def _scores(snapshot, index, issues, config: Config):  # noqa: ANN001, ANN202
         )
         # the score a claim rests on (0 without evidence, or for a follow-up), as the engine
         scored = [(a.candidate, c) for a, c in duplicates.claims(ctx, config.duplicates.candidates)]
-        accept = (
-            set(accepted_originals(snapshot, issue.duplicate_of)) if issue.duplicate_of else set()
-        )
-        out.append((issue, scored, accept))
+        out.append((issue, scored, originals(snapshot, issue, again)))
     return out
 
 
@@ -165,7 +167,7 @@ def _decision_lines(quick: bool) -> list[str]:
     """The duplicate decision as the engine makes it with the prior, per snapshot and mode:
     the prior fit without the scored repository (leave-one-repository-out) and the shipped one
     (fit on both, so in-sample for each), on the bench's sample and on evaluate's 200."""
-    from bench.fit_duplicate_prior import fit, replays
+    from bench.fit_duplicate_prior import counted, fit, replays
     from issue_assistant.config.labels import load_labels
     from issue_assistant.learn.duplicate_prior import load_prior
 
@@ -197,8 +199,10 @@ def _decision_lines(quick: bool) -> list[str]:
     for dense in (False, True):
         replayed = {name: replays(name, dense, sample) for name in SNAPSHOTS}
         index = open_index(hf, CACHE, embeddings=dense)
+        again = refiled(hf.all_issues())
         eval_replays = [
-            replay_pairs(hf, i, index=index, labels=labels, config=config) for i in scored_eval
+            counted(replay_pairs(hf, i, index=index, labels=labels, config=config), again)
+            for i in scored_eval
         ]
         for name in SNAPSHOTS:
             loro = fit(replayed, tuple(n for n in SNAPSHOTS if n != name))
@@ -256,8 +260,11 @@ def run(quick: bool = False) -> str:
         rows += _scores(snapshot, index, pairs + others, config)
     n = len(all_ranks["hybrid"])
     lines = [
-        f"Data: every known duplicate pair with its original in the same snapshot ({n}: "
-        f"{', '.join(SNAPSHOTS)}), replayed one minute after the duplicate was opened; "
+        f"Data: every known duplicate pair with its original in the same snapshot, and every "
+        f"report its reporter filed again within {REFILE_MINUTES} minutes with nearly the same "
+        f"title and body, a duplicate of the first whether or not anybody marked it "
+        f"(`tracker.duplicates.refiled`) ({n}: {', '.join(SNAPSHOTS)}), replayed one minute "
+        "after the duplicate was opened; "
         f"{vectors} issue vectors (all-MiniLM-L6-v2 int8, onnxruntime, 256 tokens). "
         f"Commit `{commit()}`, {platform.machine()} ({_cpus()} cores), Python "
         f"{platform.python_version()}; {time.perf_counter() - start:.0f} s.",

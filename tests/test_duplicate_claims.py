@@ -15,7 +15,7 @@ from issue_assistant.index.duplicates import PairFeatures
 from issue_assistant.index.evidence import Shared, follow_up
 from issue_assistant.index.local import open_index
 from issue_assistant.pipeline import replay
-from issue_assistant.tracker.models import Repository
+from issue_assistant.tracker.models import Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot
 from tests.test_duplicate_evidence import FILLER, T0, issue
 
@@ -121,7 +121,7 @@ def test_an_evidence_carried_pair_is_claimed_with_its_evidence(poetry_snapshot, 
     assert named in ("SSLError", "SSLCertVerificationError")
     rows = {e.number: e for e in result.plan.evidence}
     assert rows[10283].relation == "duplicate"
-    assert f"`{named}`" in rows[10283].shared and "`CURL_CA_BUNDLE`" in rows[10283].shared
+    assert f"`{named}`" in rows[10283].shared and "`SSL_CERT_FILE`" in rows[10283].shared
 
 
 def test_a_feature_request_worded_alike_is_not_claimed_on_its_title(hf_snapshot, hf_index):
@@ -162,3 +162,91 @@ def test_a_release_branch_port_is_related_never_a_duplicate(tmp_path):
     )
     claimed = analyzed(snap2, 31, open_index(snap2, tmp_path / "twin"))
     assert claimed.decision.duplicate is not None and claimed.decision.duplicate.number == 1
+
+
+def test_alike_titles_about_the_same_subject_carry_a_claim_sibling_titles_do_not():
+    """Two uncommon words both titles and both bodies use, with alike titles, carry a claim;
+    titles that differ in what they are about (a sibling task: "... in the JIT", "... in the
+    GC", alike as their TF-IDF cosine may be), less alike titles, one word, or none in the
+    bodies, do not."""
+    subject = Shared(title_words=("cloud", "storage"), topic=("cloud", "storage"))
+    alike = PairFeatures(**BASE, title=0.9, prose=0.2, evidence=subject)
+    assert alike.carried and alike.claim() == alike.score()
+    unlike = PairFeatures(**BASE, title=0.55, prose=0.4, evidence=subject)
+    assert not unlike.carried and unlike.claim() == 0.0
+    apart = Shared(
+        title_words=("Clean", "dead"), topic=("Clean", "dead"), title_apart=("JIT", "GC")
+    )
+    sibling = PairFeatures(**BASE, title=0.85, prose=0.4, evidence=apart)
+    assert not sibling.carried and sibling.claim() == 0.0
+    one = Shared(title_words=("Video", "Support"), topic=("Video",))
+    assert not PairFeatures(**BASE, title=0.9, prose=0.2, evidence=one).carried
+    titles_only = Shared(title_words=("cloud", "storage"))
+    assert not PairFeatures(**BASE, title=1.0, prose=0.2, evidence=titles_only).carried
+    # a port of the other about the same subject is still only related
+    port = PairFeatures(**BASE, title=0.9, prose=0.2, evidence=subject, follow_up=True)
+    assert port.carried and port.claim() == 0.0
+
+
+def test_a_feature_request_filed_again_about_the_same_subject_is_claimed(hf_snapshot, hf_index):
+    """huggingface/datasets #5771 "Support cloud storage for loading datasets" and #5281
+    "Support cloud storage in load_dataset": both titles and both descriptions are about cloud
+    storage. Claimed at the shipped threshold, the reason quoting the subject."""
+    result = analyzed(hf_snapshot, 5771, hf_index, Config())
+    dup = result.decision.duplicate
+    assert dup is not None and dup.number == 5281
+    assert dup.reason.startswith("Same problem as #5281 (open): both titles and descriptions")
+    assert "`cloud`" in dup.reason and "`storage`" in dup.reason
+
+
+# ---- a report filed again ------------------------------------------------------------------
+
+
+def test_a_report_filed_again_by_its_reporter_within_minutes_is_a_duplicate(poetry_snapshot):
+    """python-poetry #10283-#10285: the same report three times in 81 seconds by one reporter
+    ("please close all three issues", a maintainer wrote): #10284 and #10285 are duplicates of
+    the earlier copies, whether or not anybody marked them."""
+    from issue_assistant.tracker.duplicates import refiled
+
+    again = refiled(poetry_snapshot.all_issues())
+    assert again[10284] == {10283} and again[10285] == {10283, 10284}
+    assert 10283 not in again
+
+
+def _report(number: int, login: str, minutes: float, title: str, body: str) -> Issue:
+    return issue(number, title, body, minutes).model_copy(update={"user": User(login=login)})
+
+
+BODY = "Installing with a self-signed certificate fails; pip works. " * 8
+
+
+@pytest.mark.parametrize(
+    ("login", "minutes", "title", "body", "counted"),
+    [
+        ("alice", 2, "Poetry ignores my certificate", BODY, True),
+        ("alice", 2, "Poetry ignores my certificate variables", BODY + " Also on 2.1.", True),
+        ("bob", 2, "Poetry ignores my certificate", BODY, False),  # another reporter
+        ("alice", 45, "Poetry ignores my certificate", BODY, False),  # not within minutes
+        ("alice", 2, "Poetry ignores my certificate", "A different problem entirely.", False),
+        ("alice", 2, "The lock file is not sorted", BODY, False),  # another title
+        ("ghost", 2, "Poetry ignores my certificate", BODY, False),  # deleted accounts
+    ],
+)
+def test_what_counts_as_filed_again(login, minutes, title, body, counted):
+    from issue_assistant.tracker.duplicates import refiled
+
+    reporter = "ghost" if login == "ghost" else "alice"
+    first = _report(1, reporter, 0, "Poetry ignores my certificate", BODY)
+    again = refiled([first, _report(2, login, minutes, title, body)])
+    assert (again == {2: frozenset({1})}) is counted
+
+
+def test_a_pair_is_claimed_on_the_dataset_id_both_name(hf_snapshot, hf_index):
+    """huggingface/datasets #4454 is #4453 filed again ("Dataset Viewer issue for
+    Yaxin/SemEval2015", an empty form): nothing but the dataset's id in common, and that
+    carries the claim, quoted (at a threshold a maintainer may set; the lexical score of an
+    empty form stays below the prior's)."""
+    result = analyzed(hf_snapshot, 4454, hf_index)
+    dup = result.decision.duplicate
+    assert dup is not None and dup.number == 4453
+    assert dup.reason == "Same problem as #4453 (open): both name `Yaxin/SemEval2015`."

@@ -434,3 +434,91 @@ def test_pieces_most_earlier_issues_hold_are_not_named_as_evidence(tmp_path):
     found = Shared(identifiers=("load_config", "merge_areas"), title_words=("Report",))
     kept = found.specific(rarity)
     assert kept.identifiers == ("merge_areas",) and kept.title_words == ()
+
+
+def test_rarity_counts_the_issues_holding_every_word_or_the_phrase(tmp_path):
+    """A piece of several words is as rare as the issues holding all of them (an error
+    message's words) or their phrase (a name's): the issues holding any one word do not count,
+    or every multi-word error and name would read as common."""
+    from issue_assistant.index.evidence import MIN_SPECIFIC, Rarity
+
+    old = [
+        issue(100 + k, f"Report {k}", f"the slice of examples on page {k} is wrong", -60 * 24 * 60)
+        for k in range(30)
+    ]
+    old.append(issue(200, "Bad slice", "Requested slice incompatible with examples", -59 * 24 * 60))
+    repo = Repository(full_name="o/r", fetched_at=T0 + timedelta(days=30))
+    index = open_index(Snapshot(repo, old), tmp_path)
+    rarity = Rarity(index, T0 + timedelta(days=3))
+    before = rarity.before
+    assert index.issues_with(("slice", "examples"), before, phrase=False) == 31
+    assert index.issues_with(("requested", "slice", "examples"), before, phrase=False) == 1
+    assert index.issues_with(("slice", "examples"), before, phrase=True) == 0  # never adjacent
+    assert index.issues_with(("slice", "of", "examples"), before, phrase=True) == 30
+    assert index.issues_with(("nowhere", "examples"), before, phrase=False) == 0
+    key = message_key("ValueError: Requested slice [:9] incompatible with 60000 examples.")
+    assert rarity.message(key) > 0.75 > MIN_SPECIFIC > rarity.piece("slice")
+
+
+def test_a_module_qualified_exception_name_is_not_an_error_message():
+    """`datasets.utils.info_utils.ExpectedMoreSplits: {'test'}`: the class is no message (and
+    the rest is a value): two reports of that exception from other causes do not share an
+    error message."""
+    assert message_key("datasets.utils.info_utils.ExpectedMoreSplits: {'test'}") == ""
+    assert message_key("pyarrow.lib.ArrowInvalid: Column 1 named x expected length 5") == (
+        "column named expected length"
+    )
+    assert message_key("requests.exceptions.ConnectionError: Couldn't reach the hub") != ""
+
+
+def test_what_both_titles_and_bodies_are_about_is_the_subject():
+    """Uncommon title words both titles and both bodies use: the subject, quoted once (not
+    again as title words); one such word is no subject."""
+    mine = traits(
+        "Support cloud storage for loading datasets",
+        "Cloud storage works only for `load_from_disk`; please support it when loading too.",
+    )
+    theirs = traits(
+        "Support cloud storage in load_dataset",
+        "Would be nice to read data files from any cloud storage path (s3://...).",
+    )
+    found = shared(mine, theirs)
+    assert found.topic == ("cloud", "storage") == found.subject  # `Support`: not in their body
+    text = describe(found, 300)
+    assert "the subject `cloud`, `storage` in both titles and descriptions" in text
+    assert "the title words `Support`" in text and text.count("`cloud`") == 1  # named once
+    assert strongest(found).startswith("both titles and descriptions are about `")
+    # one word in common in both titles and bodies: title words, no subject
+    video = shared(
+        traits("Support Video", "Will be great to see such a support in videos."),
+        traits("Add video feature", "Add a `Video` feature so folks can include videos."),
+    )
+    assert video.topic == ("Video",) and video.subject == ()
+    assert strongest(video) == "their titles share the words `Video`"
+    # titles that say different things: no subject, however many words they share
+    jit, gc = (
+        traits(f"Clean dead code in the {x}", f"The {x} keeps dead code; clean it up.")
+        for x in ("JIT", "GC")
+    )
+    sibling = shared(jit, gc)
+    assert set(sibling.topic) >= {"Clean", "dead"} and set(sibling.title_apart) == {"JIT", "GC"}
+    assert sibling.subject == () and "the subject" not in describe(sibling, 300)
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("Dataset Viewer issue for Yaxin/SemEval2015", ["Yaxin/SemEval2015"]),
+        (
+            "load allenai/c4, then lvwerra/stack-exchange-paired",
+            ["allenai/c4", "lvwerra/stack-exchange-paired"],
+        ),
+        ("image/audio and/or ImageFolder/AudioFolder, I/O", []),  # prose
+        ("see https://huggingface.co/datasets/allenai/c4", []),  # a URL
+        ("the file data/train-00.parquet and src/a/b-1", []),  # files and paths
+        ("works on py3.10/3.11", []),  # versions
+    ],
+)
+def test_a_repository_or_dataset_id_is_a_name(text, ids):
+    found = traits(text, "").identifiers
+    assert [v for k, v in found.items() if "/" in k] == ids

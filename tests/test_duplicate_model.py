@@ -280,3 +280,16 @@ def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
             assert "threshold 0.70 (calibrated on this repository's 30 known" in got.describe()
         else:
             assert got.source == "prior" and "4 known duplicates with their original" in got.where
+
+
+def test_the_prior_shows_its_false_rate_only_on_enough_negatives():
+    """The prior's fallback is the lowest threshold whose false-duplicate rate is at most 1 in
+    100: on 57 negatives (one small snapshot) no false proposal shows that, so the highest
+    threshold answers; on 457, 4 false ones do."""
+    from issue_assistant.learn.duplicate_prior import MIN_NEGATIVES, choose_prior
+
+    rows = [(0.5, 12, 2, 9), (0.7, 6, 2, 4), (0.9, 2, 1, 1), (0.975, 0, 0, 0)]
+    few = choose_prior([(t, p, c, 0) for t, p, c, _ in rows], 4, 57, 0.8)
+    assert MIN_NEGATIVES > 57 and (few.threshold, few.rule) == (0.975, "highest")
+    enough = choose_prior(rows, 19, 457, 0.8)
+    assert (enough.threshold, enough.rule, enough.false) == (0.7, "false rate", 4)

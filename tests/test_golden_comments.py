@@ -30,8 +30,8 @@ def test_the_references_show_what_they_are_meant_to(rendered):
     assert plan is not None and plan.duplicate is not None and plan.duplicate.number == 10283
     assert plan.preset == {"kind/bug": "template"}
     line = "**Possibly the same problem as #10283** (open): both fail with `SSLError`.\n"
-    assert line in visible_part(bug) and "CURL_CA_BUNDLE" not in visible_part(bug)
-    assert "`CURL_CA_BUNDLE`" in bug.split("<summary>Why</summary>")[1]
+    assert line in visible_part(bug) and "SSL_CERT_FILE" not in visible_part(bug)
+    assert "`SSL_CERT_FILE`" in bug.split("<summary>Why</summary>")[1]
     asked = rendered["bug-with-questions.md"]
     plan = extract_plan(asked)
     assert plan is not None and plan.type == "bug" and len(plan.questions) == 2

@@ -6,14 +6,16 @@ exception names, frames, paths and identifiers, the same error message and the s
 stack frames nearest the error in common (each weighed by how rare it was in the earlier
 issues, `evidence.Rarity`; frames count again when the candidate is open: a crash matching an
 open issue's frames is the strongest case), and the candidate's state and age at the moment.
-They are combined by a hand-weighted logistic function (too few known duplicate pairs exist to
-fit one: 14 in the shared data), so the score lies in (0, 1). A claim rests on evidence, never on
-shared title words alone (`PairFeatures.carried`), and a port, backport or follow-up of the
-candidate is related, never its duplicate (`evidence.follow_up`): elsewhere the score a claim
-rests on is 0 (`PairFeatures.claim`, `claims`). `calibrate` fits the threshold for a target
-precision on those claim scores; `choose` applies it, refusing a best candidate that others
-match nearly as well (a templated or tracking issue must not flood proposals); `reason` says
-why in words, quoting the strongest piece the two share (`evidence.strongest`).
+They are combined by a hand-weighted logistic function (too few known duplicate pairs exist in
+the shared data to fit one), so the score lies in (0, 1). A claim rests on evidence, never on
+shared title words alone (`PairFeatures.carried`: an error, frames, a file or a name in common,
+alike titles about one subject, or a strong match in meaning with a second signal), and a
+port, backport or follow-up of the candidate is related, never its duplicate
+(`evidence.follow_up`): elsewhere the score a claim rests on is 0 (`PairFeatures.claim`,
+`claims`). `calibrate` fits the threshold for a target precision on those claim scores;
+`choose` applies it, refusing a best candidate that others match nearly as well (a templated or
+tracking issue must not flood proposals); `reason` says why in words, quoting the strongest
+piece the two share (`evidence.strongest`).
 
 The prose and signals are read without the repository's boilerplate lines (an unfilled Markdown
 template, `index/boilerplate.py`), and an issue without words of its own (a title like "Hi" over
@@ -61,8 +63,9 @@ if TYPE_CHECKING:
 
 # The version of the features and hand weights below: a threshold calibrated on another
 # version's hand-weighted score does not apply to this one (2: shared errors, frames, rarity;
-# 3: a claim rests on evidence and no follow-up is claimed, `PairFeatures.claim`).
-SCORE_VERSION = 3
+# 3: a claim rests on evidence and no follow-up is claimed, `PairFeatures.claim`; 4: rarity
+# counts every word of a piece, not any, and alike titles whose words both bodies use carry).
+SCORE_VERSION = 4
 # Weights of the logistic score, with and without a dense cosine.
 WITH_DENSE = {
     "bias": -8.0,
@@ -98,6 +101,11 @@ CLOSE_MEANING = 0.75  # a dense cosine this high reads as "close in meaning"
 # second signal a reader can check (`PairFeatures.carried`).
 STRONG_DENSE = 0.8
 STRONG_PROSE = 0.5
+# Or: what both are about (`Shared.subject`, uncommon words both titles and both bodies use,
+# none only one title has) with titles this alike (TF-IDF cosine): "Support cloud storage in
+# load_dataset" and "Support cloud storage for loading datasets"; not "Clean dead code in the
+# JIT" and "... in the GC", whose titles differ in what they are about.
+TOPIC_TITLE = 0.7
 
 
 @dataclass(frozen=True)
@@ -124,11 +132,14 @@ class PairFeatures:
     @property
     def carried(self) -> bool:
         """Whether evidence carries a duplicate claim, never title words alone: the same
-        uncommon error message, stack frames, or an uncommon path or name in common; or a
+        uncommon error message, stack frames, or an uncommon path or name in common; alike
+        titles whose uncommon words both bodies use too (`Shared.subject`, `TOPIC_TITLE`); or a
         strong match in meaning or prose with a second signal a reader can check (two uncommon
         title words, an exception, or alike titles)."""
         e = self.evidence
         if self.error >= MIN_SPECIFIC or self.frames > 0.0 or e.paths or e.identifiers:
+            return True
+        if e.subject and self.title >= TOPIC_TITLE:
             return True
         strong = (self.dense or 0.0) >= STRONG_DENSE or self.prose >= STRONG_PROSE
         second = len(e.title_words) >= 2 or bool(e.exceptions) or self.title >= 0.5

@@ -4,7 +4,8 @@ Read from each issue once (`traits`): its error lines (compared by their message
 quoted values and paths taken out, so `Requested slice [:10] incompatible with 20 examples` and
 the same error at other sizes match), exception names, stack frames in the order they appear
 (Python tracebacks, IPython's and Colab's, JavaScript and Java `at` lines), file paths,
-identifiers and the title's words. `shared` keeps what both have, in the new issue's own words;
+identifiers, the title's words and the body's. `shared` keeps what both have, in the new issue's
+own words (and the title words both titles and both bodies use: what both are about);
 `describe` quotes it (each piece one code span) for the comment's table, which sanitizes it
 again; `strongest` names the one piece that makes a duplicate likely, for the duplicate line.
 `follow_up` tells a port, backport or follow-up of the other issue: related, never its duplicate.
@@ -36,17 +37,31 @@ _FRAMES = (
     re.compile(r"\bat ([\w$.]+)\.([\w$<>]+)\((\w+\.(?:java|kt|scala)):\d+\)"),
 )
 _QUOTE_MARK = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
-_EXCEPTION_HEAD = re.compile(r"^[\w.]*(?:Error|Exception|Warning|Invalid)\s*[:(]\s*")
+# The exception's name before its message: `ValueError:`, or any class a module names
+# (`datasets.utils.info_utils.ExpectedMoreSplits:`), which is not part of the message.
+_EXCEPTION_HEAD = re.compile(
+    r"^(?:[\w.]*(?:Error|Exception|Warning|Invalid)\s*[:(]|(?:[a-z_]\w*\.)+[A-Z]\w*\s*:)\s*"
+)
 _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
 _PATHLIKE = re.compile(r"(?:[A-Za-z]:)?(?:[~.\w-]*[/\\])+[\w.-]*")
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{1,39}")
+# A repository or dataset id, `owner/name` (`allenai/c4`, `Yaxin/SemEval2015`): one slash, not
+# part of a path or URL, an owner as GitHub and the Hub spell them, a name with a digit, `-`,
+# `_` or `.` (so not prose: "and/or", "image/audio", "ImageFolder/AudioFolder"), not a file.
+_REPO_ID = re.compile(
+    r"(?<![\w./-])[A-Za-z][\w-]{0,38}[A-Za-z0-9]/(?=[\w.-]*[\d_.-])[A-Za-z0-9][\w.-]{0,98}"
+    r"[A-Za-z0-9](?![\w/])"
+)
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")  # `data/train.parquet`: a file
 INNERMOST = 4  # the frames nearest the error, where two reports of one crash agree
 MIN_MESSAGE_WORDS = 3  # an error message shorter than this says too little to match on
 # A piece held by so many earlier issues that its rarity is below this is not named as evidence
 # (about a sixth of them, on a tracker of a few thousand issues).
 MIN_SPECIFIC = 0.25
 MIN_KNOWN = 20
+# Uncommon title words both titles and both bodies use that name what two issues are about.
+MIN_TOPIC = 2
 
 # A port or backport in a title: a release-branch prefix ("[release/2.1]", "[backport 1.x]"),
 # "Port ..." or "Backport ..." at its start, or the words anywhere ("cherry-pick", "backport").
@@ -86,6 +101,7 @@ class Traits:
     paths: dict[str, str] = field(default_factory=dict)
     identifiers: dict[str, str] = field(default_factory=dict)
     title_words: dict[str, str] = field(default_factory=dict)
+    body_words: frozenset[str] = frozenset()  # the body's word stems, as `_word_key` keys them
 
 
 def message_key(line: str) -> str:
@@ -142,6 +158,8 @@ def traits(title: str, body: str) -> Traits:
         key = message_key(line)
         if key:
             errors.setdefault(key, line.strip())
+    text = _URL.sub(" ", f"{title}\n{unquoted}")
+    ids = tuple(i for i in _REPO_ID.findall(text) if not _EXTENSION.search(i))
     words = {}
     for w in _WORD.findall(clean_title(title)):
         if w.lower() not in STOPWORDS:
@@ -151,8 +169,9 @@ def traits(title: str, body: str) -> Traits:
         exceptions=_keyed(sig.exceptions),
         stack=frames(strip_template(unquoted)),
         paths=_keyed(sig.paths),
-        identifiers=_keyed(sig.identifiers),
+        identifiers=_keyed(ids + sig.identifiers),
         title_words=words,
+        body_words=frozenset(_ANALYZER.analyze(unquoted)),
     )
 
 
@@ -166,9 +185,14 @@ class Shared:
     paths: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()
     title_words: tuple[str, ...] = ()
+    # the title words both titles and both bodies hold: what both issues are about
+    topic: tuple[str, ...] = ()
     frame_overlap: float = 0.0  # share of the new issue's innermost frames the other has
     inner_frames: tuple[str, ...] = ()  # those frames
     error_keys: tuple[str, ...] = ()  # the shared errors' messages, as compared
+    # the title words only one of the two titles has (either's): where the titles say
+    # different things ("... in the JIT", "... in the GC"), not shown
+    title_apart: tuple[str, ...] = ()
 
     def specific(self, rarity: Rarity, floor: float = MIN_SPECIFIC) -> Shared:
         """Without the exceptions, files, names and title words most earlier issues have too
@@ -185,7 +209,17 @@ class Shared:
             paths=keep(self.paths),
             identifiers=keep(self.identifiers[:12]),
             title_words=keep(self.title_words),
+            topic=keep(self.topic),
+            title_apart=keep(self.title_apart),
         )
+
+    @property
+    def subject(self) -> tuple[str, ...]:
+        """The title words both titles and both bodies use, when there are `MIN_TOPIC` of them
+        and neither title has an uncommon word the other lacks (after `specific`): what both
+        issues are about; none otherwise ("Clean dead code in the JIT" and "... in the GC"
+        share `Clean`, `dead` but are about two things)."""
+        return self.topic if len(self.topic) >= MIN_TOPIC and not self.title_apart else ()
 
     def __bool__(self) -> bool:
         return any(
@@ -241,9 +275,16 @@ def shared(mine: Traits, theirs: Traits) -> Shared:
             if i.lower() not in theirs.paths and not any(f.endswith(":" + i) for f in in_both)
         ),
         title_words=common(mine.title_words, theirs.title_words),
+        topic=tuple(
+            v
+            for k, v in mine.title_words.items()
+            if k in theirs.title_words and k in mine.body_words and k in theirs.body_words
+        ),
         frame_overlap=overlap,
         inner_frames=tuple(f for f in mine.stack[-INNERMOST:] if f in other) if overlap else (),
         error_keys=error_keys,
+        title_apart=tuple(v for k, v in mine.title_words.items() if k not in theirs.title_words)
+        + tuple(v for k, v in theirs.title_words.items() if k not in mine.title_words),
     )
 
 
@@ -291,6 +332,7 @@ QUOTED = (
     ("exceptions", 2),
     ("paths", 2),
     ("identifiers", 3),
+    ("subject", 3),
     ("title_words", 5),
 )
 
@@ -301,7 +343,12 @@ def describe(found: Shared, limit: int) -> str:
     nothing is shared. The comment sanitizes it again where it shows it."""
     from issue_assistant.render import render
 
-    kept = {kind: list(getattr(found, kind))[:most] for kind, most in QUOTED}
+    # a title word both bodies use is named once, as what both are about
+    words = [w for w in found.title_words if w not in found.subject]
+    kept = {
+        kind: (words if kind == "title_words" else list(getattr(found, kind)))[:most]
+        for kind, most in QUOTED
+    }
     while True:
         text = render("shared.md.j2", s=SimpleNamespace(**kept)).strip()
         if len(text) <= limit:
@@ -315,8 +362,9 @@ def describe(found: Shared, limit: int) -> str:
 def strongest(found: Shared, limit: int = 100) -> str:
     """The one piece of `found` that makes a duplicate most likely, in plain words (quoted as
     one code span, an error line cut to about `limit` characters): the shared error message,
-    else the innermost shared frame, the exception, a file, a name, and the title words only
-    when nothing else is shared; "" when nothing is."""
+    else the innermost shared frame, the exception, a file, a name, what both titles and
+    descriptions are about, and the title words only when nothing else is shared; "" when
+    nothing is."""
     from issue_assistant.render import render
 
     return render("shared_one.md.j2", s=found, limit=limit).strip()

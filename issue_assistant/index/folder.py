@@ -107,7 +107,7 @@ class IndexFolder:
         if "hashes" in meta and meta["hashes"]:
             self._write_meta(hashes=True)  # once: the next warm open reads the small file only
         self._df: dict[tuple[str, str], int] = {}
-        self._counts: dict[tuple[str, datetime], int] = {}
+        self._counts: dict[tuple[tuple[str, ...], bool, datetime], int] = {}
         # whether an issue was renamed at or after a moment, per moment (`_titles_then`)
         self._renamed: dict[datetime, bool] = {}
         # what readers derive from this index's statistics, kept until it changes (`memo`)

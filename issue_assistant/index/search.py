@@ -139,15 +139,39 @@ class IssueIndex(IndexFolder):
         """How many issues created before `before` hold every one of `words` (letters and
         digits only) in their title or body, or the phrase they make (no words: every issue
         created before `before`); each count is kept until the index changes."""
-        words = tuple(w for w in words if w.isascii() and w.isalnum())
-        text = " ".join(f"+{w}" for w in words)
-        if phrase and len(words) > 1:
-            text = '"' + " ".join(words) + '"'
-        key = (text, before)
+        terms = tuple(t for w in words if w.isascii() and w.isalnum() for t in _ANALYZER.analyze(w))
+        key = (terms, phrase and len(terms) > 1, before)
         if key not in self._counts:
-            q = self.query(key[0], as_of=before)
+            Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
+            fields = ("title", "body")
+            if key[1]:
+                core = bq([(Occur.Should, self._phrase(f, terms)) for f in fields])
+            elif terms:
+                # each word required, in the title or the body
+                core = bq(
+                    [
+                        (Occur.Must, bq([(Occur.Should, self._term(f, t)) for f in fields]))
+                        for t in terms
+                    ]
+                )
+            else:
+                core = tantivy.Query.all_query()
+            pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
+            q = bq(
+                [
+                    (Occur.Must, core),
+                    (Occur.MustNot, self._created(before, None)),
+                    (Occur.MustNot, pr),
+                ]
+            )
             self._counts[key] = self._searcher().search(q, limit=1, count=True).count
         return self._counts[key]
+
+    def _term(self, field: str, term: str) -> tantivy.Query:
+        return tantivy.Query.term_query(self.schema, field, term)
+
+    def _phrase(self, field: str, terms: tuple[str, ...]) -> tantivy.Query:
+        return tantivy.Query.phrase_query(self.schema, field, list(terms))
 
     def query(
         self,

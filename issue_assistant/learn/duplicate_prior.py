@@ -1,12 +1,14 @@
 """The duplicate threshold where a repository has too few known duplicates to calibrate its own.
 
 A prior, fit once on the known duplicate pairs of the shared data (`../shared/data`:
-hf-datasets and poetry-sample) by `bench/fit_duplicate_prior.py` and shipped as
-`duplicate_prior.json` beside this module, with how it was fit: the data, its counts, the rule
-and the table row it chose. One threshold for the lexical score and one for the score with a
-dense cosine. The rule (`choose_prior`): the lowest threshold whose precision on the known
+hf-datasets and poetry-sample; a report its reporter filed again within minutes counts as a
+duplicate of the first, `tracker.duplicates.refiled`) by `bench/fit_duplicate_prior.py` and
+shipped as `duplicate_prior.json` beside this module, with how it was fit: the data, its counts,
+the rule and the table row it chose. One threshold for the lexical score and one for the score
+with a dense cosine. The rule (`choose_prior`): the lowest threshold whose precision on the known
 pairs reaches the target on enough proposals (as `calibrate` chooses); failing that, the
-lowest whose false-duplicate rate on the sampled non-duplicates is at most `MAX_FALSE_RATE`.
+lowest whose false-duplicate rate on the sampled non-duplicates is at most `MAX_FALSE_RATE`,
+when there are enough of them to show it (`MIN_NEGATIVES`); failing that, the highest.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 PRIOR_FILE = Path(__file__).with_name("duplicate_prior.json")
 # The false-duplicate rate the project aims at (docs/benchmarks.md, "Where the goals stand").
 MAX_FALSE_RATE = 0.01
+MIN_NEGATIVES = round(1 / MAX_FALSE_RATE)
 
 
 class PriorRow(BaseModel):
@@ -44,6 +47,8 @@ class DuplicatePrior(BaseModel):
     score_version: int  # `index.duplicates.SCORE_VERSION` it was fit for
     data: list[str]
     pairs: Annotated[int, Field(ge=0)]  # known duplicates with their original in the data
+    # of them, reports filed again by their reporter (`tracker.duplicates.refiled`)
+    refiled: Annotated[int, Field(ge=0)] = 0
     negatives: Annotated[int, Field(ge=0)]
     target_precision: Annotated[float, Field(gt=0, le=1)]
     max_false_rate: Annotated[float, Field(ge=0, le=1)]
@@ -94,7 +99,9 @@ def choose_prior(
     for t, p, c, f in rows:
         if p >= need and c / p >= target:
             return row(t, p, c, f, "precision")
-    for t, p, c, f in rows:
-        if negatives and f / negatives <= MAX_FALSE_RATE:
-            return row(t, p, c, f, "false rate")
+    # a false rate of at most 1 in 100 cannot be shown on fewer than 100 negatives
+    if negatives >= MIN_NEGATIVES:
+        for t, p, c, f in rows:
+            if f / negatives <= MAX_FALSE_RATE:
+                return row(t, p, c, f, "false rate")
     return row(*rows[-1], "highest")

@@ -4,6 +4,9 @@ duplicate_of chain accepts. Evaluate's ground truth and the duplicate calibratio
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from datetime import timedelta
+from difflib import SequenceMatcher
 
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
@@ -36,4 +39,45 @@ def closed_as_duplicate(issue: Issue) -> bool:
         issue.state_reason == "duplicate"
         or any(e.event == "marked_as_duplicate" for e in issue.events or [])
         or any(_DUPLICATE_LABEL.search(label) for label in issue.labels)
+    )
+
+
+# A report filed again by its reporter: within this many minutes of the first, with a title
+# and a body nearly the same (difflib's ratio at least these). GitHub shows a deleted account
+# as `ghost`, so two of its issues may be two people's.
+REFILE_MINUTES = 30
+REFILE_TITLE = 0.8
+REFILE_BODY = 0.9
+_NOBODY = frozenset({"ghost"})
+
+
+def refiled(issues: Iterable[Issue]) -> dict[int, frozenset[int]]:
+    """The issues that are a report filed again by the same reporter (nearly the same title and
+    body, within `REFILE_MINUTES` of the earlier), each with the earlier copies: duplicates a
+    maintainer closes whether or not anybody marked them (python-poetry #10283-#10285, "please
+    close all three issues"). Pull requests are not issues here."""
+    ordered = sorted((i for i in issues if not i.is_pull_request), key=lambda i: i.created_at)
+    window = timedelta(minutes=REFILE_MINUTES)
+    out: dict[int, frozenset[int]] = {}
+    for n, later in enumerate(ordered):
+        if later.user.login in _NOBODY:
+            continue
+        earlier = []
+        for first in reversed(ordered[:n]):
+            if later.created_at - first.created_at > window:
+                break
+            if first.user.login == later.user.login and _same_text(first, later):
+                earlier.append(first.number)
+        if earlier:
+            out[later.number] = frozenset(earlier)
+    return out
+
+
+def _same_text(a: Issue, b: Issue) -> bool:
+    def ratio(x: str, y: str) -> float:
+        return SequenceMatcher(None, x[:4000], y[:4000], autojunk=False).ratio()
+
+    return (
+        ratio(a.title.strip().lower(), b.title.strip().lower()) >= REFILE_TITLE
+        and ratio(a.body or "", b.body or "") >= REFILE_BODY
     )
