@@ -35,6 +35,8 @@ from issue_assistant.learn.duplicate_prior import (  # noqa: E402
     PriorRow,
     choose_prior,
 )
+from issue_assistant.learn.learned import Beside  # noqa: E402
+from issue_assistant.moment import open_moment  # noqa: E402
 from issue_assistant.pipeline import replay_pairs  # noqa: E402
 from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
 
@@ -76,10 +78,8 @@ def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replay
         raise SystemExit("embeddings are not installed: pip install -e '.[embeddings]'")
     pairs, others = selection(snapshot, sample)
     config = Config()
-    return [
-        replay_pairs(snapshot, i, index=index, labels=LabelsConfig(), config=config)
-        for i in pairs + others
-    ]
+    base = open_moment(snapshot, index, LabelsConfig(), config, Beside())
+    return [replay_pairs(base, i, config=config) for i in pairs + others]
 
 
 def fit(replayed: dict[str, list[dm.Replayed]], names: tuple[str, ...]) -> PriorRow:

@@ -23,6 +23,7 @@ from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot, write_snapshot
+from tests.moments import moment_of
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 LABELS = LabelsConfig.model_validate(
@@ -123,7 +124,7 @@ def test_bucket_model_is_fit_before_its_first_issue(tmp_path):
         snap(issues), tmp_path, store.bucket_cutoffs([i.created_at for i in issues[100:]], 10)
     )
     ev.one(issues[100])
-    model = ev.label_source.models[0]  # (the next bucket's may be fit ahead already)
+    model = ev.label_fits.models[0]  # (the next bucket's may be fit ahead already)
     assert model.cutoff == issues[100].created_at
     assert model.issues == 100  # issues 1..100, not #101 itself
 
@@ -168,13 +169,10 @@ def test_vote_when_configured(tmp_path):
     config = Config.model_validate({"labels": {"model": "vote"}})
     view = AsOfView.for_issue(snapshot, 80)
     d = analyze(
-        view,
+        moment_of(view, index, LABELS, config),
         view.target(),
-        index=index,
-        labels=LABELS,
         config=config,
         engine=create("similar", config, LABELS),
-        as_of=view.moment,
     ).decision
     assert d.label_model["type"] == "vote" and d.calibration.startswith("none")
 

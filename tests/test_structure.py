@@ -23,7 +23,8 @@ FLOORS: list[tuple[str, ...]] = [
     # likely files: the checkout's code, the signals an issue gives, the fixes of earlier issues
     ("likely",),
     ("learn", "comment", "preset"),
-    ("context", "approve", "votes", "followup", "named", "sync"),
+    # the repository at a moment, and one issue's context built from it
+    ("moment", "context", "context_build", "approve", "votes", "followup", "named", "sync"),
     ("tools",),
     ("engines",),
     ("pipeline",),
@@ -154,17 +155,15 @@ def test_the_checks_see_a_circle_and_an_upward_import():
 # ---- capabilities are declared, not probed --------------------------------------------------
 
 #: the names the package holds a tracker, an engine, a context or a tool source under
-HOLDERS = re.compile(r"^_?(\w*tracker|\w*engine|e|context|ctx|view|source|listed|gh)$", re.I)
+HOLDERS = re.compile(
+    r"^_?(\w*tracker|\w*engine|e|context|ctx|view|source|listed|gh|moment|learned)$", re.I
+)
 #: the types of trackers, engines and contexts
 TYPES = re.compile(r"^(\w*Tracker|\w*Engine|AsOfView|\w*Snapshot|CachedReads|LiveIssues|"
-                   r"Context|RepoView|Source|Searched)$")  # fmt: skip
+                   r"Context|Moment|Searched|\w*Learned|Beside|Buckets)$")  # fmt: skip
 BUILTINS = {"str", "int", "float", "bool", "bytes", "dict", "list", "tuple", "set"}
-#: (module, call) probes that stay, with why
-ALLOWED_PROBES = {
-    # the cache key of the fix history built once per process: a snapshot's size (which other
-    # trackers do not have) tells a reread one apart; no behaviour depends on it
-    ("likely.fix_history", "hasattr(source, '__len__')"),
-}
+#: (module, call) probes that stay, with why (none: every capability is a declared member)
+ALLOWED_PROBES: set[tuple[str, str]] = set()
 
 
 def _named(node: ast.expr) -> str:

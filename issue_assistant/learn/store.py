@@ -227,15 +227,22 @@ class StoreSource:
         return model
 
     def model_for(
-        self, tracker: Tracker, index: IssueIndex, labels: LabelsConfig, moment: datetime
+        self,
+        tracker: Tracker,
+        index: IssueIndex,
+        labels: LabelsConfig,
+        moment: datetime,
+        *,
+        replay: bool,
     ) -> LabelModel:
+        """`replay`: the past replayed offline (a live run answers with what is known now)."""
         key = labels_key(labels)
         with self._lock:
             memo = (str(index.path), key, moment)
             answered = self._answered.get(memo)
             if answered is not None and answered[0] == self._state(index):
                 return answered[1]
-            model = self._model_for(tracker, index, labels, moment, key)
+            model = self._model_for(tracker, index, labels, moment, key, replay)
             self._answered[memo] = (self._state(index), model)
             while len(self._answered) > ANSWERS_KEPT:  # a long-lived process (`mcp`) asks often
                 self._answered.pop(next(iter(self._answered)))
@@ -246,7 +253,13 @@ class StoreSource:
         return _stamp(model_path(index.path)), len(index), index.building
 
     def _model_for(
-        self, tracker: Tracker, index: IssueIndex, labels: LabelsConfig, moment: datetime, key: str
+        self,
+        tracker: Tracker,
+        index: IssueIndex,
+        labels: LabelsConfig,
+        moment: datetime,
+        key: str,
+        replay: bool,
     ) -> LabelModel:
         main = self._load(model_path(index.path), key)
         saved_main = bookkeeping(main, model_path(index.path), key) if main else None
@@ -257,7 +270,7 @@ class StoreSource:
                 return self._answer(main, "the saved label model")  # type: ignore[arg-type]
             why = f"refit: {reason}"
         elif saved_main is not None:
-            if tracker.point_in_time is None:
+            if not replay:
                 return self._answer(
                     main,  # type: ignore[arg-type]
                     "the saved label model (a live run answers with what is known now)",
@@ -303,7 +316,7 @@ class StoreSource:
     def _answer(model: LabelModel, origin: str) -> LabelModel:
         """`model` (a shallow copy, the arrays shared) saying where it came from."""
         answer = copy.copy(model)
-        answer.origin = origin  # type: ignore[attr-defined]
+        answer.origin = origin
         return answer
 
 
