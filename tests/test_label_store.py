@@ -125,7 +125,7 @@ def test_an_older_issue_gets_a_model_kept_for_its_moment(tmp_path, monkeypatch, 
     index = open_index(snapshot, tmp_path)
     fetched = snapshot.repository.fetched_at
     # what `index --labels` does: the cutoff is the snapshot's fetch time
-    model, refit = store.refit(AsOfView(snapshot, fetched), index, LABELS, fetched)
+    model, refit = store.refit(AsOfView(snapshot, fetched), index, LABELS, fetched, replay=True)
     assert refit and model.cutoff == fetched
 
     # An unlabelled issue newer than every labelled one: the saved model learned nothing
@@ -204,7 +204,13 @@ def test_a_long_fit_says_it_is_still_fitting(tmp_path, monkeypatch, caplog, caps
     snapshot = snap(issues)
     index = open_index(snapshot, tmp_path)
     with caplog.at_level(logging.INFO, logger="issue_assistant.learn.store"):
-        store.refit(AsOfView(snapshot, issues[-1].created_at), index, LABELS, issues[-1].created_at)
+        store.refit(
+            AsOfView(snapshot, issues[-1].created_at),
+            index,
+            LABELS,
+            issues[-1].created_at,
+            replay=True,
+        )
     assert "label model: still fitting, 0:00 so far" in capsys.readouterr().err
     assert "issue-assistant calibrate" in caplog.text
 

@@ -183,7 +183,7 @@ def test_artifact_round_trip_version_check_and_refit_rule(tmp_path, monkeypatch)
     index = open_index(snapshot, tmp_path)
     moment = issues[80].created_at
     view = AsOfView(snapshot, moment)
-    model, refit = store.refit(view, index, LABELS, moment)
+    model, refit = store.refit(view, index, LABELS, moment, replay=True)
     assert refit and store.model_path(index.path).is_file()
     key = store.labels_key(LABELS)
     loaded = store.load_model(index.path, key)
@@ -192,15 +192,19 @@ def test_artifact_round_trip_version_check_and_refit_rule(tmp_path, monkeypatch)
     assert loaded.probabilities_many([doc]) == model.probabilities_many([doc])
 
     # Nothing new: kept. Nine new labelled issues on 80 is more than 10%: refit.
-    assert store.refit(view, index, LABELS, moment)[1] is False
+    assert store.refit(view, index, LABELS, moment, replay=True)[1] is False
     assert (
         store.refit(
-            AsOfView(snapshot, issues[85].created_at), index, LABELS, issues[85].created_at
+            AsOfView(snapshot, issues[85].created_at),
+            index,
+            LABELS,
+            issues[85].created_at,
+            replay=True,
         )[1]
         is False
     )
     later = issues[89].created_at
-    assert store.refit(AsOfView(snapshot, later), index, LABELS, later)[1] is True
+    assert store.refit(AsOfView(snapshot, later), index, LABELS, later, replay=True)[1] is True
 
     # Another label set, another format or a damaged file is never loaded.
     other = LABELS.model_copy(update={"area": []})

@@ -150,6 +150,8 @@ def test_the_checks_see_a_circle_and_an_upward_import():
     assert floor("config") < floor("engines.base") and floor("engines.registry") == 0
     assert floor("tracker.client") == floor("tracker") and floor("evaluate.gold") == 10
     assert floor("index.search") < floor("likely.rank") < floor("learn")
+    # the repository at a moment stands on what it holds, below the tools and engines reading it
+    assert floor("learn.learned") < floor("moment") == floor("context") < floor("tools")
 
 
 # ---- capabilities are declared, not probed --------------------------------------------------

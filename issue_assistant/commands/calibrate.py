@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
     moment = tracker.repository.fetched_at if args.snapshot else datetime.now(UTC)
     view = AsOfView(tracker, moment)
-    model, _ = refit(view, index, labels, moment, force=True)
+    model, _ = refit(view, index, labels, moment, force=True, replay=True)
     target = config.labels.target_precision
     base = open_moment(tracker, index, labels, config, Beside())
 

@@ -109,9 +109,12 @@ def labels_key(labels: LabelsConfig) -> str:
     return labels.model_dump_json(include={"type", "area", "topic", "priority"})
 
 
-def history(tracker: Tracker, index: IssueIndex, labels: LabelsConfig, before: datetime):  # noqa: ANN201
-    """The labelled rows before `before`: from an as-of view when offline, else from the index."""
-    if tracker.point_in_time is not None:
+def history(  # noqa: ANN201
+    tracker: Tracker, index: IssueIndex, labels: LabelsConfig, before: datetime, *, replay: bool
+):
+    """The labelled rows before `before`: from the as-of view `tracker` when the past is
+    replayed offline (`replay`), else from the index."""
+    if replay:
         return rows_from(tracker, labels, before)
     return rows_from_index(index, labels, before)
 
@@ -289,7 +292,7 @@ class StoreSource:
                 f"({describe_cutoff(saved_main.cutoff)})"
             )
         as_main = saved_main is None or saved_main.cutoff <= moment
-        rows = history(tracker, index, labels, moment)
+        rows = history(tracker, index, labels, moment, replay=replay)
         model, _ = fit_and_save(rows, labels, moment, index, key, why=why, main=as_main)
         kept = "saved" if as_main else "kept for earlier moments"
         return self._answer(model, f"a label model fit now ({why}) and {kept}")
@@ -321,9 +324,16 @@ class StoreSource:
 
 
 def refit(
-    tracker: Tracker, index: IssueIndex, labels: LabelsConfig, moment: datetime, force: bool = False
+    tracker: Tracker,
+    index: IssueIndex,
+    labels: LabelsConfig,
+    moment: datetime,
+    force: bool = False,
+    *,
+    replay: bool,
 ) -> tuple[LabelModel, bool]:
-    """For `index` and `calibrate`: the artifact brought up to date (refit by the rule or forced).
+    """For `index` and `calibrate`: the artifact brought up to date (refit by the rule or forced);
+    `replay`: `tracker` is the past as of `moment`, replayed offline (else the index answers).
 
     Returns the model and whether it was refit.
     """
@@ -340,7 +350,7 @@ def refit(
         if reason is None:
             return model, False
         why = f"refit: {reason}"
-    rows = history(tracker, index, labels, moment)
+    rows = history(tracker, index, labels, moment, replay=replay)
     return fit_and_save(rows, labels, moment, index, key, why=why)[0], True
 
 
