@@ -283,7 +283,7 @@ def analyze_live(
         flag = str(cache_dir) if cache_dir is not None else None
         cache = str(current().cache_root(config.index.cache_dir, flag))
         index = refresh_index(tracker, cache, now, config.index.embeddings)
-        moment = open_moment(tracker, index, labels, config, Beside(), as_of=now)
+        moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
     index = moment.index
     if evidence is not None:
         issue = evidence(issue, comments)

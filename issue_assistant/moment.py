@@ -24,7 +24,7 @@ from issue_assistant.likely.code import CodeIndex, LikelyFile, code_index_for
 from issue_assistant.likely.fix_history import FixHistory
 from issue_assistant.likely.rank import likely_files
 from issue_assistant.tracker.asof import rewind
-from issue_assistant.tracker.base import Tracker, full_tracker
+from issue_assistant.tracker.base import Tracker, WritableTracker, full_tracker
 from issue_assistant.tracker.models import Discussion, Issue, Release
 
 if TYPE_CHECKING:
@@ -67,6 +67,9 @@ class Moment:
     discussions: Discussions | None = None
     code: CodeIndex | None = None
     fixes: FixHistory | None = None  # the fixed issues, for the likely files' history signal
+    # The tracker on GitHub as it is now, in a live run: an issue's timeline, the rate budget,
+    # and the writes (made only through `writes.Writer`); None offline, where there is none.
+    live: WritableTracker | None = None
 
     @classmethod
     def build(
@@ -79,6 +82,7 @@ class Moment:
         as_of: datetime | None = None,
         code: CodeIndex | None = None,
         fixes: FixHistory | None = None,
+        live: WritableTracker | None = None,
     ) -> Moment:
         """The moment `view` shows: its releases and discussions read now."""
         return cls(
@@ -91,6 +95,7 @@ class Moment:
             discussions=Discussions.of(view),
             code=code,
             fixes=fixes,
+            live=live,
         )
 
     def at(self, view: Tracker, as_of: datetime | None) -> Moment:
@@ -202,9 +207,13 @@ def open_moment(
     learned: Learned,
     *,
     as_of: datetime | None = None,
+    live: WritableTracker | None = None,
 ) -> Moment:
     """The moment `view` shows with the code index `[code] checkout` names (or none) and, with
-    it, the fixes of earlier issues the whole tracker knows (none when no fix is known)."""
+    it, the fixes of earlier issues the whole tracker knows (none when no fix is known); `live`:
+    the tracker on GitHub, in a live run."""
     code = code_index_for(config, view.repository.full_name)
     fixes = FixHistory.known(full_tracker(view)) if code is not None else None
-    return Moment.build(view, index, labels, learned, as_of=as_of, code=code, fixes=fixes)
+    return Moment.build(
+        view, index, labels, learned, as_of=as_of, code=code, fixes=fixes, live=live
+    )

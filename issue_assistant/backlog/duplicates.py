@@ -122,7 +122,7 @@ def duplicates_live(
     result = DuplicatesResult(full_name, now, len(opened), groups, config.backlog.original)
     if post:
         with backlog_lock(cache, full_name):
-            moment = open_moment(tracker, index, labels, config, Beside(), as_of=now)
+            moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
             result.run = _post(tracker, labels, config, writes, limit, now, moment, groups)
     result.markdown = render_groups(result, api_url)
     return result

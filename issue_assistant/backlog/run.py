@@ -304,7 +304,7 @@ def _run(
         skipped=selection.skipped,
     )
     recheck = Recheck(labels, config, tracker.repository, groups, now, state.started())
-    moment = open_moment(tracker, index, labels, config, Beside(), as_of=now)
+    moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
     runner = Runner(
         tracker, labels, config, writes, now, moment, state, state_path, pair, run, recheck
     )

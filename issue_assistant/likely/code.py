@@ -171,7 +171,7 @@ def checkout_files(root: Path, max_file_kb: int, max_files: int) -> Iterator[Sou
 
 
 class CodeIndex:
-    """One checkout's files in an in-memory tantivy index (built once per process and root).
+    """One checkout's files in an in-memory tantivy index (built once per run: the moment holds it).
 
     `CodeIndex(root)` reads a folder; `CodeIndex.from_files` takes the files from elsewhere (a
     commit read from git objects: `likely.code_git`), with `memo` keeping each content's fields
