@@ -276,3 +276,21 @@ def test_one_discussion_index_serves_every_moment_without_later_ones(tmp_path) -
     assert later.moment.discussions.index is first.moment.discussions.index  # built once
     found = later.moment.search_discussions("parser crash empty token", 5, later.issue)
     assert 52 in [h.number for h in found]
+
+
+def test_a_moment_through_another_view_shares_what_a_run_built_once(tmp_path, checkout) -> None:
+    """A run builds the indexes once (the issues, the code, the fixes, the discussions) and each
+    issue's moment is a view of them: the releases and discussions it shows are its own."""
+    snap = data.snapshot()
+    base = moment_of(snap, open_index(snap, tmp_path / "cache"), LABELS, config_for(checkout))
+    assert base.code is not None and base.fixes is not None and base.discussions is not None
+    assert base.releases is not None and not base.replay and base.as_of is None
+    view = AsOfView.for_issue(snap, 1)
+    at = base.at(view, view.moment)
+    assert at.replay and at.as_of == view.moment and at.tracker is view
+    for name in ("index", "code", "fixes", "learned", "labels"):
+        assert getattr(at, name) is getattr(base, name), name
+    assert at.discussions is not None and at.discussions.index is base.discussions.index
+    assert at.releases == view.releases() and len(at.releases or []) < len(base.releases)
+    # discussion 52 was answered on day 40, after issue 1: its moment shows it unanswered
+    assert base.discussions.visible[52].answered and not at.discussions.visible[52].answered
