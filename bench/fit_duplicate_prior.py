@@ -40,6 +40,8 @@ from issue_assistant.learn.duplicate_prior import (  # noqa: E402
     PriorRow,
     choose_prior,
 )
+from issue_assistant.learn.learned import Beside  # noqa: E402
+from issue_assistant.moment import open_moment  # noqa: E402
 from issue_assistant.pipeline import replay_pairs  # noqa: E402
 from issue_assistant.tracker.duplicates import (  # noqa: E402
     REFILE_MINUTES,
@@ -110,10 +112,8 @@ def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replay
     pairs, others = selection(snapshot, sample)
     again = refiled(snapshot.all_issues())
     config = Config()
-    return [
-        counted(replay_pairs(snapshot, i, index=index, labels=LabelsConfig(), config=config), again)
-        for i in pairs + others
-    ]
+    base = open_moment(snapshot, index, LabelsConfig(), config, Beside())
+    return [counted(replay_pairs(base, i, config=config), again) for i in pairs + others]
 
 
 def fit(replayed: dict[str, list[dm.Replayed]], names: tuple[str, ...]) -> PriorRow:

@@ -93,6 +93,8 @@ def pair_score(view, index, labels, dup: int, orig: int, opened, moment) -> str:
     from issue_assistant.engines.similar import SimilarEngine
     from issue_assistant.index import duplicates
     from issue_assistant.index.candidates import similar_candidates
+    from issue_assistant.learn.learned import Beside
+    from issue_assistant.moment import Moment
 
     issue = view.get_issue(dup)
     numbers = {i.number for i in opened}
@@ -100,12 +102,10 @@ def pair_score(view, index, labels, dup: int, orig: int, opened, moment) -> str:
     cands = [c for c in found if c.issue.number in numbers and c.issue.number != dup]
     context = Context(
         issue=issue,
-        repository=view.repository.full_name,
+        moment=Moment(view, index, labels, Beside(), as_of=moment),
         labels=labels,
         project="",
         as_of=moment,
-        tracker=view,
-        index=index,
         candidates=cands,
     )
     settings = SimilarEngine(Config(), labels).duplicate_settings(context)
@@ -120,6 +120,8 @@ def pair_score(view, index, labels, dup: int, orig: int, opened, moment) -> str:
 def duplicates_section(cache: Path) -> tuple[list[str], list[str], list[str]]:
     from issue_assistant.backlog.groups import find_groups
     from issue_assistant.config.sections import Config
+    from issue_assistant.learn.learned import Beside
+    from issue_assistant.moment import Moment
     from issue_assistant.tracker.asof import AsOfView
 
     rows, detail, reported = [], [], []
@@ -135,7 +137,8 @@ def duplicates_section(cache: Path) -> tuple[list[str], list[str], list[str]]:
             view = AsOfView(snap, moment)
             opened = [i for i in view.all_issues() if i.state == "open" and not i.is_pull_request]
             start = time.perf_counter()
-            groups = find_groups(view, index, labels, Config(), opened, moment)
+            at = Moment(view, index, labels, Beside(), as_of=moment)
+            groups = find_groups(at, Config(), opened, moment)
             seconds += time.perf_counter() - start
             scored += len(opened)
             links += sum(len(g.links) for g in groups)

@@ -26,8 +26,11 @@ from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.config.sections import Config
 from issue_assistant.context import Context
 from issue_assistant.index import duplicates
+from issue_assistant.index.candidates import similar_candidates
 from issue_assistant.index.local import open_index
 from issue_assistant.index.retrieval import Retriever
+from issue_assistant.learn.learned import Beside
+from issue_assistant.moment import Moment, open_moment
 from issue_assistant.pipeline import replay_pairs
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.duplicates import REFILE_MINUTES, refiled
@@ -71,14 +74,14 @@ def _scores(snapshot, index, issues, config: Config):  # noqa: ANN001, ANN202
     again = refiled(snapshot.all_issues())
     for issue in issues:
         view = AsOfView.for_issue(snapshot, issue.number)
-        ctx = Context.build(
-            view.target(),
-            tracker=view,
-            index=index,
+        target, limit = view.target(), config.duplicates.candidates
+        ctx = Context(
+            issue=target,
+            moment=Moment.build(view, index, LabelsConfig(), Beside(), as_of=view.moment),
             labels=LabelsConfig(),
             project="",
             as_of=view.moment,
-            candidates=config.duplicates.candidates,
+            candidates=similar_candidates(index, target, view.moment, limit),
         )
         # the score a claim rests on (0 without evidence, or for a follow-up), as the engine
         scored = [(a.candidate, c) for a, c in duplicates.claims(ctx, config.duplicates.candidates)]
@@ -200,10 +203,8 @@ def _decision_lines(quick: bool) -> list[str]:
         replayed = {name: replays(name, dense, sample) for name in SNAPSHOTS}
         index = open_index(hf, CACHE, embeddings=dense)
         again = refiled(hf.all_issues())
-        eval_replays = [
-            counted(replay_pairs(hf, i, index=index, labels=labels, config=config), again)
-            for i in scored_eval
-        ]
+        base = open_moment(hf, index, labels, config, Beside())
+        eval_replays = [counted(replay_pairs(base, i, config=config), again) for i in scored_eval]
         for name in SNAPSHOTS:
             loro = fit(replayed, tuple(n for n in SNAPSHOTS if n != name))
             sets = [(name.split(".")[0], replayed[name])]

@@ -150,9 +150,10 @@ def _votes(snapshot, labels, train, test) -> list[dict[str, float]]:  # noqa: AN
     snapshot cut to the setting's issues (as the labels section's vote row is)."""
     import tempfile
 
-    from issue_assistant.context import Context
     from issue_assistant.engines.similar_labels import neighbour_labels
     from issue_assistant.index.local import open_index
+    from issue_assistant.learn.learned import Beside
+    from issue_assistant.moment import Moment
     from issue_assistant.tracker.asof import AsOfView
     from issue_assistant.tracker.snapshot import Snapshot
 
@@ -165,10 +166,9 @@ def _votes(snapshot, labels, train, test) -> list[dict[str, float]]:  # noqa: AN
     out = []
     for r in test:
         view = AsOfView.for_issue(sub, r.number)
-        context = Context.build(
-            view.target(), tracker=view, index=index, labels=labels, project="", as_of=view.moment
-        )
-        out.append(dict(neighbour_labels(labels, "type", context.search_like(limit=30), 10, 0.0)))
+        at = Moment.build(view, index, labels, Beside(), as_of=view.moment)
+        like = at.like(view.target(), limit=30)
+        out.append(dict(neighbour_labels(labels, "type", like, 10, 0.0)))
     return out
 
 

@@ -67,7 +67,7 @@ def run_index(
     index = refresh_index(tracker, cache, now, config.index.embeddings)
     model_text, refit_now, fit_seconds = None, False, 0.0
     if config.labels.model == "learned":
-        model, refit_now = refit(tracker, index, labels, now)
+        model, refit_now = refit(tracker, index, labels, now, replay=False)
         model_text, fit_seconds = model.describe(), model.fit_seconds if refit_now else 0.0
         log.info("label model %s: %s", "fit" if refit_now else "up to date", model_text)
     return IndexRun(

@@ -22,8 +22,9 @@ from issue_assistant.config.sections import Config
 from issue_assistant.decision import as_json
 from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone, no_such_issue
-from issue_assistant.index import IssueIndex
 from issue_assistant.labelnames import find_label, has_label, key
+from issue_assistant.learn.learned import Beside
+from issue_assistant.moment import Moment, open_moment
 from issue_assistant.named import confirm_named
 from issue_assistant.pipeline import Analysis, analyze, engines_for
 from issue_assistant.preset import nothing_to_propose, opened_with
@@ -231,7 +232,7 @@ def analyze_live(
     tracker: WritableTracker | None = None,
     now: datetime | None = None,
     opened_labels: list[str] | None = None,
-    index: IssueIndex | None = None,
+    moment: Moment | None = None,
     skip: Callable[[Issue, list[Comment]], str | None] | None = None,
     evidence: Callable[[Issue, list[Comment]], Issue] | None = None,
     engines: tuple[Engine, Engine | None] | None = None,
@@ -242,7 +243,8 @@ def analyze_live(
     `opened_labels`: the labels it was opened with, when known (the `opened` event's payload):
     then its timeline is not read to tell a template's labels from later ones.
 
-    For runs over many issues (`backlog`): `index`, already refreshed this run; `skip`, more
+    For runs over many issues (`backlog`): `moment`, the repository now, built once for the
+    run (its index refreshed this run; otherwise it is built here); `skip`, more
     reasons to leave the issue alone, on its fresh record and comments; `evidence`, the issue
     as the engine reads it (with its discussion so far); `engines`, the engine and fallback to
     use (made once per run; a duplicate group's proposal is one). The posting path is the
@@ -257,8 +259,8 @@ def analyze_live(
         issue = tracker.get_issue(number)
     except KeyError:
         _ = tracker.repository  # a repository that is not there says so itself
-        if index is not None:
-            index.remove([number])  # deleted or transferred: the index forgets it
+        if moment is not None:
+            moment.index.remove([number])  # deleted or transferred: the index forgets it
         raise IssueGone(no_such_issue(full_name, number)) from None
     reason = skip_reason(issue, config)
     bot = config.approval.bot_login
@@ -278,24 +280,23 @@ def analyze_live(
         result.skipped = reason
         return result
 
-    if index is None:
+    if moment is None:
         flag = str(cache_dir) if cache_dir is not None else None
         cache = str(current().cache_root(config.index.cache_dir, flag))
         index = refresh_index(tracker, cache, now, config.index.embeddings)
+        moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
+    index = moment.index
     if evidence is not None:
         issue = evidence(issue, comments)
     engine, fallback = engines or engines_for(config, labels, engine_name)
     view = CachedReads(tracker, index)
     view._issues[number] = issue
     analysis = analyze(
-        view,
+        moment.at(view, now),
         issue,
-        index=index,
-        labels=labels,
         config=config,
         engine=engine,
         fallback=fallback,
-        as_of=now,
         opened_with=_opened_with(tracker, issue, labels, opened_labels),
     )
     if analysis.error:

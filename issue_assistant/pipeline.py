@@ -7,22 +7,24 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TypeVar
 
 from issue_assistant.comment import Plan, render_comment, similar_evidence
 from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.config.sections import Config, Strategy
 from issue_assistant.context import Context
+from issue_assistant.context_build import build_context, plan_notes
 from issue_assistant.decision import Decision, Usage, validate
 from issue_assistant.engines import Engine, create
 from issue_assistant.engines.base import Deadline
 from issue_assistant.engines.failures import EngineFailure, crashed, kind_of, with_retries
 from issue_assistant.errors import AssistantError, EngineError, UserError
 from issue_assistant.index import IssueIndex
-from issue_assistant.likely.code import CodeIndex, code_index_for
-from issue_assistant.likely.fix_history import FixHistory, fix_history_for
-from issue_assistant.likely.rank import calibration_for
+from issue_assistant.index.duplicates import DuplicateSettings
+from issue_assistant.learn.duplicate_model import Replayed
+from issue_assistant.learn.learned import Beside, prior_settings
+from issue_assistant.moment import Moment, open_moment
 from issue_assistant.preset import preset_labels
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
@@ -38,43 +40,6 @@ class Analysis:
     plan: Plan
     comment: str
     error: str | None = None
-
-
-FROM_CONFIG = object()  # `code`: the index `[code] checkout` names
-
-
-def build_context(
-    view: Tracker,
-    issue: Issue,
-    *,
-    index: IssueIndex,
-    labels: LabelsConfig,
-    config: Config,
-    as_of: datetime,
-    code: CodeIndex | None | object = FROM_CONFIG,
-    history: FixHistory | None | object = FROM_CONFIG,
-) -> Context:
-    """The context of `issue` at `as_of`; `code` and `history` (the code index and the fixed
-    issues for the likely files) default to what the configuration and the tracker give."""
-    if code is FROM_CONFIG:
-        code = code_index_for(config, view.repository.full_name)
-    if history is FROM_CONFIG:
-        history = fix_history_for(view) if code is not None else None
-    return Context.build(
-        issue,
-        tracker=view,
-        index=index,
-        labels=labels,
-        project=config.project.description,
-        as_of=as_of,
-        candidates=max(config.duplicates.candidates, config.similar.neighbors),
-        settings=config.context,
-        code=code,  # type: ignore[arg-type]
-        likely=config.code.likely_files,
-        history=history,  # type: ignore[arg-type]
-        show_above=config.code.min_precision,
-        calibration=calibration_for(config) if code is not None else None,
-    )
 
 
 T = TypeVar("T")
@@ -238,37 +203,22 @@ def check_engines(*engines: Engine | None) -> None:
 
 
 def analyze(
-    view: Tracker,
+    moment: Moment,
     issue: Issue,
     *,
-    index: IssueIndex,
-    labels: LabelsConfig,
     config: Config,
     engine: Engine,
     fallback: Engine | None = None,
-    as_of: datetime | None = None,
     opened_with: set[str] | None = None,
-    code: CodeIndex | None | object = FROM_CONFIG,
-    history: FixHistory | None | object = FROM_CONFIG,
 ) -> Analysis:
-    """Analyze `issue` as it was at `as_of` (default: now) against the tracker `view`.
+    """Analyze `issue` at `moment` (its time: the moment's, else the issue's creation).
 
     `opened_with`: the labels the issue was opened with (its template's), when `issue.events`
-    cannot tell (a live issue): the plan then says where the labels it left alone came from.
-    `code`, `history`: see `build_context`."""
-    moment = as_of or issue.created_at
-    context = build_context(
-        view,
-        issue,
-        index=index,
-        labels=labels,
-        config=config,
-        as_of=moment,
-        code=code,
-        history=history,
-    )
+    cannot tell (a live issue): the plan then says where the labels it left alone came from."""
+    labels = moment.labels
+    context = build_context(moment, issue, config)
     raw, error = decide(engine, context, fallback)
-    decision = validate(raw, labels, view, issue, context.form_answers())
+    decision = validate(raw, labels, moment.tracker, issue, context.form_answers())
     settings = duplicate_settings(context, engine, fallback)
     evidence = similar_evidence(
         context,
@@ -279,28 +229,26 @@ def analyze(
     )
     plan = Plan.from_decision(
         decision,
-        repository=view.repository.full_name,
+        repository=moment.repository,
         issue=issue.number,
         reporter=issue.user.login,
-        created_at=moment,
+        created_at=context.as_of,
         evidence=evidence,
         labels_before=list(issue.labels),
         preset=preset_labels(issue, labels, decision, opened_with),
-    ).model_copy(update=context.plan_notes())
+    ).model_copy(update=plan_notes(context))
     comment = render_comment(plan, fallback_from=decision.fallback_from)
     return Analysis(issue, context, decision, plan, comment, error)
 
 
-def duplicate_settings(context: Context, *engines: Engine | None):  # noqa: ANN201
+def duplicate_settings(context: Context, *engines: Engine | None) -> DuplicateSettings:
     """The duplicate weights and threshold of the first engine that has them (`similar`, or
     it as the fallback), else the shared data's prior: what the table's "related" is read by."""
-    from issue_assistant.engines.similar import prior_settings
-
     for e in engines:
         settings = e.duplicate_settings(context) if e is not None else None
         if settings is not None:
             return settings
-    return prior_settings(context, None, "no engine with a duplicate score")
+    return prior_settings(context.index, None, "no engine with a duplicate score")
 
 
 def replay(
@@ -317,7 +265,7 @@ def replay(
 ) -> Analysis:
     """Issue `number` of `tracker` analysed as it was `after` its opening (a minute by default):
     the engines of `config` (or `engine_name`), checked ready, with their fallback; or `engine`
-    alone, as given (one engine reused over many issues)."""
+    alone, as given (one engine reused over many issues). An entry: the moment is built here."""
     from issue_assistant.tracker.asof import ONE_MINUTE, AsOfView
 
     view = AsOfView.for_issue(tracker, number, after=after or ONE_MINUTE)
@@ -325,35 +273,23 @@ def replay(
     if engine is None:
         engine, fallback = engines_for(config, labels, engine_name, strategy)
         check_engines(engine, fallback)
-    return analyze(
-        view,
-        view.target(),
-        index=index,
-        labels=labels,
-        config=config,
-        engine=engine,
-        fallback=fallback,
-        as_of=view.moment,
-    )
+    moment = open_moment(view, index, labels, config, Beside(), as_of=view.moment)
+    return analyze(moment, view.target(), config=config, engine=engine, fallback=fallback)
 
 
-def replay_pairs(
-    tracker: Tracker, issue: Issue, *, index: IssueIndex, labels: LabelsConfig, config: Config
-):  # noqa: ANN201
-    """`issue` replayed a minute after its opening: its candidates' pair features, and which of
-    them are its original (none for an issue that is not a known duplicate): a
-    `learn.duplicate_model.Replayed`, what the duplicate weights and threshold are fit on."""
+def replay_pairs(base: Moment, issue: Issue, *, config: Config) -> Replayed:
+    """`issue` replayed a minute after its opening in `base` (the repository as it is, its
+    indexes built once): its candidates' pair features, and which of them are its original
+    (none for an issue that is not a known duplicate): what the duplicate weights and threshold
+    are fit on."""
     from issue_assistant.index import duplicates
-    from issue_assistant.learn.duplicate_model import Replayed
     from issue_assistant.tracker.asof import AsOfView
     from issue_assistant.tracker.duplicates import accepted_originals
 
-    view = AsOfView.for_issue(tracker, issue.number)
-    context = build_context(
-        view, view.target(), index=index, labels=labels, config=config, as_of=view.moment
-    )
+    view = AsOfView.for_issue(base.tracker, issue.number)
+    context = build_context(base.at(view, view.moment), view.target(), config)
     dup = issue.duplicate_of
-    accept = frozenset(accepted_originals(tracker, dup)) if dup is not None else frozenset()
+    accept = frozenset(accepted_originals(base.tracker, dup)) if dup is not None else frozenset()
     limit = config.duplicates.candidates
     pairs = tuple((c.issue.number, f) for c, f in duplicates.pair_features(context, limit))
     return Replayed(context.issue.created_at, dup is not None, pairs, accept, issue.number)

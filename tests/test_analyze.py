@@ -167,8 +167,9 @@ def test_fake_engine_decision_is_validated(capsys, cache, fake_engine):
     assert d.dropped == ["made-up"] and d.duplicate is None
     ctx = fake_engine.history[0]
     assert ctx.issue.number == 7016 and ctx.issue.labels == []
-    assert ctx.get_issue(7016) is None and ctx.get_issue(7100) is None  # itself, and later
-    assert all(c.issue.created_at < ctx.issue.created_at for c in ctx.search("dataset"))
+    at, issue = ctx.moment, ctx.issue
+    assert at.get_issue(7016, issue) is None and at.get_issue(7100, issue) is None  # and later
+    assert all(c.issue.created_at < issue.created_at for c in at.search("dataset", under=issue))
 
 
 def test_failed_engine_falls_back_or_fails_cleanly(capsys, cache, fake_engine, tmp_path):

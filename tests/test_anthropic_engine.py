@@ -11,6 +11,7 @@ from issue_assistant.pipeline import analyze, engines_for, replay
 from issue_assistant.tracker.asof import AsOfView
 from tests.answers import ASKING
 from tests.fakeanthropic import tool_use
+from tests.moments import context_of, moment_of
 
 
 def run(hf_snapshot, hf_index, hf_labels, config: Config, number: int = 7016):
@@ -158,11 +159,7 @@ def test_refused_key_is_a_setup_error(api, hf_snapshot, hf_index, hf_labels):
 def test_duplicate_is_verified_in_a_separate_call(api, hf_snapshot, hf_index, hf_labels):
     view = AsOfView.for_issue(hf_snapshot, 7016)
     engine, _ = engines_for(Config(), hf_labels, "anthropic", "rag")
-    from issue_assistant.pipeline import build_context
-
-    ctx = build_context(
-        view, view.target(), index=hf_index, labels=hf_labels, config=Config(), as_of=view.moment
-    )
+    ctx = context_of(view, hf_index, hf_labels, Config())
     first = ctx.candidates[0].issue.number
     dup = {**ASKING, "duplicate": {"number": first, "reason": "same", "confidence": 0.9}}
     no = {
@@ -190,11 +187,8 @@ def test_needs_a_key(monkeypatch, hf_labels, hf_snapshot, hf_index):
     view = AsOfView.for_issue(hf_snapshot, 7016)
     with pytest.raises(UserError, match="ANTHROPIC_API_KEY"):
         analyze(
-            view,
+            moment_of(view, hf_index, hf_labels, Config()),
             view.target(),
-            index=hf_index,
-            labels=hf_labels,
             config=Config(),
             engine=engine,
-            as_of=view.moment,
         )

@@ -14,13 +14,13 @@ import pytest
 from issue_assistant.config.labels import load_labels
 from issue_assistant.config.sections import Config
 from issue_assistant.index.local import open_index
-from issue_assistant.pipeline import build_context
 from issue_assistant.tools import Toolbox
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.fetch import fetch_snapshot
 from issue_assistant.tracker.models import Event, Issue, LabelInfo, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot, read_snapshot, write_snapshot
 from tests.fakegithub.fixtures import make_tracker
+from tests.moments import context_of
 from tests.test_races_faults import record
 
 PROPERTY = "reliability"  # what each case records for tests/reliability.py
@@ -86,15 +86,13 @@ def context(tmp_path):
     index = open_index(snap, tmp_path / "cache")
     view = AsOfView.for_issue(snap, 2)
     labels = load_labels(ROOT / "labels.toml")
-    return build_context(
-        view, view.target(), index=index, labels=labels, config=Config(), as_of=view.moment
-    )
+    return context_of(view, index, labels, Config())
 
 
 def test_titles_are_shown_as_they_were_at_the_moment(context, record_property):
     shown = [c.issue.title for c in context.candidates if c.issue.number == 1]
-    got = context.get_issue(1)
-    box = Toolbox(context)
+    got = context.moment.get_issue(1, context.issue)
+    box = Toolbox.for_context(context)
     text = box.call("get_issue", {"number": 1}).text
     listed = box.call("search_issues", {"query": "installer setup question"}).text
     leaks = int(NEW in text) + int(NEW in listed) + int(got.title != OLD) + int(NEW in shown)
@@ -112,9 +110,10 @@ def test_titles_are_shown_as_they_were_at_the_moment(context, record_property):
 
 
 def test_a_title_renamed_later_is_not_searchable_by_its_later_words(context, record_property):
-    later = [c.issue.number for c in context.search("parquet shards crash loading")]
-    then = [c.issue.number for c in context.search("installer setup question")]
-    like = [c.issue.number for c in context.search_like()]
+    at, issue = context.moment, context.issue
+    later = [c.issue.number for c in at.search("parquet shards crash loading", under=issue)]
+    then = [c.issue.number for c in at.search("installer setup question", under=issue)]
+    like = [c.issue.number for c in at.like(issue)]
     leaks = int(1 in later)
     record(
         record_property, "asof", leaks, 0, 0, kind="a title renamed later", where="searched (index)"
@@ -124,7 +123,7 @@ def test_a_title_renamed_later_is_not_searchable_by_its_later_words(context, rec
 
 
 def test_list_labels_shows_only_labels_used_by_the_moment(context, record_property):
-    text = Toolbox(context).call("list_labels", {}).text
+    text = Toolbox.for_context(context).call("list_labels", {}).text
     others = next(line for line in text.splitlines() if line.startswith("other labels"))
     record(
         record_property,

@@ -147,14 +147,18 @@ def test_the_similar_engine_does_not_ask_what_the_reporter_gave_in_a_reply():
     from issue_assistant.config.sections import Config
     from issue_assistant.context import Context
     from issue_assistant.engines.similar import SimilarEngine
-    from issue_assistant.tracker.models import Comment
+    from issue_assistant.learn.learned import Beside
+    from issue_assistant.moment import Moment
+    from issue_assistant.tracker.models import Comment, Repository
+    from issue_assistant.tracker.snapshot import Snapshot
     from tests.conftest import ROOT
 
     labels = load_labels(ROOT / "tests" / "data" / "evaluate" / "poetry.labels.toml")
     engine = SimilarEngine(Config(), labels)
     issue = _issue(1, 3)
-    ctx = Context(issue=issue, repository="o/r", labels=labels, project="", as_of=NOW,
-                  tracker=None, index=None)  # type: ignore[arg-type]  # fmt: skip
+    tracker = Snapshot(Repository(full_name="o/r", fetched_at=NOW), [])
+    at = Moment(tracker, None, labels, Beside())  # type: ignore[arg-type]
+    ctx = Context(issue=issue, moment=at, labels=labels, project="", as_of=NOW)
     asked = engine._questions(ctx, "kind/bug")
     assert asked == ["Which version of Poetry are you using (`poetry --version`)?"]
     reply = Comment(user=issue.user, created_at=NOW, body="I run Poetry version 2.1.1")

@@ -13,6 +13,7 @@ from issue_assistant.config.sections import Config
 from issue_assistant.decision import Decision, Duplicate, validate
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index
+from issue_assistant.moment import Moment
 from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Event, Issue, User
@@ -22,6 +23,7 @@ from tests.contextdata import (
     day,
     tinyparse_checkout,  # noqa: F401 (the checkout fixture)
 )
+from tests.moments import moment_of
 
 LABELS = LabelsConfig.model_validate(
     {
@@ -51,19 +53,23 @@ def config_for(checkout: Path | None, **code: object) -> Config:
     return Config.model_validate({"code": section, "context": {"see_also_threshold": 0.3}})
 
 
-def run(snap: Snapshot, number: int, config: Config, tmp_path: Path, issue: Issue | None = None):
+def run(
+    snap: Snapshot,
+    number: int,
+    config: Config,
+    tmp_path: Path,
+    issue: Issue | None = None,
+    base: Moment | None = None,
+):
+    """Issue `number` replayed a minute after its opening, in `base` (a run's moment, its
+    indexes built once) when given."""
     view = AsOfView.for_issue(snap, number)
-    index = open_index(snap, tmp_path / "cache")
     engine = create("similar", config, LABELS)
-    return analyze(
-        view,
-        issue or view.target(),
-        index=index,
-        labels=LABELS,
-        config=config,
-        engine=engine,
-        as_of=view.moment,
-    )
+    if base is None:
+        at = moment_of(view, open_index(snap, tmp_path / "cache"), LABELS, config)
+    else:
+        at = base.at(view, view.moment)
+    return analyze(at, issue or view.target(), config=config, engine=engine)
 
 
 def test_context_files_show_releases_and_discussions_of_the_moment(tmp_path, checkout) -> None:
@@ -262,9 +268,30 @@ def test_one_discussion_index_serves_every_moment_without_later_ones(tmp_path) -
         releases=data.RELEASES,
         discussions=data.DISCUSSIONS,
     )
-    first = run(snap, 9, config_for(None), tmp_path / "a").context
+    base = moment_of(snap, open_index(snap, tmp_path / "cache"), LABELS, config_for(None))
+    first = run(snap, 9, config_for(None), tmp_path, base=base).context
     assert 52 not in [h.number for h in first.discussions]  # created on day 5, after
     assert "Discussion 52" not in first.files()["discussions.md"]
-    later = run(snap, 5, config_for(None), tmp_path / "b").context
-    assert later.discussion_index is first.discussion_index  # built once
-    assert 52 in [h.number for h in later.search_discussions("parser crash empty token", 5)]
+    later = run(snap, 5, config_for(None), tmp_path, base=base).context
+    assert later.moment.discussions is not None and first.moment.discussions is not None
+    assert later.moment.discussions.index is first.moment.discussions.index  # built once
+    found = later.moment.search_discussions("parser crash empty token", 5, later.issue)
+    assert 52 in [h.number for h in found]
+
+
+def test_a_moment_through_another_view_shares_what_a_run_built_once(tmp_path, checkout) -> None:
+    """A run builds the indexes once (the issues, the code, the fixes, the discussions) and each
+    issue's moment is a view of them: the releases and discussions it shows are its own."""
+    snap = data.snapshot()
+    base = moment_of(snap, open_index(snap, tmp_path / "cache"), LABELS, config_for(checkout))
+    assert base.code is not None and base.fixes is not None and base.discussions is not None
+    assert base.releases is not None and not base.replay and base.as_of is None
+    view = AsOfView.for_issue(snap, 1)
+    at = base.at(view, view.moment)
+    assert at.replay and at.as_of == view.moment and at.tracker is view
+    for name in ("index", "code", "fixes", "learned", "labels"):
+        assert getattr(at, name) is getattr(base, name), name
+    assert at.discussions is not None and at.discussions.index is base.discussions.index
+    assert at.releases == view.releases() and len(at.releases or []) < len(base.releases)
+    # discussion 52 was answered on day 40, after issue 1: its moment shows it unanswered
+    assert base.discussions.visible[52].answered and not at.discussions.visible[52].answered

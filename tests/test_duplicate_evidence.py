@@ -43,6 +43,7 @@ from issue_assistant.pipeline import replay
 from issue_assistant.tracker.models import Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot
 from tests.markdown_check import problems
+from tests.moments import settings_context
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 LABELS = LabelsConfig.model_validate({"type": [{"name": "bug"}, {"name": "enhancement"}]})
@@ -292,8 +293,9 @@ def test_earlier_means_before_the_issue_was_opened(tmp_path):
     context = result.context
     assert context.as_of > twin.created_at > new.created_at  # the replay's moment is later
     assert 31 not in [c.issue.number for c in context.candidates]
-    assert 31 not in [c.issue.number for c in context.search_like()]
-    assert 31 not in [c.issue.number for c in context.search("merge_areas KeyError")]
+    at = context.moment
+    assert 31 not in [c.issue.number for c in at.like(context.issue)]
+    assert 31 not in [c.issue.number for c in at.search("merge_areas KeyError", under=new)]
     assert 31 not in [e.number for e in result.plan.evidence]
     assert "#31" not in result.comment
     assert "| 1 | #1 |" in result.comment  # the table's first issue
@@ -385,11 +387,9 @@ GOOD = {
     ],
 )
 def test_a_tampered_duplicate_calibration_is_logged_once_and_ignored(tmp_path, caplog, tampered):
-    from types import SimpleNamespace
-
     calibration_with(tmp_path, tampered)
     engine = create("similar", Config(), LABELS)
-    context = SimpleNamespace(index=SimpleNamespace(path=tmp_path, vectors=None), issue=None)
+    context = settings_context(tmp_path)
     with caplog.at_level(logging.WARNING):
         settings = engine.duplicate_settings(context)
         cal = read_calibration(tmp_path)
@@ -401,11 +401,9 @@ def test_a_tampered_duplicate_calibration_is_logged_once_and_ignored(tmp_path, c
 
 
 def test_a_valid_calibration_with_enough_pairs_is_named_as_calibrated(tmp_path):
-    from types import SimpleNamespace
-
     calibration_with(tmp_path, GOOD)
     engine = create("similar", Config(), LABELS)
-    context = SimpleNamespace(index=SimpleNamespace(path=tmp_path, vectors=None), issue=None)
+    context = settings_context(tmp_path)
     settings = engine.duplicate_settings(context)
     assert (settings.source, settings.threshold) == ("calibrated", 0.7)
     assert "calibrated on this repository's 30 known duplicates" in settings.describe()

@@ -10,8 +10,8 @@ from issue_assistant.cli import main
 from issue_assistant.index.duplicates import PairFeatures
 from issue_assistant.index.evidence import Shared
 from issue_assistant.learn import duplicate_model as dm
-from issue_assistant.pipeline import replay_pairs
 from issue_assistant.tracker.snapshot import write_snapshot
+from tests.moments import moment_of, replayer, settings_context
 from tests.test_learn import LABELS, snap, synthetic
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -124,13 +124,10 @@ def test_calibrate_fits_weights_and_analyze_uses_them(tmp_path, capsys):
     engine = create("similar", Config(), lab)
     view = AsOfView.for_issue(snapshot, issues[150].number)
     ctx_decision = analyze(
-        view,
+        moment_of(view, index, lab, Config()),
         view.target(),
-        index=index,
-        labels=lab,
         config=Config(),
         engine=engine,
-        as_of=view.moment,
     )
     assert engine.duplicate_weights(ctx_decision.context) == dup["weights"]
 
@@ -155,7 +152,7 @@ def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
     index = open_index(snapshot, tmp_path)
     early, late = issues[80].created_at, issues[150].created_at
     buckets = dm.BucketDuplicates(
-        snapshot, index, LABELS, Config(), [early, late], replay=replay_pairs
+        snapshot, index, LABELS, Config(), [early, late], replay=replayer(snapshot, index, LABELS)
     )
     _, _, known_early = buckets.for_moment(issues[100].created_at)
     _, _, known_late = buckets.for_moment(issues[155].created_at)
@@ -184,9 +181,11 @@ def test_a_cutoff_with_too_few_known_duplicates_replays_nothing(tmp_path):
     index = open_index(snapshot, tmp_path)
     calls: list[int] = []
 
-    def counting(tracker, issue, **kw):  # noqa: ANN001, ANN003, ANN202
+    replay = replayer(snapshot, index, LABELS)
+
+    def counting(issue):  # noqa: ANN001, ANN202
         calls.append(issue.number)
-        return replay_pairs(tracker, issue, **kw)
+        return replay(issue)
 
     late = issues[150].created_at
     buckets = dm.BucketDuplicates(snapshot, index, LABELS, Config(), [late], replay=counting)
@@ -213,7 +212,8 @@ def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_pa
     snapshot = snap(issues)
     index = open_index(snapshot, tmp_path)
     cutoffs = [issues[k].created_at for k in (80, 120, 150)]
-    ahead = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay=replay_pairs)
+    replay = replayer(snapshot, index, LABELS)
+    ahead = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay=replay)
     fitted: list[datetime] = []
     real = ahead._fit
 
@@ -229,7 +229,7 @@ def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_pa
     while len(ahead._fits) < len(cutoffs) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert fitted == cutoffs[::-1]  # each once, in the order of first need: newest first
-    on_demand = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay=replay_pairs)
+    on_demand = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay=replay)
     for moment in (issues[100].created_at, issues[130].created_at, issues[155].created_at):
         assert ahead.for_moment(moment) == on_demand.for_moment(moment)
     assert fitted == cutoffs[::-1]  # answered from the fits ahead, none again
@@ -238,7 +238,6 @@ def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_pa
 def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
     """calibration.json's threshold is named as calibrated, with or without fitted weights,
     only with enough known pairs; else the prior's threshold is used and named."""
-    from types import SimpleNamespace
 
     from issue_assistant.config.sections import Config
     from issue_assistant.engines import create
@@ -250,7 +249,7 @@ def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
     )
 
     engine = create("similar", Config(), LABELS)
-    context = SimpleNamespace(index=SimpleNamespace(path=tmp_path, vectors=None), issue=None)
+    context = settings_context(tmp_path)
     assert engine.duplicate_settings(context).source == "prior"
     for weights, found in ((None, 25), ({"bias": -3.0, "title": 4.0}, 25), (None, 4)):
         dup = DuplicateCalibration(

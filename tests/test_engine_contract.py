@@ -19,10 +19,11 @@ from issue_assistant.engines.anthropic import DEFAULT_MODEL
 from issue_assistant.engines.failures import EngineFailure, from_status, from_text
 from issue_assistant.engines.fake import FakeLLM
 from issue_assistant.errors import EngineError, UserError
-from issue_assistant.pipeline import bounded, build_context, engines_for, replay
+from issue_assistant.pipeline import bounded, engines_for, replay
 from issue_assistant.tracker.asof import AsOfView
 from tests.answers import ANSWER
 from tests.conftest import HF, ROOT
+from tests.moments import context_of
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -236,9 +237,7 @@ def test_classification_uses_structured_signals_first():
 @pytest.mark.parametrize(("same", "kept"), [(True, True), (False, False), ("garbage", False)])
 def test_duplicate_is_verified_separately(same, kept, hf_snapshot, hf_index, hf_labels):
     view = AsOfView.for_issue(hf_snapshot, 7016)
-    ctx = build_context(
-        view, view.target(), index=hf_index, labels=hf_labels, config=Config(), as_of=view.moment
-    )
+    ctx = context_of(view, hf_index, hf_labels, Config())
     first = ctx.candidates[0].issue.number
     dup = {**ANSWER, "duplicate": {"number": first, "reason": "same", "confidence": 0.9}}
     verdict = {"same": same, "reason": "one reason"} if same != "garbage" else "not json"
@@ -254,9 +253,7 @@ def test_duplicate_is_verified_separately(same, kept, hf_snapshot, hf_index, hf_
 def test_verification_can_be_switched_off(hf_snapshot, hf_index, hf_labels):
     cfg = Config.model_validate({"engines": {"fake-llm": {"verify_duplicates": False}}})
     view = AsOfView.for_issue(hf_snapshot, 7016)
-    ctx = build_context(
-        view, view.target(), index=hf_index, labels=hf_labels, config=cfg, as_of=view.moment
-    )
+    ctx = context_of(view, hf_index, hf_labels, cfg)
     first = ctx.candidates[0].issue.number
     FakeLLM.replies.append(
         {**ANSWER, "duplicate": {"number": first, "reason": "r", "confidence": 1}}

@@ -261,6 +261,8 @@ def test_the_checkouts_form_types_the_answers_the_engines_read(tmp_path, poetry_
     """With the form in the checkout, its prefilled text is an empty answer and its dropdown a
     kind, for the questions and for validation (a plain body parse cannot know either)."""
     from issue_assistant.context import Context
+    from issue_assistant.learn.learned import Beside
+    from issue_assistant.moment import Moment
 
     folder = tmp_path / ".github" / "ISSUE_TEMPLATE"
     folder.mkdir(parents=True)
@@ -270,8 +272,8 @@ def test_the_checkouts_form_types_the_answers_the_engines_read(tmp_path, poetry_
         "### Poetry Runtime Logs\n\nPaste the output here, over this line.\n"
     )
     new = _issue("it fails", body)
-    ctx = Context(issue=new, repository="python-poetry/poetry", labels=LabelsConfig(),
-                  project="", as_of=T0, tracker=poetry_snapshot, index=None,  # type: ignore[arg-type]
+    at = Moment(poetry_snapshot, None, LabelsConfig(), Beside())  # type: ignore[arg-type]
+    ctx = Context(issue=new, moment=at, labels=LabelsConfig(), project="", as_of=T0,
                   checkout=tmp_path)  # fmt: skip
     typed = ctx.form_answers()
     assert typed.get("Poetry Runtime Logs").empty and typed.get("Issue Kind").kind == "dropdown"

@@ -19,6 +19,7 @@ from issue_assistant.learn import artifact, store
 from issue_assistant.learn.model import fit, rows_from
 from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView
+from tests.moments import moment_of
 from tests.test_learn import LABELS, T0, snap, synthetic
 
 KEY = store.labels_key(LABELS)
@@ -238,13 +239,10 @@ def test_analyze_refits_over_a_tampered_artifact_and_heals_it(tmp_path, saved, c
         engine = create("similar", config, LABELS)  # a new engine each run
         view = AsOfView.for_issue(snapshot, 95)
         return analyze(
-            view,
+            moment_of(view, index, LABELS, config),
             view.target(),
-            index=index,
-            labels=LABELS,
             config=config,
             engine=engine,
-            as_of=view.moment,
         ).decision
 
     with caplog.at_level(logging.WARNING):

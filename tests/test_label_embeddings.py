@@ -13,6 +13,7 @@ from issue_assistant.learn import store
 from issue_assistant.learn.model import fit, rows_from
 from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView
+from tests.moments import moment_of
 from tests.test_learn import LABELS, T0, snap, synthetic
 
 DIM = 384
@@ -79,13 +80,10 @@ def test_analyze_with_embeddings_on_fits_and_uses_them(tmp_path):
     config = Config.model_validate({"index": {"embeddings": True}})
     view = AsOfView.for_issue(snapshot, 65)
     decision = analyze(
-        view,
+        moment_of(view, index, LABELS, config),
         view.target(),
-        index=index,
-        labels=LABELS,
         config=config,
         engine=create("similar", config, LABELS),
-        as_of=view.moment,
     ).decision
     assert decision.label_model["type"] == "learned"
     assert "TF-IDF and sentence embeddings" in decision.calibration

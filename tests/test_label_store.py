@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.cli import main
-from issue_assistant.engines.similar import _store_source
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import open_index
 from issue_assistant.learn import saved as saved_mod
@@ -63,7 +62,7 @@ def test_a_warm_check_reads_no_stored_issue(tmp_path, monkeypatch):
     snapshot = snap(issues)
     index = open_index(snapshot, tmp_path)
     source = store.StoreSource()
-    first = source.model_for(Live(snapshot), index, LABELS, issues[-1].created_at)
+    first = source.model_for(Live(snapshot), index, LABELS, issues[-1].created_at, replay=False)
     assert "fit now" in first.origin and store.model_path(index.path).is_file()
 
     # 60 records more, none labelled: the index grew past REFIT_COUNT, but no labelled issue
@@ -71,7 +70,9 @@ def test_a_warm_check_reads_no_stored_issue(tmp_path, monkeypatch):
     more = unlabelled(issues, 1000, 60)
     index.update(more)
     no_reads(monkeypatch)
-    warm = store.StoreSource().model_for(Live(snapshot), index, LABELS, more[-1].created_at)
+    warm = store.StoreSource().model_for(
+        Live(snapshot), index, LABELS, more[-1].created_at, replay=False
+    )
     assert warm.fingerprint == first.fingerprint and warm.origin == "the saved label model"
 
 
@@ -82,12 +83,16 @@ def test_fifty_labelled_issues_after_the_cutoff_refit(tmp_path):
     index_only = IssueIndex(index.path)
     cutoff = issues[99].created_at
     source = store.StoreSource()
-    first = source.model_for(Live(snapshot), index_only, LABELS, cutoff)
+    first = source.model_for(Live(snapshot), index_only, LABELS, cutoff, replay=False)
     assert first.issues == 99
     # 9 labelled issues created since the cutoff: under 10% of 99, kept; the 10th makes it due
-    kept = source.model_for(Live(snapshot), index_only, LABELS, issues[108].created_at)
+    kept = source.model_for(
+        Live(snapshot), index_only, LABELS, issues[108].created_at, replay=False
+    )
     assert kept.fingerprint == first.fingerprint
-    later = source.model_for(Live(snapshot), index_only, LABELS, issues[109].created_at)
+    later = source.model_for(
+        Live(snapshot), index_only, LABELS, issues[109].created_at, replay=False
+    )
     assert later.issues == 109 and "refit: 10 labelled issues were created" in later.origin
 
 
@@ -98,16 +103,18 @@ def test_the_first_live_build_refits_when_it_completes(tmp_path, monkeypatch):
     index.update(issues[150:])  # run 1 of a first build: the most recently updated part
     index.mark_building(True)
     now = issues[-1].created_at + timedelta(hours=1)
-    first = store.StoreSource().model_for(Live(snapshot), index, LABELS, now)
+    first = store.StoreSource().model_for(Live(snapshot), index, LABELS, now, replay=False)
     assert first.issues == 50
 
     index.update(issues[:150])  # run 2 lists the older part; the build goes on
-    kept = store.StoreSource().model_for(Live(snapshot), index, LABELS, now)
+    kept = store.StoreSource().model_for(Live(snapshot), index, LABELS, now, replay=False)
     assert kept.fingerprint == first.fingerprint  # not refit in the middle of the build
 
     index.mark_building(False)  # the listing completed in this run
     assert IssueIndex(index.path).building is False
-    done = store.StoreSource().model_for(Live(snapshot), IssueIndex(index.path), LABELS, now)
+    done = store.StoreSource().model_for(
+        Live(snapshot), IssueIndex(index.path), LABELS, now, replay=False
+    )
     assert done.issues == 200
     assert "the index now holds 150 more labelled issues from before its cutoff" in done.origin
 
@@ -118,37 +125,43 @@ def test_an_older_issue_gets_a_model_kept_for_its_moment(tmp_path, monkeypatch, 
     index = open_index(snapshot, tmp_path)
     fetched = snapshot.repository.fetched_at
     # what `index --labels` does: the cutoff is the snapshot's fetch time
-    model, refit = store.refit(AsOfView(snapshot, fetched), index, LABELS, fetched)
+    model, refit = store.refit(AsOfView(snapshot, fetched), index, LABELS, fetched, replay=True)
     assert refit and model.cutoff == fetched
 
     # An unlabelled issue newer than every labelled one: the saved model learned nothing
     # created after it, so it answers.
     late = issues[-2]
     source = store.StoreSource()
-    answer = source.model_for(AsOfView(snapshot, late.created_at), index, LABELS, late.created_at)
+    answer = source.model_for(
+        AsOfView(snapshot, late.created_at), index, LABELS, late.created_at, replay=True
+    )
     assert answer.fingerprint == model.fingerprint and "none of the issues" in answer.origin
 
     # An old issue: fit once for its moment and kept, not refit on the next run.
     old = issues[120].created_at
     with caplog.at_level(logging.INFO, logger="issue_assistant.learn.store"):
-        fitted = source.model_for(AsOfView(snapshot, old), index, LABELS, old)
+        fitted = source.model_for(AsOfView(snapshot, old), index, LABELS, old, replay=True)
     assert fitted.cutoff == old and "kept for earlier moments" in fitted.origin
     assert "label model: fitting on 120 labelled issues" in caplog.text
     assert len(list((index.path / saved_mod.CACHE_DIR).glob("*.npz"))) == 1
     no_reads(monkeypatch)
-    again = store.StoreSource().model_for(AsOfView(snapshot, old), index, LABELS, old)
+    again = store.StoreSource().model_for(AsOfView(snapshot, old), index, LABELS, old, replay=True)
     assert again.fingerprint == fitted.fingerprint
     assert again.origin.startswith("a label model kept for an earlier moment")
     # a moment a few labelled issues later is close enough for it too
     near = issues[124].created_at
-    close = store.StoreSource().model_for(AsOfView(snapshot, near), index, LABELS, near)
+    close = store.StoreSource().model_for(
+        AsOfView(snapshot, near), index, LABELS, near, replay=True
+    )
     assert close.fingerprint == fitted.fingerprint
     monkeypatch.undo()
 
     # The cache keeps a few models, the least recently used dropped.
     for k in range(saved_mod.CACHED + 1):
         moment = issues[10 + 20 * k].created_at
-        store.StoreSource().model_for(AsOfView(snapshot, moment), index, LABELS, moment)
+        store.StoreSource().model_for(
+            AsOfView(snapshot, moment), index, LABELS, moment, replay=True
+        )
     kept = list((index.path / saved_mod.CACHE_DIR).glob("*.npz"))
     assert len(kept) == saved_mod.CACHED
     assert store.model_path(index.path).is_file()  # the main model stays
@@ -168,7 +181,6 @@ def test_index_labels_then_analyze_fits_once_and_says_which(tmp_path, capsys):
     assert "label model refit" in capsys.readouterr().out
 
     def analyze() -> str:
-        _store_source.cache_clear()  # each CLI run is a new process
         assert main(["analyze", *common, "--issue", "100", "--json"]) == 0
         return json.loads(capsys.readouterr().out)["calibration"]
 
@@ -192,7 +204,13 @@ def test_a_long_fit_says_it_is_still_fitting(tmp_path, monkeypatch, caplog, caps
     snapshot = snap(issues)
     index = open_index(snapshot, tmp_path)
     with caplog.at_level(logging.INFO, logger="issue_assistant.learn.store"):
-        store.refit(AsOfView(snapshot, issues[-1].created_at), index, LABELS, issues[-1].created_at)
+        store.refit(
+            AsOfView(snapshot, issues[-1].created_at),
+            index,
+            LABELS,
+            issues[-1].created_at,
+            replay=True,
+        )
     assert "label model: still fitting, 0:00 so far" in capsys.readouterr().err
     assert "issue-assistant calibrate" in caplog.text
 

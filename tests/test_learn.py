@@ -24,6 +24,7 @@ from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot, write_snapshot
+from tests.moments import moment_of
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 LABELS = LabelsConfig.model_validate(
@@ -124,7 +125,7 @@ def test_bucket_model_is_fit_before_its_first_issue(tmp_path):
         snap(issues), tmp_path, store.bucket_cutoffs([i.created_at for i in issues[100:]], 10)
     )
     ev.one(issues[100])
-    model = ev.label_source.models[0]  # (the next bucket's may be fit ahead already)
+    model = ev.label_fits.models[0]  # (the next bucket's may be fit ahead already)
     assert model.cutoff == issues[100].created_at
     assert model.issues == 100  # issues 1..100, not #101 itself
 
@@ -169,13 +170,10 @@ def test_vote_when_configured(tmp_path):
     config = Config.model_validate({"labels": {"model": "vote"}})
     view = AsOfView.for_issue(snapshot, 80)
     d = analyze(
-        view,
+        moment_of(view, index, LABELS, config),
         view.target(),
-        index=index,
-        labels=LABELS,
         config=config,
         engine=create("similar", config, LABELS),
-        as_of=view.moment,
     ).decision
     assert d.label_model["type"] == "vote" and d.calibration.startswith("none")
 
@@ -186,7 +184,7 @@ def test_artifact_round_trip_version_check_and_refit_rule(tmp_path, monkeypatch)
     index = open_index(snapshot, tmp_path)
     moment = issues[80].created_at
     view = AsOfView(snapshot, moment)
-    model, refit = store.refit(view, index, LABELS, moment)
+    model, refit = store.refit(view, index, LABELS, moment, replay=True)
     assert refit and store.model_path(index.path).is_file()
     key = store.labels_key(LABELS)
     loaded = store.load_model(index.path, key)
@@ -195,15 +193,19 @@ def test_artifact_round_trip_version_check_and_refit_rule(tmp_path, monkeypatch)
     assert loaded.probabilities_many([doc]) == model.probabilities_many([doc])
 
     # Nothing new: kept. Nine new labelled issues on 80 is more than 10%: refit.
-    assert store.refit(view, index, LABELS, moment)[1] is False
+    assert store.refit(view, index, LABELS, moment, replay=True)[1] is False
     assert (
         store.refit(
-            AsOfView(snapshot, issues[85].created_at), index, LABELS, issues[85].created_at
+            AsOfView(snapshot, issues[85].created_at),
+            index,
+            LABELS,
+            issues[85].created_at,
+            replay=True,
         )[1]
         is False
     )
     later = issues[89].created_at
-    assert store.refit(AsOfView(snapshot, later), index, LABELS, later)[1] is True
+    assert store.refit(AsOfView(snapshot, later), index, LABELS, later, replay=True)[1] is True
 
     # Another label set, another format or a damaged file is never loaded.
     other = LABELS.model_copy(update={"area": []})

@@ -16,6 +16,7 @@ from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import index_path
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import make_tracker
+from tests.moments import moment_of
 from tests.test_approve import CONFIG, LABELS
 from tests.test_backlog import BOT, NOW, REPO, answers, cli_base, proposals, run, seed
 from tests.test_backlog_duplicates import gh as dup_gh  # noqa: F401 - the groups' fixture
@@ -92,7 +93,7 @@ def test_a_duplicate_gone_is_left_out_of_a_triage_proposal(
         writes="live",
         tracker=tracker,
         now=NOW,
-        index=index,
+        moment=moment_of(tracker, index, LABELS, CONFIG),  # the backlog's: its index this run's
     )
     wrong = [c for c in bot_comments(gh) if "#1 " in c.body or "#1\n" in c.body]
     record(record_property, CATEGORY, len(wrong), 0, 0, kind="duplicate deleted", where="analyze")

@@ -16,6 +16,7 @@ from issue_assistant.index.retrieval import Retriever
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Event, Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot
+from tests.moments import context_of
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 ARROW = (
@@ -166,15 +167,8 @@ def test_config_embeddings_is_strict():
 
 def context_for(index: IssueIndex, snap: Snapshot, number: int) -> Context:
     view = AsOfView.for_issue(snap, number)
-    return Context.build(
-        view.target(),
-        tracker=view,
-        index=index,
-        labels=LabelsConfig(),
-        project="",
-        as_of=view.moment,
-        candidates=8,
-    )
+    config = Config.model_validate({"similar": {"neighbors": 8}, "code": {"checkout": ""}})
+    return context_of(view, index, LabelsConfig(), config)
 
 
 def test_the_duplicate_score_separates_a_duplicate_from_a_stranger(tmp_path, corpus):

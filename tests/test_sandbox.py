@@ -265,9 +265,9 @@ from types import SimpleNamespace
 from issue_assistant.tools import Checkout, Toolbox
 
 PROPERTY = "reliability"  # what each case records for tests/reliability.py
-# a source that knows nothing beside the checkout: only the file tools are offered
-nothing = SimpleNamespace(discussion_index=None, code=None, list_releases=lambda limit=10: None)
-box = Toolbox(nothing, Checkout(sys.argv[1]))
+# a moment that knows nothing beside the checkout: only the file tools are offered
+nothing = SimpleNamespace(discussions=None, code=None, list_releases=lambda limit=10: None)
+box = Toolbox(nothing, checkout=Checkout(sys.argv[1]))
 out = []
 for pattern in json.loads(sys.argv[2]):
     start = time.monotonic()
@@ -279,10 +279,10 @@ print(json.dumps(out))
 
 
 def files_only():  # noqa: ANN201
-    """A tool source that knows nothing beside the checkout: only the file tools are offered."""
+    """A moment that knows nothing beside the checkout: only the file tools are offered."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(discussion_index=None, code=None, list_releases=lambda limit=10: None)
+    return SimpleNamespace(discussions=None, code=None, list_releases=lambda limit=10: None)
 
 
 HEAVY = [
@@ -331,7 +331,7 @@ def test_ordinary_counted_patterns_still_work(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
     (root / "a.py").write_text("x = 'abcabc'\nversion = '1.2.3'\n")
-    box = Toolbox(files_only(), Checkout(root))
+    box = Toolbox(files_only(), checkout=Checkout(root))
     for pattern in [r"(abc){2}", r"\d+\.\d+\.\d+", r"[{]?x", r"\p{L}{3}"]:
         result = box.call("grep", {"pattern": pattern})
         assert not result.is_error and "a.py:" in result.text, (pattern, result.text)
@@ -348,7 +348,7 @@ def test_a_fifo_in_the_checkout_never_blocks(tmp_path, record_property, tool):
     root.mkdir()
     (root / "notes.txt").write_text("hello\n")
     os.mkfifo(root / "pipe")
-    box = Toolbox(files_only(), Checkout(root))
+    box = Toolbox(files_only(), checkout=Checkout(root))
     args = {"read_file": {"path": "pipe"}, "grep": {"pattern": "hello"}, "list_files": {}}[tool]
     results = []
     worker = threading.Thread(target=lambda: results.append(box.call(tool, args)), daemon=True)

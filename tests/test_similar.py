@@ -11,6 +11,7 @@ from issue_assistant.pipeline import analyze, replay
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Event, Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot
+from tests.moments import moment_of
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -144,13 +145,10 @@ def test_type_accuracy_on_real_data_beats_the_majority_class(hf_snapshot, hf_ind
     for original in sample:
         view = AsOfView.for_issue(hf_snapshot, original.number)
         d = analyze(
-            view,
+            moment_of(view, hf_index, hf_labels, config),
             view.target(),
-            index=hf_index,
-            labels=hf_labels,
             config=config,
             engine=engine,
-            as_of=view.moment,
         ).decision
         if d.type:
             answered += 1

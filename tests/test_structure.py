@@ -23,7 +23,8 @@ FLOORS: list[tuple[str, ...]] = [
     # likely files: the checkout's code, the signals an issue gives, the fixes of earlier issues
     ("likely",),
     ("learn", "comment", "preset"),
-    ("context", "approve", "votes", "followup", "named", "sync"),
+    # the repository at a moment, and one issue's context built from it
+    ("moment", "context", "context_build", "approve", "votes", "followup", "named", "sync"),
     ("tools",),
     ("engines",),
     ("pipeline",),
@@ -151,27 +152,23 @@ def test_the_checks_see_a_circle_and_an_upward_import():
     assert floor("index.search") < floor("likely.rank") < floor("learn")
     assert floor("config.labels") == floor("config.sections") < floor("writes")
     assert floor("approve.sweep") == floor("approve.claims") == floor("votes")
+    # the repository at a moment stands on what it holds, below the tools and engines reading it
+    assert floor("learn.learned") < floor("moment") == floor("context") < floor("tools")
 
 
 # ---- capabilities are declared, not probed --------------------------------------------------
 
-#: the names the package holds a tracker, an engine, a context, a tool source, an issue index or
-#: a code index under
-HOLDERS = re.compile(r"^_?(\w*tracker|\w*engine|e|context|ctx|view|source|listed|gh|"
+#: the names the package holds a tracker, an engine, a context, a tool source, a moment, the
+#: learned state, an issue index or a code index under
+HOLDERS = re.compile(r"^_?(\w*tracker|\w*engine|e|context|ctx|view|source|listed|gh|moment|learned|"
                      r"\w*index|indexes|code)$", re.I)  # fmt: skip
-#: the types of trackers, engines, contexts and indexes
+#: the types of trackers, engines, contexts, moments, the learned state and indexes
 TYPES = re.compile(r"^(\w*Tracker|\w*Engine|AsOfView|\w*Snapshot|CachedReads|LiveIssues|"
-                   r"Context|RepoView|Source|Searched|\w*Index|CommitIndexes)$")  # fmt: skip
+                   r"Context|Moment|Searched|\w*Learned|Beside|Buckets|"
+                   r"\w*Index|CommitIndexes)$")  # fmt: skip
 BUILTINS = {"str", "int", "float", "bool", "bytes", "dict", "list", "tuple", "set"}
-#: (module, call) probes that stay, with why
-ALLOWED_PROBES = {
-    # the cache key of the fix history built once per process: a snapshot's size (which other
-    # trackers do not have) tells a reread one apart; no behaviour depends on it
-    ("likely.fix_history", "hasattr(source, '__len__')"),
-    # IssueIndex.vectors is declared (None without embeddings): this read goes with the work on
-    # the engines' view of the moment (issue 28)
-    ("engines.similar", "getattr(context.index, 'vectors', None)"),
-}
+#: (module, call) probes that stay, with why (none: every capability is a declared member)
+ALLOWED_PROBES: set[tuple[str, str]] = set()
 
 
 def _named(node: ast.expr) -> str:

@@ -137,19 +137,12 @@ def context_files(snap, tmp_path) -> dict[str, str]:  # noqa: ANN001
     from issue_assistant.config.labels import load_labels
     from issue_assistant.config.sections import Config
     from issue_assistant.index.local import open_index
-    from issue_assistant.pipeline import build_context
     from issue_assistant.tracker.asof import AsOfView
+    from tests.moments import context_of
 
     view = AsOfView.for_issue(snap, 2)
     labels = load_labels(Path(__file__).resolve().parents[1] / "labels.toml")
-    context = build_context(
-        view,
-        view.target(),
-        index=open_index(snap, tmp_path),
-        labels=labels,
-        config=Config(),
-        as_of=view.moment,
-    )
+    context = context_of(view, open_index(snap, tmp_path), labels, Config())
     return context.files()
 
 

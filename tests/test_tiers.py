@@ -562,7 +562,7 @@ def test_a_tampered_curve_in_the_label_model_is_refit_not_trusted(tmp_path, capl
     snapshot = snap(issues)
     index = open_index(snapshot, tmp_path)
     moment = issues[80].created_at
-    store.refit(AsOfView(snapshot, moment), index, LABELS, moment)
+    store.refit(AsOfView(snapshot, moment), index, LABELS, moment, replay=True)
     path = store.model_path(index.path)
     with np.load(path, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files}

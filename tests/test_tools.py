@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 from issue_assistant.config.sections import Config
 from issue_assistant.errors import UserError
-from issue_assistant.pipeline import build_context
+from issue_assistant.learn.learned import Beside
+from issue_assistant.moment import Moment
 from issue_assistant.tools import TOOLS, Checkout, Toolbox
 from issue_assistant.tools.checkout import MAX_FILE_BYTES
 from issue_assistant.tools.files import MAX_LISTED, MAX_MATCHES, MAX_READ_LINES
-from issue_assistant.tools.view import RepoView
 from issue_assistant.tracker.asof import AsOfView
+from tests.moments import context_of
 
 SECRET = "TOP-SECRET-VALUE"
 
@@ -24,14 +25,7 @@ SECRET = "TOP-SECRET-VALUE"
 @pytest.fixture(scope="module")
 def context(hf_snapshot, hf_index, hf_labels):
     view = AsOfView.for_issue(hf_snapshot, 7016)
-    return build_context(
-        view,
-        view.target(),
-        index=hf_index,
-        labels=hf_labels,
-        config=Config(),
-        as_of=view.moment,
-    )
+    return context_of(view, hf_index, hf_labels, Config())
 
 
 @pytest.fixture
@@ -67,7 +61,7 @@ def checkout(tmp_path):
 
 @pytest.fixture
 def files(context, checkout):
-    return Toolbox.for_source(context, checkout)
+    return Toolbox.for_context(context, checkout)
 
 
 def call(box: Toolbox, name: str, arguments: object):
@@ -92,7 +86,7 @@ def test_every_tool_has_a_strict_object_schema(files):
 
 
 def test_file_tools_only_with_a_checkout(context):
-    box = Toolbox(context)
+    box = Toolbox.for_context(context)
     assert box.names() == ["search_issues", "get_issue", "list_labels"]
     bad, text = call(box, "read_file", {"path": "README.md"})
     assert bad and text.startswith("error: unknown tool 'read_file'")
@@ -104,18 +98,17 @@ def test_a_tool_can_be_offered_only_where_its_source_allows(context, monkeypatch
 
     monkeypatch.setattr("issue_assistant.tools.base.TOOLS", dict(TOOLS))
 
-    @tool("count_similar", NoInput, when=lambda box: bool(box.source.candidates))
-    def count_similar(box: Toolbox, args: NoInput) -> str:
-        """How many similar issues the context holds."""
-        return f"{len(box.source.candidates)} similar issues"
+    @tool("under_analysis", NoInput, when=lambda box: box.issue is not None)
+    def under_analysis(box: Toolbox, args: NoInput) -> str:
+        """The issue under analysis."""
+        return f"#{box.issue.number}"
 
-    assert context.candidates
-    box = Toolbox(context)
-    assert box.names()[-1] == "count_similar"
-    assert box.call("count_similar", {}).text == f"{len(context.candidates)} similar issues"
-    without = type(context)(**{**vars(context), "candidates": []})
-    assert "count_similar" not in Toolbox(without).names()
-    assert Toolbox(without).call("count_similar", {}).text.startswith("error: unknown tool")
+    box = Toolbox.for_context(context)
+    assert box.names()[-1] == "under_analysis"
+    assert box.call("under_analysis", {}).text == f"#{context.issue.number}"
+    without = Toolbox(context.moment)  # the MCP server's: no issue under analysis
+    assert "under_analysis" not in without.names()
+    assert without.call("under_analysis", {}).text.startswith("error: unknown tool")
 
 
 # ---- issues as of the moment -----------------------------------------------------------------
@@ -126,7 +119,7 @@ def numbers(text: str) -> list[int]:
 
 
 def test_search_is_as_of_the_moment_and_clamped(context):
-    box = Toolbox(context)
+    box = Toolbox.for_context(context)
     bad, text = call(box, "search_issues", {"query": "dataset loading error", "limit": 1})
     assert not bad and len(numbers(text)) == 3  # clamped up to 3
     bad, text = call(box, "search_issues", {"query": "dataset loading error", "limit": 500})
@@ -139,9 +132,9 @@ def test_search_is_as_of_the_moment_and_clamped(context):
 
 
 def test_get_issue_as_it_was(context, hf_snapshot):
-    box = Toolbox(context)
+    box = Toolbox.for_context(context)
     bad, text = call(box, "get_issue", {"number": 7000})
-    issue = context.get_issue(7000)
+    issue = context.moment.get_issue(7000, context.issue)
     assert not bad and text.startswith(f"#7000 [{issue.state}")
     assert issue.title[:40] in text
     later = next(i for i in hf_snapshot.all_issues() if i.created_at > context.as_of)
@@ -153,7 +146,7 @@ def test_get_issue_as_it_was(context, hf_snapshot):
 
 
 def test_list_labels(context, hf_labels):
-    bad, text = call(Toolbox(context), "list_labels", {})
+    bad, text = call(Toolbox.for_context(context), "list_labels", {})
     assert not bad and text.startswith("type (at most one):")
     for label in hf_labels.all_names():
         assert f"- {label}" in text
@@ -322,7 +315,7 @@ def test_list_files_skips_ignored_and_escapes(files):
 def test_list_files_is_capped(tmp_path, context):
     for i in range(MAX_LISTED + 5):
         (tmp_path / f"f{i:04d}.txt").write_text("x")
-    text = Toolbox.for_source(context, tmp_path).call("list_files", {}).text
+    text = Toolbox.for_context(context, tmp_path).call("list_files", {}).text
     assert len(text.splitlines()) == MAX_LISTED + 1 and text.endswith(
         "... and 5 more; narrow the glob."
     )
@@ -349,7 +342,7 @@ def test_grep(files):
 
 def test_grep_guards_against_catastrophic_patterns(tmp_path, context):
     (tmp_path / "a.txt").write_text("a" * 60 + "b\n")
-    bad, text = call(Toolbox.for_source(context, tmp_path), "grep", {"pattern": "(a|aa)+$"})
+    bad, text = call(Toolbox.for_context(context, tmp_path), "grep", {"pattern": "(a|aa)+$"})
     assert bad and "takes too long" in text
 
 
@@ -359,8 +352,8 @@ def test_checkout_must_exist(tmp_path):
 
 
 def test_repo_view_without_an_issue(hf_snapshot, hf_index, hf_labels, context):
-    view = RepoView.build(hf_snapshot, hf_index, hf_labels, context.as_of)
-    box = Toolbox(view)
+    view = AsOfView(hf_snapshot, context.as_of)
+    box = Toolbox(Moment.build(view, hf_index, hf_labels, Beside(), as_of=context.as_of))
     found = numbers(box.call("search_issues", {"query": "dataset loading error"}).text)
     assert found and all(hf_snapshot.get_issue(n).created_at < context.as_of for n in found)
     assert not box.call("get_issue", {"number": 7000}).is_error

@@ -11,7 +11,7 @@ from tests.test_context_repo import config_for, run
 
 def box_for(tmp_path, checkout_dir, number: int = 5) -> Toolbox:
     analysis = run(data.snapshot(), number, config_for(checkout_dir), tmp_path)
-    return Toolbox.for_source(analysis.context)
+    return Toolbox.for_context(analysis.context)
 
 
 def test_context_tools_are_offered_where_the_moment_knows_them(tmp_path, checkout) -> None:

@@ -20,6 +20,8 @@ from issue_assistant.backlog.selection import Recheck
 from issue_assistant.backlog.state import STATE_FILE, BacklogState
 from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.config.sections import Config
+from issue_assistant.learn.learned import Beside
+from issue_assistant.moment import Moment, open_moment
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.writes import Mode
@@ -84,7 +86,8 @@ def duplicates_offline(
     index = open_index(snap, cache_dir, embeddings=config.index.embeddings)
     view = AsOfView(snap, moment)
     opened = [i for i in view.all_issues() if i.state == "open" and not i.is_pull_request]
-    groups = find_groups(view, index, labels, config, opened, moment)
+    at = Moment(view, index, labels, Beside(), as_of=moment)
+    groups = find_groups(at, config, opened, moment)
     result = DuplicatesResult(
         snap.repository.full_name, moment, len(opened), groups, config.backlog.original
     )
@@ -115,12 +118,13 @@ def duplicates_live(
     index = refresh_index(tracker, cache, now, config.index.embeddings, margin=margin)
     view = CachedReads(tracker, index)
     opened = [i for i in index.all_stored() if i.state == "open" and not i.is_pull_request]
-    groups = find_groups(view, index, labels, config, opened, now)
+    groups = find_groups(Moment(view, index, labels, Beside(), as_of=now), config, opened, now)
     full_name = tracker.repository.full_name
     result = DuplicatesResult(full_name, now, len(opened), groups, config.backlog.original)
     if post:
         with backlog_lock(cache, full_name):
-            result.run = _post(tracker, labels, config, writes, limit, now, index, groups)
+            moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
+            result.run = _post(tracker, labels, config, writes, limit, now, moment, groups)
     result.markdown = render_groups(result, api_url)
     return result
 
@@ -132,10 +136,10 @@ def _post(
     writes: Mode,
     limit: int | None,
     now: datetime,
-    index: Any,
+    moment: Moment,
     groups: list[Group],
 ) -> BacklogRun:
-    state_path = index.path / STATE_FILE
+    state_path = moment.index.path / STATE_FILE
     state = BacklogState.load(state_path, now.date())
     run = BacklogRun(
         repository=tracker.repository.full_name,
@@ -153,7 +157,7 @@ def _post(
                 tasks.append((issue, [], (proposal, None)))
     run.selected = len(tasks)
     runner = Runner(
-        tracker, labels, config, writes, now, index, state, state_path, (None, None), run, recheck
+        tracker, labels, config, writes, now, moment, state, state_path, (None, None), run, recheck
     )  # type: ignore[arg-type]
     runner.walk(tasks)  # type: ignore[arg-type]
     run.posted_today = state.posted_on(now.date(), config.backlog.per_day)

@@ -24,6 +24,7 @@ from issue_assistant.decision import REASON_MAX, Decision, Duplicate, shorten
 from issue_assistant.engines import Engine
 from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.candidates import similar_candidates
+from issue_assistant.moment import Moment
 from issue_assistant.named import gone_reason
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
@@ -76,13 +77,11 @@ def shared_signals(index: IssueIndex, a: Issue, b: Issue, moment: datetime) -> t
 
 
 class _Finder:
-    def __init__(
-        self, view: Tracker, index: IssueIndex, labels: LabelsConfig, config: Config
-    ) -> None:
+    def __init__(self, at: Moment, config: Config) -> None:
         from issue_assistant.engines.similar import SimilarEngine
 
-        self.view, self.index, self.labels, self.config = view, index, labels, config
-        self.similar = SimilarEngine(config, labels)
+        self.at, self.index, self.config = at, at.index, config
+        self.similar = SimilarEngine(config, at.labels)
 
     def link(self, issue: Issue, open_now: dict[int, Issue], moment: datetime) -> Link | None:
         """`issue`'s best earlier open issue by the duplicate score, when it clears the bar."""
@@ -92,12 +91,10 @@ class _Finder:
             return None
         context = Context(
             issue=issue,
-            repository=self.view.repository.full_name,
-            labels=self.labels,
+            moment=self.at,
+            labels=self.at.labels,
             project="",
             as_of=moment,
-            tracker=self.view,
-            index=self.index,
             candidates=cands,
         )
         # The similar engine's own duplicate decision: its weights, threshold and crowd rule.
@@ -133,21 +130,16 @@ def _original(members: list[Issue], rule: str) -> Issue:
 
 
 def find_groups(
-    view: Tracker,
-    index: IssueIndex,
-    labels: LabelsConfig,
-    config: Config,
-    open_issues: Iterable[Issue],
-    moment: datetime,
+    at: Moment, config: Config, open_issues: Iterable[Issue], moment: datetime
 ) -> list[Group]:
-    """The groups of `open_issues` (as they are at `moment`) that report the same problem,
-    largest first; bots' issues and pull requests are left out."""
+    """The groups of `open_issues` (as they are at `moment`, which `at` shows) that report the
+    same problem, largest first; bots' issues and pull requests are left out."""
     open_now = {
         i.number: i
         for i in open_issues
         if i.state == "open" and not i.is_pull_request and not i.user.is_bot
     }
-    finder = _Finder(view, index, labels, config)
+    finder = _Finder(at, config)
     links = []
     for issue in sorted(open_now.values(), key=lambda i: (i.created_at, i.number)):
         link = finder.link(issue, open_now, moment)

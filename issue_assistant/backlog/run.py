@@ -27,9 +27,10 @@ from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.config.sections import Config
 from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone
-from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import index_path
+from issue_assistant.learn.learned import Beside
 from issue_assistant.live import LiveResult, analyze_live
+from issue_assistant.moment import Moment, open_moment
 from issue_assistant.pipeline import check_engines, engines_for
 from issue_assistant.progress import Progress
 from issue_assistant.settings import current
@@ -123,7 +124,7 @@ class Runner:
     config: Config
     writes: Mode
     now: datetime
-    index: IssueIndex
+    moment: Moment  # the repository now, built once for the run (its index refreshed)
     state: BacklogState
     state_path: Path
     engines: tuple[Engine, Engine | None]
@@ -167,7 +168,7 @@ class Runner:
             writes=self.writes,
             tracker=self.tracker,
             now=self.now,
-            index=self.index,
+            moment=self.moment,
             skip=self.recheck,
             evidence=(lambda i, comments: discussion_of(i, comments, bot)) if triage else None,
             engines=engines or self.engines,
@@ -304,8 +305,9 @@ def _run(
         skipped=selection.skipped,
     )
     recheck = Recheck(labels, config, tracker.repository, groups, now, state.started())
+    moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
     runner = Runner(
-        tracker, labels, config, writes, now, index, state, state_path, pair, run, recheck
+        tracker, labels, config, writes, now, moment, state, state_path, pair, run, recheck
     )
     with Progress("backlog").start(len(selection.todo)) as progress:
         runner.progress = progress

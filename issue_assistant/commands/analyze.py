@@ -107,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
         load_configs,
         snapshot_and_index,
     )
+    from issue_assistant.learn.learned import Beside
+    from issue_assistant.moment import open_moment
     from issue_assistant.pipeline import analyze, check_engines, engines_for
     from issue_assistant.preset import nothing_to_propose
     from issue_assistant.tracker.asof import AsOfView
@@ -147,17 +149,8 @@ def run(args: argparse.Namespace) -> int:
     if original.is_pull_request:
         raise UserError(f"#{args.issue} is a pull request, not an issue", where=str(snapshot.path))
     view = AsOfView.for_issue(snapshot, args.issue, after=timedelta(minutes=minutes))
-    issue = view.target()
-    result = analyze(
-        view,
-        issue,
-        index=index,
-        labels=labels,
-        config=config,
-        engine=engine,
-        fallback=fallback,
-        as_of=view.moment,
-    )
+    moment = open_moment(view, index, labels, config, Beside(), as_of=view.moment)
+    result = analyze(moment, view.target(), config=config, engine=engine, fallback=fallback)
     if args.context_dir:
         result.context.write(args.context_dir)
     if args.json:

@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
         label_calibration,
         write_calibration,
     )
-    from issue_assistant.learn.duplicate_model import MIN_CALIBRATION_PAIRS, MIN_POSITIVES
+    from issue_assistant.learn.duplicate_model import MIN_CALIBRATION_PAIRS, MIN_POSITIVES, Replayed
+    from issue_assistant.learn.learned import Beside
     from issue_assistant.learn.store import refit
     from issue_assistant.learn.tiers import (
         MEASURE_MIN,
@@ -59,10 +60,12 @@ def run(args: argparse.Namespace) -> int:
         TierRule,
         proposed_record,
     )
+    from issue_assistant.moment import open_moment
     from issue_assistant.pipeline import replay_pairs
     from issue_assistant.render import render
     from issue_assistant.settings import current
     from issue_assistant.tracker.asof import AsOfView
+    from issue_assistant.tracker.models import Issue
 
     labels, config = load_configs(args)
     args.limit = limit_of(args)
@@ -73,9 +76,14 @@ def run(args: argparse.Namespace) -> int:
     index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
     moment = tracker.repository.fetched_at if args.snapshot else datetime.now(UTC)
     view = AsOfView(tracker, moment)
-    model, _ = refit(view, index, labels, moment, force=True)
+    model, _ = refit(view, index, labels, moment, force=True, replay=True)
     target = config.labels.target_precision
-    dup = duplicate_calibration(tracker, index, labels, config, moment, replay=replay_pairs)
+    base = open_moment(tracker, index, labels, config, Beside())
+
+    def replay(issue: Issue) -> Replayed:
+        return replay_pairs(base, issue, config=config)
+
+    dup = duplicate_calibration(tracker, index, labels, config, moment, replay=replay)
     calibration = CalibrationFile(
         repository=tracker.repository.full_name,
         cutoff=model.cutoff,

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if labels_file is not None and config.labels.model == "learned":
         moment = snapshot.repository.fetched_at
         model, refit_now = refit(
-            AsOfView(snapshot, moment), index, load_labels(labels_file), moment
+            AsOfView(snapshot, moment), index, load_labels(labels_file), moment, replay=True
         )
         result["label_model"] = {
             "refit": refit_now,

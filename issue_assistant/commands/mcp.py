@@ -128,9 +128,11 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
     from issue_assistant.config.labels import LabelsConfig, load_labels
     from issue_assistant.config.sections import load_config
     from issue_assistant.index.local import open_index
+    from issue_assistant.learn.learned import Beside
     from issue_assistant.likely.code import LazyCodeIndex
+    from issue_assistant.moment import Moment
     from issue_assistant.tools import Checkout, Toolbox
-    from issue_assistant.tools.view import RepoView
+    from issue_assistant.tracker.asof import AsOfView
 
     if not args.snapshot and not args.repo:
         raise UserError(NO_SOURCE)
@@ -145,8 +147,9 @@ def toolbox(args: argparse.Namespace) -> Toolbox:
     if checkout is not None:
         limits = {"max_file_kb": config.code.max_file_kb, "max_files": config.code.max_files}
         code = LazyCodeIndex(args.checkout, **limits)  # read on first use, not before serving
-    view = RepoView.build(tracker, index, labels, args.as_of, code)  # type: ignore[arg-type]
-    return Toolbox(view, checkout)
+    view = AsOfView(tracker, args.as_of) if args.as_of is not None else tracker
+    moment = Moment.build(view, index, labels, Beside(), as_of=args.as_of, code=code)  # type: ignore[arg-type]
+    return Toolbox(moment, checkout=checkout)
 
 
 def server(box: Toolbox):  # noqa: ANN201
@@ -180,8 +183,8 @@ def server(box: Toolbox):  # noqa: ANN201
     return Server(
         "issue-assistant",
         version=__version__,
-        instructions=f"Read-only tools over {box.source.repository}"
-        + (f" as of {box.source.as_of.isoformat()}" if box.source.as_of else "")
+        instructions=f"Read-only tools over {box.moment.repository}"
+        + (f" as of {box.moment.as_of.isoformat()}" if box.moment.as_of else "")
         + f": {', '.join(box.names())}.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,

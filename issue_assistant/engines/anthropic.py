@@ -48,7 +48,7 @@ class SharedTools:
     files when the context has one), with the earlier issues each call showed."""
 
     def __init__(self, context: Context) -> None:
-        self.box = tools.Toolbox.for_source(context, context.checkout)
+        self.box = tools.Toolbox.for_context(context)
 
     def specs(self) -> list[dict[str, Any]]:
         return self.box.anthropic_specs()

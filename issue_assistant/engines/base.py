@@ -62,8 +62,8 @@ class Engine(ABC):
     default_strategy: ClassVar[Strategy] = "rag"
     # True when the engine retries transient failures itself (an SDK's retries).
     retries_itself: ClassVar[bool] = False
-    # True when the engine reads the learned state (label models, duplicate weights): evaluate
-    # gives it each time bucket's (`use_learned`).
+    # True when the engine reads the learned state (label models, duplicate weights) from the
+    # moment (`learn.learned`): evaluate fits each time bucket's ahead for it.
     learns: ClassVar[bool] = False
 
     def __init__(
@@ -90,10 +90,6 @@ class Engine(ABC):
 
     def warm(self, context: Context) -> None:  # noqa: B027 - most engines need nothing
         """Before `decide`, outside its timing: load (or fit) what answering `context` needs."""
-
-    def use_learned(self, labels: object, duplicates: object) -> None:  # noqa: B027
-        """Read label models and duplicate weights from these sources (evaluate's time buckets)
-        instead of the files beside the index; only an engine that `learns` reads them."""
 
     def duplicate_settings(self, context: Context) -> DuplicateSettings | None:
         """The duplicate weights and threshold the engine decides with; None when it has none."""

@@ -1,7 +1,7 @@
 """The base of engines that run a command-line agent (`claude`, `gemini`, `copilot`).
 
 Per issue: write the context directory into a fresh working directory, start the issue search
-(`issue-assistant search` answers from a socket served here, through `context.search`, so the
+(`issue-assistant search` answers from a socket served here, through `Moment.search`, so the
 CLI only ever sees the index as it was at the moment), run the argv with a scrubbed environment
 and a temporary HOME, kill the process group at the time limit, cap what is captured, then parse
 the CLI's JSON. A subclass gives the argv, the environment keys it may see, and the parser.
@@ -101,7 +101,7 @@ class _SearchHandler(socketserver.StreamRequestHandler):
             self.wfile.write(b"error: bad request\n")
             return
         server.queries += 1
-        found = server.context.search(query, limit=limit)
+        found = server.context.moment.search(query, limit, server.context.issue)
         server.seen.update(c.issue.number for c in found)
         rows = [
             {

@@ -136,7 +136,7 @@ class LLMEngine(Engine):
         if dup is None or not self.options.verify_duplicates:  # type: ignore[attr-defined]
             return decision
         context = run.context
-        old = context.get_issue(dup.number)
+        old = context.moment.get_issue(dup.number, context.issue)
         if old is None:
             return decision.model_copy(update={"duplicate": None})
         prompt = render("verify.md.j2", repository=context.repository, new=context.issue, old=old)

@@ -12,7 +12,6 @@ text similarity clears a calibrated threshold. Questions come from the chosen ty
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import TYPE_CHECKING
 
 from issue_assistant import asking, formlabels, forms
@@ -60,19 +59,6 @@ def version_questions(context: Context, asks: list) -> list[str]:
     return [note] if note else []
 
 
-def prior_settings(
-    context: Context, weights: dict[str, float] | None, why: str
-) -> DuplicateSettings:
-    """The shared data's prior threshold, for the score with or without a dense cosine."""
-    from issue_assistant.learn.duplicate_prior import load_prior
-
-    prior = load_prior()
-    vectors = getattr(context.index, "vectors", None)
-    dense = vectors is not None and len(vectors) > 0
-    where = f"{prior.describe(dense)}: {why}"
-    return DuplicateSettings(weights, prior.row(dense).threshold, "prior", where)
-
-
 @register
 class SimilarEngine(Engine):
     """Retrieval over the repository's past issues; free, offline, and the fallback."""
@@ -81,26 +67,17 @@ class SimilarEngine(Engine):
     Options = SimilarConfig
     learns = True
 
-    # Where label models come from: the artifact beside the index (analyze, the Action; None:
-    # the shared store, made on first use, so loading the engine opens no model),
-    # or evaluate's time buckets (set by the evaluator).
-    label_source: object | None = None
-    # evaluate turns this off: calibration.json was fit on the whole history, later issues too.
-    use_calibration_file: bool = True
-    # evaluate's duplicate weights and threshold per time bucket (`BucketDuplicates`), or None.
-    duplicate_source: object | None = None
-
-    def use_learned(self, labels: object, duplicates: object) -> None:
-        self.label_source = labels
-        self.duplicate_source = duplicates
-        self.use_calibration_file = False
-
     def label_model(self, context: Context) -> LabelModel | None:
+        """The label model the moment's learned state gives for the issue (None: the vote)."""
         if self.config.labels.model == "vote":
             return None
-        source = self.label_source or _store_source()
-        return source.model_for(  # type: ignore[attr-defined]
-            context.tracker, context.index, self.labels, context.issue.created_at
+        moment = context.moment
+        return moment.learned.label_model(
+            moment.tracker,
+            moment.index,
+            self.labels,
+            context.issue.created_at,
+            replay=moment.replay,
         )
 
     def warm(self, context: Context) -> None:
@@ -111,7 +88,7 @@ class SimilarEngine(Engine):
 
     def decide(self, context: Context) -> Decision:
         cfg: SimilarConfig = self.options  # type: ignore[assignment]
-        neighbors = context.search_like(limit=max(cfg.neighbors * 3, 30))
+        neighbors = context.moment.like(context.issue, limit=max(cfg.neighbors * 3, 30))
         model = self.label_model(context)
         probs = (
             model.probabilities(context.issue, _issue_vector(context, model))
@@ -161,46 +138,12 @@ class SimilarEngine(Engine):
 
     def duplicate_settings(self, context: Context) -> DuplicateSettings:
         """The score's weights (None: the hand weights) and the threshold for `context`, and
-        where they come from: `[duplicates] threshold` when config.toml sets it, else the
-        threshold calibrated on this repository's known duplicates (evaluate's time bucket, or
-        `calibrate`'s file), else the prior fit on the shared data."""
-        from issue_assistant.index.duplicates import SCORE_VERSION
-        from issue_assistant.learn.duplicate_model import MIN_CALIBRATION_PAIRS
+        where they come from (`learn.learned.duplicate_settings`)."""
+        from issue_assistant.learn.learned import duplicate_settings
 
-        configured = self.config.duplicates.threshold
-        weights: dict[str, float] | None = None
-        found: float | None = None
-        where = ""
-        why = "no calibration.json (run `issue-assistant calibrate`)"
-        if self.duplicate_source is not None:
-            weights, found, known = self.duplicate_source.for_moment(context.issue.created_at)  # type: ignore[attr-defined]
-            where = f"calibrated on the {known} known duplicates closed before this bucket's cutoff"
-            why = (
-                f"{known} known duplicates closed before this bucket's cutoff, too few to "
-                f"calibrate on ({MIN_CALIBRATION_PAIRS} with their original found are needed)"
-            )
-        elif self.use_calibration_file:
-            from issue_assistant.learn.calibration_file import duplicate_calibration_of
-
-            cal = duplicate_calibration_of(context.index.path)
-            if cal is not None:
-                weights = cal.weights
-                stale = cal.weights is None and cal.score_version != SCORE_VERSION
-                found = None if stale else cal.threshold
-                where = f"calibrated on this repository's {cal.duplicates} known duplicates"
-                why = (
-                    "calibration.json was made for an older duplicate score (run "
-                    "`issue-assistant calibrate` again)"
-                    if stale
-                    else f"this repository has {cal.positives_found} known duplicates with "
-                    f"their original found, too few to calibrate on ({MIN_CALIBRATION_PAIRS} "
-                    "are needed)"
-                )
-        if configured is not None:
-            return DuplicateSettings(weights, configured, "config", "[duplicates] threshold")
-        if found is not None:
-            return DuplicateSettings(weights, found, "calibrated", where)
-        return prior_settings(context, weights, why)
+        learned = context.moment.learned
+        when = context.issue.created_at
+        return duplicate_settings(self.config.duplicates, learned, context.index, when)
 
     def duplicate_weights(self, context: Context) -> dict[str, float] | None:
         """The score's weights `calibrate` fit on this repository's known duplicates, if any."""
@@ -269,14 +212,6 @@ def _issue_vector(context: Context, model: LabelModel):  # noqa: ANN202
     return Retriever(context.index).query_vector(context.issue)
 
 
-@cache
-def _store_source() -> object:
-    """The label models stored beside the index, shared by every engine of the process."""
-    from issue_assistant.learn.store import StoreSource
-
-    return StoreSource()
-
-
 def _calibration_text(model: LabelModel | None, cfg: LabelModelConfig) -> str:
     if model is None:
         return "none: [labels] model = vote"
@@ -286,5 +221,4 @@ def _calibration_text(model: LabelModel | None, cfg: LabelModelConfig) -> str:
         f"tiers from {how} out-of-fold precision (floor {cfg.min_precision:.2f}, high "
         f"{cfg.target_precision:.2f}, proposing {cfg.propose} and above), {model.describe()}"
     )
-    origin = getattr(model, "origin", None)  # which model answered (learn/store.py)
-    return f"{text}; {origin}" if origin else text
+    return f"{text}; {model.origin}" if model.origin else text

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from issue_assistant.config.labels import LabelsConfig
@@ -20,9 +21,13 @@ from issue_assistant.evaluate.files import fixed_files, path_areas
 from issue_assistant.evaluate.gold import gold_for, is_sure_original
 from issue_assistant.evaluate.results import IssueResult
 from issue_assistant.index import IssueIndex
-from issue_assistant.learn.duplicate_model import BucketDuplicates
+from issue_assistant.learn.duplicate_model import BucketDuplicates, Replayed
+from issue_assistant.learn.learned import Buckets
 from issue_assistant.learn.store import BucketSource
-from issue_assistant.pipeline import FROM_CONFIG, analyze, engines_for, replay_pairs
+from issue_assistant.likely.code import code_index_for
+from issue_assistant.likely.fix_history import FixHistory
+from issue_assistant.moment import Moment
+from issue_assistant.pipeline import analyze, engines_for, replay_pairs
 from issue_assistant.progress import Progress
 from issue_assistant.tracker.asof import ONE_MINUTE, AsOfView
 from issue_assistant.tracker.base import Tracker
@@ -51,11 +56,18 @@ class Evaluator:
         self.clone = clone
         # The `similar` engine's label models: one per cutoff, fit only on issues created before
         # it (never the artifact beside the index, which has seen later issues).
-        self.label_source = BucketSource(tracker, labels, cutoffs or [])
+        self.label_fits = BucketSource(tracker, labels, cutoffs or [])
         # and its duplicate weights and threshold, fit per cutoff on what was known then
-        self.duplicate_source = BucketDuplicates(
-            tracker, index, labels, config, cutoffs or [], replay=replay_pairs
+        self.duplicate_fits = BucketDuplicates(
+            tracker, index, labels, config, cutoffs or [], replay=self._replay_pairs
         )
+        # The repository as the run knows it: the indexes built once (the discussions; the code
+        # `[code] checkout` names and the fixes, unless a clone gives each issue's own), each
+        # issue's moment a view of it.
+        code = code_index_for(config, tracker.repository.full_name) if clone is None else None
+        fixes = FixHistory.known(tracker) if code is not None else None
+        learned = Buckets(self.label_fits, self.duplicate_fits)
+        self.base = Moment.build(tracker, index, labels, learned, code=code, fixes=fixes)
         self.index = index
         self.labels = labels
         self.config = config
@@ -71,16 +83,16 @@ class Evaluator:
         the issues will ask for them, beside the analysis of the issues already answerable."""
         if self.engine.learns:
             moments = [i.created_at for i in issues]
-            self.label_source.start(self.index, moments)
-            self.duplicate_source.fit_ahead(moments)
+            self.label_fits.start(self.index, moments)
+            self.duplicate_fits.fit_ahead(moments)
+
+    def _replay_pairs(self, issue: Issue) -> Replayed:
+        return replay_pairs(self.base, issue, config=self.config)
 
     def engines(self) -> tuple[Engine, Engine | None]:
         pair = getattr(self._local, "engines", None)
         if pair is None:
             pair = engines_for(self.config, self.labels, self.engine_name, self.strategy)
-            for engine in pair:
-                if engine is not None and engine.learns:
-                    engine.use_learned(self.label_source, self.duplicate_source)
             self._local.engines = pair
         return pair
 
@@ -94,28 +106,17 @@ class Evaluator:
         answered, error = True, None
         likely: list[str] = []
         functions: list[str] = []
-        code: object = FROM_CONFIG
-        history: object = FROM_CONFIG
+        moment = self.base.at(view, view.moment)
         fixed, fixed_functions = fixed_files(issue), None
         if self.clone is not None:
-            code = self.clone.code_at(issue.created_at)  # strictly before it was opened
-            history = self.clone.history
+            # the code strictly before it was opened, and the fixes the clone's merges show
+            code = self.clone.code_at(issue.created_at)
+            moment = replace(moment, code=code, fixes=self.clone.history)
             if fixed is None:
                 fixed, fixed_functions = self.clone.truth(issue)
         start = time.perf_counter()
         try:
-            analysis = analyze(
-                view,
-                target,
-                index=self.index,
-                labels=self.labels,
-                config=self.config,
-                engine=engine,
-                fallback=fallback,
-                as_of=view.moment,
-                code=code,
-                history=history,
-            )
+            analysis = analyze(moment, target, config=self.config, engine=engine, fallback=fallback)
             decision, error = analysis.decision, analysis.error
             ranked = analysis.context.ranked_files
             likely = [f.path for f in ranked]

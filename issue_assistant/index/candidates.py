@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from issue_assistant.index.retrieval import Retriever
 from issue_assistant.tracker.models import Issue
 
 if TYPE_CHECKING:
     from issue_assistant.index.search import IssueIndex
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,19 @@ class Searched(Protocol):
     @property
     def candidates(self) -> list[Candidate]: ...
     @property
-    def pair_cache(self) -> dict | None:
+    def pairs(self) -> PairMemo | None:
         """The candidates' pair features by limit, computed once; None: not kept."""
         ...
+
+
+class PairMemo:
+    """The pair features of one issue's candidates (`index.duplicates.pair_features`) by
+    limit, computed once: the engine, the evidence table and the plan each ask for them."""
+
+    def __init__(self) -> None:
+        self._by_limit: dict[int | None, Any] = {}
+
+    def get(self, limit: int | None, compute: Callable[[], T]) -> T:
+        if limit not in self._by_limit:
+            self._by_limit[limit] = compute()
+        return self._by_limit[limit]

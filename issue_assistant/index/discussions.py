@@ -6,7 +6,6 @@ answered one that clearly matches the new issue is named in the comment as "see 
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterable
@@ -44,7 +43,7 @@ class DiscussionIndex:
     """Discussions searched by BM25 (with an optional creation-time filter), scored by cosine.
 
     Only titles and bodies are indexed, never answers, so one index serves every moment: an
-    answer given later cannot steer the search. `shared` keeps one per list of discussions.
+    answer given later cannot steer the search.
     """
 
     def __init__(self, discussions: Iterable[Discussion]) -> None:
@@ -86,17 +85,6 @@ class DiscussionIndex:
         b = cosine(self.vector(f"{title}\n{body or ''}"), self.vector(f"{d.title}\n{d.body}"))
         return 0.5 * t + 0.5 * b
 
-    @classmethod
-    def shared(cls, discussions: list[Discussion]) -> DiscussionIndex:
-        """The index of `discussions`, built once per process for the same list."""
-        key = hashlib.sha1(
-            repr([(d.number, d.created_at, d.title, d.body) for d in discussions]).encode()
-        ).hexdigest()
-        if key not in _SHARED:
-            _SHARED.clear()  # one repository at a time
-            _SHARED[key] = cls(discussions)
-        return _SHARED[key]
-
     def search(
         self,
         text: str,
@@ -127,9 +115,6 @@ class DiscussionIndex:
             d = self.discussions[number]
             out.append(DiscussionHit(d, float(score), self.similarity(text, body, d)))
         return out
-
-
-_SHARED: dict[str, DiscussionIndex] = {}
 
 
 def as_seen(hits: list[DiscussionHit], visible: dict[int, Discussion]) -> list[DiscussionHit]:

@@ -341,13 +341,10 @@ def pair_features(
     context: Searched, limit: int | None = None
 ) -> list[tuple[Candidate, PairFeatures]]:
     """Each candidate with its pair features; none when the issue says nothing of its own."""
-    cache = context.pair_cache
-    if cache is not None and limit in cache:
-        return cache[limit]
-    found = _pair_features(context, limit)
-    if cache is not None:
-        cache[limit] = found
-    return found
+    memo = context.pairs
+    if memo is None:
+        return _pair_features(context, limit)
+    return memo.get(limit, lambda: _pair_features(context, limit))
 
 
 def _pair_features(

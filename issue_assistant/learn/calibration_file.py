@@ -179,8 +179,7 @@ def duplicate_calibration(
     random.Random(7).shuffle(others)
     sample = dups + others[:negatives]
     replayed = [
-        replay(tracker, issue, index=index, labels=labels, config=config)
-        for issue in counted(sample, "calibrate: duplicates", total=len(sample))
+        replay(issue) for issue in counted(sample, "calibrate: duplicates", total=len(sample))
     ]
     outcomes, weights = dm.cross_validated(replayed, learn=True)
     target = config.duplicates.target_precision

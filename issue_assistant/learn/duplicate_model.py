@@ -22,6 +22,7 @@ from datetime import datetime
 from issue_assistant.index import duplicates
 from issue_assistant.index.duplicates import PairFeatures
 from issue_assistant.learn.confidence import FOLDS, MIN_PROPOSALS
+from issue_assistant.tracker.models import Issue
 
 log = logging.getLogger(__name__)
 
@@ -151,9 +152,9 @@ def choose_threshold(  # noqa: ANN201
 NEGATIVES = 200  # closed issues that are not known duplicates, sampled as negatives
 
 
-#: how an issue is replayed for its pair features (`pipeline.replay_pairs`): passed in, since
-#: replaying builds the issue's context, floors above what is learned here
-Replay = Callable[..., Replayed]
+#: how an issue is replayed for its pair features (`pipeline.replay_pairs` on the run's moment):
+#: passed in, since replaying builds the issue's context, floors above what is learned here
+Replay = Callable[[Issue], Replayed]
 
 
 class BucketDuplicates:
@@ -195,9 +196,7 @@ class BucketDuplicates:
 
     def _replay(self, issue) -> Replayed:  # noqa: ANN001
         if issue.number not in self._replays:
-            self._replays[issue.number] = self.replay(
-                self.tracker, issue, index=self.index, labels=self.labels, config=self.config
-            )
+            self._replays[issue.number] = self.replay(issue)
         return self._replays[issue.number]
 
     def for_moment(self, moment: datetime) -> tuple[dict[str, float] | None, float | None, int]:

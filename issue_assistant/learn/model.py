@@ -337,6 +337,9 @@ class LabelModel:
     indexed: int = 0
     # The training rows of the vote, kept while a group proposes from it (or in a fold).
     neighbours: Neighbours | None = None
+    # Which model answered (`learn/store.py`: the saved one, one kept for an earlier moment, one
+    # fit now); None where that is not told (evaluate's buckets).
+    origin: str | None = None
 
     def mode(self, group: str) -> str:
         g = self.groups.get(group)

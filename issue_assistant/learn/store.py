@@ -109,9 +109,12 @@ def labels_key(labels: LabelsConfig) -> str:
     return labels.model_dump_json(include={"type", "area", "topic", "priority"})
 
 
-def history(tracker: Tracker, index: IssueIndex, labels: LabelsConfig, before: datetime):  # noqa: ANN201
-    """The labelled rows before `before`: from an as-of view when offline, else from the index."""
-    if tracker.point_in_time is not None:
+def history(  # noqa: ANN201
+    tracker: Tracker, index: IssueIndex, labels: LabelsConfig, before: datetime, *, replay: bool
+):
+    """The labelled rows before `before`: from the as-of view `tracker` when the past is
+    replayed offline (`replay`), else from the index."""
+    if replay:
         return rows_from(tracker, labels, before)
     return rows_from_index(index, labels, before)
 
@@ -227,15 +230,22 @@ class StoreSource:
         return model
 
     def model_for(
-        self, tracker: Tracker, index: IssueIndex, labels: LabelsConfig, moment: datetime
+        self,
+        tracker: Tracker,
+        index: IssueIndex,
+        labels: LabelsConfig,
+        moment: datetime,
+        *,
+        replay: bool,
     ) -> LabelModel:
+        """`replay`: the past replayed offline (a live run answers with what is known now)."""
         key = labels_key(labels)
         with self._lock:
             memo = (str(index.path), key, moment)
             answered = self._answered.get(memo)
             if answered is not None and answered[0] == self._state(index):
                 return answered[1]
-            model = self._model_for(tracker, index, labels, moment, key)
+            model = self._model_for(tracker, index, labels, moment, key, replay)
             self._answered[memo] = (self._state(index), model)
             while len(self._answered) > ANSWERS_KEPT:  # a long-lived process (`mcp`) asks often
                 self._answered.pop(next(iter(self._answered)))
@@ -246,7 +256,13 @@ class StoreSource:
         return _stamp(model_path(index.path)), len(index), index.building
 
     def _model_for(
-        self, tracker: Tracker, index: IssueIndex, labels: LabelsConfig, moment: datetime, key: str
+        self,
+        tracker: Tracker,
+        index: IssueIndex,
+        labels: LabelsConfig,
+        moment: datetime,
+        key: str,
+        replay: bool,
     ) -> LabelModel:
         main = self._load(model_path(index.path), key)
         saved_main = bookkeeping(main, model_path(index.path), key) if main else None
@@ -257,7 +273,7 @@ class StoreSource:
                 return self._answer(main, "the saved label model")  # type: ignore[arg-type]
             why = f"refit: {reason}"
         elif saved_main is not None:
-            if tracker.point_in_time is None:
+            if not replay:
                 return self._answer(
                     main,  # type: ignore[arg-type]
                     "the saved label model (a live run answers with what is known now)",
@@ -276,7 +292,7 @@ class StoreSource:
                 f"({describe_cutoff(saved_main.cutoff)})"
             )
         as_main = saved_main is None or saved_main.cutoff <= moment
-        rows = history(tracker, index, labels, moment)
+        rows = history(tracker, index, labels, moment, replay=replay)
         model, _ = fit_and_save(rows, labels, moment, index, key, why=why, main=as_main)
         kept = "saved" if as_main else "kept for earlier moments"
         return self._answer(model, f"a label model fit now ({why}) and {kept}")
@@ -303,14 +319,21 @@ class StoreSource:
     def _answer(model: LabelModel, origin: str) -> LabelModel:
         """`model` (a shallow copy, the arrays shared) saying where it came from."""
         answer = copy.copy(model)
-        answer.origin = origin  # type: ignore[attr-defined]
+        answer.origin = origin
         return answer
 
 
 def refit(
-    tracker: Tracker, index: IssueIndex, labels: LabelsConfig, moment: datetime, force: bool = False
+    tracker: Tracker,
+    index: IssueIndex,
+    labels: LabelsConfig,
+    moment: datetime,
+    force: bool = False,
+    *,
+    replay: bool,
 ) -> tuple[LabelModel, bool]:
-    """For `index` and `calibrate`: the artifact brought up to date (refit by the rule or forced).
+    """For `index` and `calibrate`: the artifact brought up to date (refit by the rule or forced);
+    `replay`: `tracker` is the past as of `moment`, replayed offline (else the index answers).
 
     Returns the model and whether it was refit.
     """
@@ -327,7 +350,7 @@ def refit(
         if reason is None:
             return model, False
         why = f"refit: {reason}"
-    rows = history(tracker, index, labels, moment)
+    rows = history(tracker, index, labels, moment, replay=replay)
     return fit_and_save(rows, labels, moment, index, key, why=why)[0], True
 
 

@@ -172,7 +172,7 @@ def checkout_files(root: Path, max_file_kb: int, max_files: int) -> Iterator[Sou
 
 
 class CodeIndex:
-    """One checkout's files in an in-memory tantivy index (built once per process and root).
+    """One checkout's files in an in-memory tantivy index (built once per run: the moment holds it).
 
     `CodeIndex(root)` reads a folder; `CodeIndex.from_files` takes the files from elsewhere (a
     commit read from git objects: `likely.code_git`), with `memo` keeping each content's fields
@@ -382,17 +382,6 @@ class CodeIndex:
         return ranked[:limit]
 
 
-_CACHE: dict[tuple[Path, int, int], CodeIndex] = {}
-
-
-def open_code_index(root: str | Path, *, max_file_kb: int = 256, max_files: int = 20_000):
-    """The code index of `root`, built on first use in this process."""
-    key = (Path(root).resolve(), max_file_kb, max_files)
-    if key not in _CACHE:
-        _CACHE[key] = CodeIndex(key[0], max_file_kb=max_file_kb, max_files=max_files)
-    return _CACHE[key]
-
-
 class LazyCodeIndex:
     """A `CodeIndex` built on first use (the MCP server answers `initialize` before a large
     checkout is read): every attribute is the built index's."""
@@ -404,7 +393,7 @@ class LazyCodeIndex:
     def __getattr__(self, name: str):  # noqa: ANN204 - whatever the index's attribute is
         if self._built is None:
             root, kb, files = self._args
-            self._built = open_code_index(root, max_file_kb=kb, max_files=files)
+            self._built = CodeIndex(Path(root).resolve(), max_file_kb=kb, max_files=files)
         return getattr(self._built, name)
 
 
@@ -414,4 +403,4 @@ def code_index_for(config: object, full_name: str) -> CodeIndex | None:
     root = checkout_for(code.checkout, full_name)
     if root is None or code.likely_files <= 0:
         return None
-    return open_code_index(root, max_file_kb=code.max_file_kb, max_files=code.max_files)
+    return CodeIndex(root.resolve(), max_file_kb=code.max_file_kb, max_files=code.max_files)

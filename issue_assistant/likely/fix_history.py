@@ -19,7 +19,7 @@ import tantivy
 from issue_assistant.index.query import issue_query
 from issue_assistant.likely.code import CodeIndex
 from issue_assistant.likely.signals import Hint
-from issue_assistant.tracker.base import Tracker, full_tracker
+from issue_assistant.tracker.base import Tracker
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,13 @@ class FixHistory:
                 PastFix(issue.number, issue.title, issue.body or "", issue.closed_at, tuple(files))
             )
         return cls(fixes)
+
+    @classmethod
+    def known(cls, tracker: Tracker) -> FixHistory | None:
+        """The fixed issues of `tracker` (the whole tracker: each query filters by the moment);
+        None when none has a known fix."""
+        history = cls.from_tracker(tracker)
+        return history if len(history) else None
 
     def __len__(self) -> int:
         return len(self.fixes)
@@ -128,17 +135,3 @@ class FixHistory:
             Hint(p, float(n), None, f"changed by {n} of the last {len(known)} fixes")
             for p, n in counts.most_common(30)
         ]
-
-
-_SHARED: list[tuple[object, int, FixHistory | None]] = []
-
-
-def fix_history_for(tracker: Tracker) -> FixHistory | None:
-    """The fixed issues of `tracker`'s source (the whole tracker behind an as-of view: each
-    query filters by the moment), built once per process; None when none has a known fix."""
-    source = full_tracker(tracker)
-    count = len(source) if hasattr(source, "__len__") else -1
-    if not _SHARED or _SHARED[0][0] is not source or _SHARED[0][1] != count:
-        history = FixHistory.from_tracker(source)
-        _SHARED[:] = [(source, count, history if len(history) else None)]  # one at a time
-    return _SHARED[0][2]

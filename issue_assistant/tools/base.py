@@ -11,51 +11,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.errors import ToolFailure
 from issue_assistant.render import excerpt, render
 from issue_assistant.tools.checkout import Checkout
-from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
 if TYPE_CHECKING:
-    from issue_assistant.index.candidates import Candidate
-    from issue_assistant.index.discussions import DiscussionHit, DiscussionIndex
-    from issue_assistant.likely.code import CodeIndex, LikelyFile
-    from issue_assistant.tracker.models import Release
+    from issue_assistant.context import Context
+    from issue_assistant.moment import Moment
 
 log = logging.getLogger(__name__)
-
-
-class Source(Protocol):
-    """What the tools read: the point-in-time view (a `Context`, or `tools.view.RepoView`).
-
-    `discussion_index` and `code` are None where the source does not know them."""
-
-    repository: str
-    labels: LabelsConfig
-    tracker: Tracker
-    as_of: datetime | None
-    discussion_index: DiscussionIndex | None
-    code: CodeIndex | None
-
-    def search(self, text: str, limit: int = 10) -> list[Candidate]: ...
-
-    def get_issue(self, number: int) -> Issue | None: ...
-
-    def list_releases(self, limit: int = 10) -> list[Release] | None:
-        """Releases published before the moment, newest first; None when unknown."""
-        ...
-
-    def search_discussions(self, text: str, limit: int = 5) -> list[DiscussionHit]: ...
-
-    def likely(self, text: str, limit: int = 5) -> list[LikelyFile]: ...
 
 
 class ToolInput(BaseModel):
@@ -108,7 +78,7 @@ def tool(
     """Register a read-only tool; its description is the function's docstring.
 
     `needs_checkout`: offered only with a checkout; `when(box)`: offered only where it holds
-    (e.g. only when the source knows its releases).
+    (e.g. only when the moment knows its releases).
     """
 
     def register(fn: Callable[[Toolbox, Any], str]) -> Callable[[Toolbox, Any], str]:
@@ -131,10 +101,14 @@ def validation_message(exc: ValidationError) -> str:
 
 
 class Toolbox:
-    """The tools available on one source (and a checkout, when there is one)."""
+    """The tools available at one moment (and on a checkout, when there is one); with an issue
+    under analysis, its searches show only issues created before it, never itself."""
 
-    def __init__(self, source: Source, checkout: Checkout | None = None) -> None:
-        self.source = source
+    def __init__(
+        self, moment: Moment, issue: Issue | None = None, checkout: Checkout | None = None
+    ) -> None:
+        self.moment = moment
+        self.issue = issue
         self.checkout = checkout
         # The earlier issues the tools have shown: an engine may propose only those as originals.
         self.shown: set[int] = set()
@@ -142,9 +116,10 @@ class Toolbox:
         self.labels_used: set[str] | None = None
 
     @classmethod
-    def for_source(cls, source: Source, root: str | Path | None = None) -> Toolbox:
-
-        return cls(source, Checkout(root) if root is not None else None)
+    def for_context(cls, context: Context, root: str | Path | None = None) -> Toolbox:
+        """The tools an engine offers on `context` (its checkout's files, or `root`'s)."""
+        root = root if root is not None else context.checkout
+        return cls(context.moment, context.issue, Checkout(root) if root is not None else None)
 
     def tools(self) -> list[Tool]:
         available = [t for t in TOOLS.values() if t.available(self)]

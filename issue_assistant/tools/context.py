@@ -1,7 +1,6 @@
 """Tools over what else the moment knew: releases, similar discussions, the likely files.
 
-Each is offered only where its source knows it (a `Context` with a release list, a discussion
-index or a code index; the MCP server's view with a release list).
+Each is offered only where the moment knows it (a release list, discussions, a code index).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ FOUND_MAX = 10
 
 
 def _releases(box: Toolbox) -> list | None:
-    return box.source.list_releases(RELEASES_MAX)
+    return box.moment.list_releases(RELEASES_MAX)
 
 
 class ListReleasesInput(ToolInput):
@@ -39,18 +38,18 @@ def list_releases(box: Toolbox, args: ListReleasesInput) -> str:
 @tool(
     "search_discussions",
     TextInput,
-    when=lambda box: box.source.discussion_index is not None,
+    when=lambda box: box.moment.discussions is not None,
 )
 def search_discussions(box: Toolbox, args: TextInput) -> str:
     """Search the repository's discussions as they were at the moment (an answer given later is
     not shown). A discussion is never a duplicate, but an answered one may answer a question."""
-    found = box.source.search_discussions(args.text, limit=args.limit)
+    found = box.moment.search_discussions(args.text, args.limit, box.issue)
     return render("tools/search_discussions.txt.j2", found=found)
 
 
-@tool("likely_files", TextInput, when=lambda box: box.source.code is not None)
+@tool("likely_files", TextInput, when=lambda box: box.moment.code is not None)
 def likely_files(box: Toolbox, args: TextInput) -> str:
     """The checkout's files most likely concerned by the text (stack frames and named paths
     first, then words), with a line where a stack frame names one."""
-    found = box.source.likely(args.text, limit=args.limit)
+    found = box.moment.likely(args.text, limit=args.limit)
     return render("tools/likely_files.txt.j2", found=found)

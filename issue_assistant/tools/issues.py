@@ -45,7 +45,7 @@ class NoInput(ToolInput):
 def search_issues(box: Toolbox, args: SearchIssuesInput) -> str:
     """Search the repository's earlier issues as they were at the moment (title matches weigh
     more). Returns one line per issue: number, state, title, labels and an excerpt."""
-    found = box.source.search(args.query, limit=args.limit)
+    found = box.moment.search(args.query, args.limit, box.issue)
     box.shown.update(c.issue.number for c in found)
     return render("tools/search_issues.txt.j2", found=found)
 
@@ -54,7 +54,7 @@ def search_issues(box: Toolbox, args: SearchIssuesInput) -> str:
 def get_issue(box: Toolbox, args: GetIssueInput) -> str:
     """Read one earlier issue as it was at the moment: state, labels, description and the first
     comments."""
-    issue = box.source.get_issue(args.number)
+    issue = box.moment.get_issue(args.number, box.issue)
     if issue is None:
         raise ToolFailure(f"no earlier issue #{args.number}")
     box.shown.add(issue.number)
@@ -73,13 +73,13 @@ def get_issue(box: Toolbox, args: GetIssueInput) -> str:
 def list_labels(box: Toolbox, args: NoInput) -> str:
     """List the label groups that may be proposed (type, area, topic, priority) with their
     descriptions, and the repository's other labels."""
-    labels = box.source.labels
+    labels = box.moment.labels
     known = {name.lower() for name in labels.all_names()}
     used = _used_by_the_moment(box)
     others = sorted(
         (
             lab.name
-            for lab in box.source.tracker.repository.labels
+            for lab in box.moment.tracker.repository.labels
             if lab.name.lower() not in known and (used is None or lab.name.lower() in used)
         ),
         key=str.lower,
@@ -90,7 +90,7 @@ def list_labels(box: Toolbox, args: NoInput) -> str:
 def _used_by_the_moment(box: Toolbox) -> set[str] | None:
     """Labels some issue carried by the moment of a point-in-time view (lower case), or None
     on a live view: a label first used later is not shown (the repository's list is today's)."""
-    tracker = box.source.tracker
+    tracker = box.moment.tracker
     view = tracker.point_in_time
     if view is None:
         return None
