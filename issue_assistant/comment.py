@@ -23,7 +23,7 @@ from issue_assistant.decision import (
 )
 from issue_assistant.errors import EngineError
 from issue_assistant.preset import describe_preset
-from issue_assistant.render import render, safe_text
+from issue_assistant.render import render
 from issue_assistant.sanitize import code_span
 
 if TYPE_CHECKING:
@@ -308,13 +308,12 @@ def duplicate_tail(duplicate: Duplicate) -> str:
 
 
 def _render(plan: Plan, fallback_from: str | None = None) -> str:
-    def safe(text: str | None, limit: int, table: bool = False) -> str:
-        return safe_text(text, plan.repository, limit, table=table)
-
     return render(
         "comment.md.j2",
         plan=plan,
-        safe=safe,
+        labels=plan.labels(),
+        words=plan.words(),
+        is_empty=plan.is_empty,
         limits=LIMITS,
         marker=MARKER,
         plan_json=encode_plan(plan),

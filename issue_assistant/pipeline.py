@@ -18,7 +18,7 @@ from issue_assistant.context_build import build_context, plan_notes
 from issue_assistant.decision import Decision, Usage, validate
 from issue_assistant.engines import Engine, create
 from issue_assistant.engines.base import Deadline
-from issue_assistant.engines.failures import EngineFailure, crashed, kind_of, with_retries
+from issue_assistant.engines.failures import EngineFailure, crashed, kind_of, retry_pause
 from issue_assistant.errors import AssistantError, EngineError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.duplicates import DuplicateSettings
@@ -114,7 +114,17 @@ def _run_engine(engine: Engine, context: Context) -> Decision:
         return bounded(timed, deadline.remaining(), engine.name, cancel=deadline.cancel)
 
     attempts = 1 if engine.retries_itself else 3
-    decision, retries = with_retries(once, remaining=deadline.remaining, attempts=attempts)
+    retries = 0
+    while True:  # retried on transient failures while the time budget allows
+        try:
+            decision = once()
+            break
+        except EngineFailure as exc:
+            pause = retry_pause(exc, retries + 1, attempts, deadline.remaining())
+            if pause is None:
+                raise
+            time.sleep(pause)
+            retries += 1
     usage = decision.usage
     if retries:
         usage = usage.model_copy(update={"retries": usage.retries + retries})

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import random
 import re
-import time
-from collections.abc import Callable
-from typing import Literal, TypeVar
+from typing import Literal
 
 from issue_assistant.errors import EngineError
 
@@ -38,8 +36,6 @@ _SETUP_TEXT = re.compile(
     r"login required)\b",
     re.IGNORECASE,
 )
-
-T = TypeVar("T")
 
 
 class EngineFailure(EngineError):
@@ -90,23 +86,12 @@ def backoff(attempt: int, base: float = 1.0, cap: float = 20.0) -> float:
     return random.uniform(0, min(cap, base * 2 ** (attempt - 1)))
 
 
-def with_retries(
-    call: Callable[[], T],
-    *,
-    remaining: Callable[[], float],
-    attempts: int = 3,
-    sleep: Callable[[float], None] = time.sleep,
-    base: float = 1.0,
-) -> tuple[T, int]:
-    """`call()`, retried on transient failures while the time budget allows; (result, retries)."""
-    for attempt in range(1, attempts + 1):
-        try:
-            return call(), attempt - 1
-        except EngineFailure as exc:
-            if exc.kind != "transient" or attempt == attempts:
-                raise
-            pause = backoff(attempt, base)
-            if pause + 1.0 >= remaining():
-                raise
-            sleep(pause)
-    raise AssertionError("unreachable")
+def retry_pause(
+    exc: EngineFailure, attempt: int, attempts: int, remaining: float, base: float = 1.0
+) -> float | None:
+    """Seconds to wait before trying again after `exc` failed try number `attempt` of `attempts`,
+    with `remaining` seconds of the time budget left; None: do not try again."""
+    if exc.kind != "transient" or attempt >= attempts:
+        return None
+    pause = backoff(attempt, base)
+    return None if pause + 1.0 >= remaining else pause
