@@ -133,13 +133,8 @@ def run_analyze(
         "comment-url": result.comment_url or "",
         "skipped": "true" if result.skipped else "false",
     }
-    summary = render(
-        "summary.md.j2",
-        command="analyze",
-        writes=writes,
-        result=result,
-        done=result.done,
-        repository=full_name,
+    summary = render_summary(
+        command="analyze", writes=writes, result=result, done=result.done, repository=full_name
     )
     return Outcome(outputs, summary)
 
@@ -203,16 +198,38 @@ def run_apply(
         "skipped": "false" if decided else "true",
     }
     done = [w for r in results for w in r.writes]
-    summary = render(
-        "summary.md.j2",
-        command="apply",
-        writes=writes,
-        results=results,
-        done=done,
-        repository=full_name,
+    summary = render_summary(
+        command="apply", writes=writes, results=results, done=done, repository=full_name
     )
     failed = any(r.status == "failed" for r in results)
     return Outcome(outputs, summary, 1 if failed else 0)
+
+
+def render_summary(
+    *,
+    command: str,
+    writes: str,
+    done: list[str],
+    repository: str,
+    result: LiveResult | None = None,
+    results: list[ApplyResult] | None = None,
+) -> str:
+    """The job summary of `analyze` (its `result`) or `apply` (its `results`): the plan's labels,
+    their words and the engine's failure are given as values, so the template calls nothing
+    back in the plan or the result."""
+    plan = result.plan if result is not None and not result.skipped else None
+    return render(
+        "summary.md.j2",
+        command=command,
+        writes=writes,
+        result=result,
+        results=results,
+        labels=plan.labels() if plan else [],
+        words=plan.words() if plan else {},
+        error=result.error if result is not None else None,
+        done=done,
+        repository=repository,
+    )
 
 
 def plain_json(value: Any, repository: str, raw_keys: frozenset[str] = RAW_KEYS) -> str:

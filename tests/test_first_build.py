@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from issue_assistant import live, sync
+from issue_assistant.action import render_summary
 from issue_assistant.cli import main
 from issue_assistant.config.labels import load_labels
 from issue_assistant.config.sections import Config, IndexConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import index_path
-from issue_assistant.render import render
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN, make_tracker
 
@@ -80,8 +80,7 @@ def test_a_rate_limited_first_build_resumes_where_it_stopped(gh, tmp_path, monke
     assert first.plan is not None and first.plan.index_progress is not None
     # an older issue's number (a backlog run) does not shrink the estimate below what is indexed
     assert sync.index_progress(IssueIndex(path), 3).of_about == indexed  # #1..#indexed listed
-    summary = render(
-        "summary.md.j2",
+    summary = render_summary(
         command="analyze",
         writes="live",
         result=first,

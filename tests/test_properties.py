@@ -20,13 +20,13 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
+from issue_assistant.action import render_summary
 from issue_assistant.approve.sweep import Approver
 from issue_assistant.comment import GITHUB_LIMIT, Outcome, extract_plan, render_comment
 from issue_assistant.config.sections import Config
 from issue_assistant.engines.prompt import parse_answer
 from issue_assistant.errors import EngineError
 from issue_assistant.live import analyze_live
-from issue_assistant.render import render
 from issue_assistant.sanitize import sanitize, sanitize_json
 from issue_assistant.tracker.memory import MemoryTracker
 from tests import strategies as s
@@ -160,8 +160,7 @@ def test_pipeline_properties(record_property, fake_engine):
             }
         )
         assert problems(render_comment(approved), REPO, (f"@{reporter}",)) == []
-        summary = render(
-            "summary.md.j2",
+        summary = render_summary(
             command="analyze",
             writes="live",
             result=result,

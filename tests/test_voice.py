@@ -234,9 +234,9 @@ def test_built_plans_keep_the_jargon_in_why(plan):
 def test_one_scale_of_words_in_the_comment_the_backlog_report_and_the_outputs():
     from types import SimpleNamespace
 
+    from issue_assistant.action import render_summary
     from issue_assistant.backlog.report import outputs, render_run
     from issue_assistant.backlog.run import BacklogRun, Item
-    from issue_assistant.render import render
 
     plan = Plan(
         repository="o/r",
@@ -276,8 +276,7 @@ def test_one_scale_of_words_in_the_comment_the_backlog_report_and_the_outputs():
         error=None,
         comment=comment,
     )
-    summary = render(
-        "summary.md.j2",
+    summary = render_summary(
         command="analyze",
         writes="dry-run",
         result=result,

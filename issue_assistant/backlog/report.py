@@ -29,10 +29,17 @@ def issue_link(base: str, repository: str, number: int) -> str:
 
 def render_run(run: BacklogRun, api_url: str = "https://api.github.com") -> str:
     base = server_url(api_url)
+    proposed = run.proposed
+    shown = [i.number for i in run.items] + [s.number for s in run.skipped[:SKIPPED_ROWS]]
     return render(
         "backlog.md.j2",
         run=run,
-        link=lambda n: issue_link(base, run.repository, n),
+        proposed=proposed,
+        looked=[i for i in run.items if not i.proposed],
+        # values, not calls: the template calls nothing back in the plan or the run
+        labels_of={i.number: i.plan.labels() for i in proposed if i.plan is not None},
+        words_of={i.number: i.plan.words() for i in proposed if i.plan is not None},
+        links={n: issue_link(base, run.repository, n) for n in shown},
         skipped_rows=SKIPPED_ROWS,
     )
 
