@@ -221,8 +221,8 @@ def test_dash_l_is_limit(argv):
 
 
 def test_the_test_engines_are_hidden_from_lists_and_errors_but_usable(tmp_path, capsys):
+    from issue_assistant.engine_registry import engine_class
     from issue_assistant.engines import available
-    from issue_assistant.engines.registry import engine_class
 
     assert "fake" not in available() and "fake-llm" not in available() and "similar" in available()
     assert engine_class("fake").name == "fake"

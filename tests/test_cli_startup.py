@@ -108,7 +108,7 @@ def test_checking_an_engine_table_does_not_import_the_engine(tmp_path):
 
 
 def test_the_options_known_without_the_engine_are_the_engines_own():
-    from issue_assistant.engines.registry import BUILTIN_OPTIONS, engine_class, options_class
+    from issue_assistant.engine_registry import BUILTIN_OPTIONS, engine_class, options_class
 
     for name in BUILTIN_OPTIONS:
         assert options_class(name) is engine_class(name).Options

@@ -187,7 +187,7 @@ def test_label_names_may_hold_emoji_colons_and_spaces(tmp_path):
 
 
 def test_config_check_fails_where_analyze_would(tmp_path, capsys, monkeypatch):
-    from issue_assistant.engines import registry
+    from issue_assistant import engine_registry as registry
 
     labels = write(tmp_path, "labels.toml", GOOD_LABELS)
     for text in ('[engine]\nfallback = "nope"\n', '[duplicates]\nclose = "yes"\n'):

@@ -11,13 +11,14 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "issue_assistant"
 
-#: bottom first; a module's floor is that of its most specific entry (`engines.registry` before
-#: `engines`). Modules of one floor may import each other, never in a circle.
+#: bottom first; a module's floor is that of its most specific entry (a module named, else its
+#: package). Modules of one floor may import each other, never in a circle.
 FLOORS: list[tuple[str, ...]] = [
-    # small helpers, and the engine registry (names and option models, pydantic only)
+    # small helpers, and the engine registry (names and option models, imports of neither config
+    # nor engines: an engine and a built-in's options are loaded by name when first asked for)
     ("", "errors", "names", "progress", "atomic", "tomllines", "labelnames", "urls", "render",
-     "sanitize", "forms", "engines.registry"),
-    ("config", "settings", "cachelock", "engines.similar_options"),
+     "sanitize", "forms", "engine_registry"),
+    ("config", "settings", "cachelock"),
     ("tracker", "writes"),
     ("index", "asking", "formlabels", "decision"),
     # likely files: the checkout's code, the signals an issue gives, the fixes of earlier issues
@@ -147,7 +148,7 @@ def test_no_module_imports_a_floor_above_its_own():
 def test_the_checks_see_a_circle_and_an_upward_import():
     # the checks themselves: a made-up graph with one circle, and real floors
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert floor("config") < floor("engines.base") and floor("engines.registry") == 0
+    assert floor("config") < floor("engines.base") and floor("engine_registry") == 0
     assert floor("tracker.client") == floor("tracker") and floor("evaluate.gold") == 10
     assert floor("index.search") < floor("likely.rank") < floor("learn")
     assert floor("config.labels") == floor("config.sections") < floor("writes")

@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.config.files import find_file
     from issue_assistant.config.labels import GROUPS
     from issue_assistant.config.weak_spots import weak_spots
+    from issue_assistant.engine_registry import is_known
     from issue_assistant.engines import available
-    from issue_assistant.engines.registry import is_known
     from issue_assistant.errors import print_cli
     from issue_assistant.pipeline import check_engines, engines_for
     from issue_assistant.published import check_workflows

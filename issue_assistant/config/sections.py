@@ -45,7 +45,7 @@ def _login(login: str) -> str:
 
 def _engine_name(name: str | None) -> str | None:
     """An engine name that `engines.create` knows (built-in, registered or an entry point)."""
-    from issue_assistant.engines.registry import available, is_known
+    from issue_assistant.engine_registry import available, is_known
 
     if name and not is_known(name):
         raise ValueError(f"unknown engine {name!r} (available: {', '.join(available())})")
@@ -201,13 +201,13 @@ class Config(Strict):
 
     def options(self, name: str) -> BaseModel:
         """The typed options of engine `name` (its `[engines.NAME]` table, or the defaults)."""
-        from issue_assistant.engines.registry import options_class
+        from issue_assistant.engine_registry import options_class
 
         return options_class(name).model_validate(self.engines.get(name, {}))
 
     @property
     def similar(self) -> Any:
-        """`[engines.similar]`: a `SimilarConfig` (`engines/similar_options.py`)."""
+        """`[engines.similar]`: a `SimilarConfig` (`config/engine_options.py`)."""
         return self.options("similar")
 
     def with_engine(self, **changes: Any) -> Config:
@@ -243,7 +243,7 @@ def load_config(path: str | Path | None) -> Config:
 
 def _check_engine_tables(p: Path, text: str, config: Config, moved: list[str]) -> None:
     """Each `[engines.NAME]` validated by its engine's options, errors naming file:line and key."""
-    from issue_assistant.engines.registry import available, options_class
+    from issue_assistant.engine_registry import available, options_class
 
     for name, table in config.engines.items():
         where = (name,) if name in moved else ("engines", name)

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from issue_assistant import tools
 from issue_assistant.decision import answer_schema
+from issue_assistant.engine_registry import register
 from issue_assistant.engines.failures import EngineFailure, from_status
 from issue_assistant.engines.llm import LLMEngine, LLMOptions, Run
-from issue_assistant.engines.registry import register
 from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:

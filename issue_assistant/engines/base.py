@@ -1,4 +1,4 @@
-"""The engine contract (the registry of names is `engines/registry.py`).
+"""The engine contract (the registry of names is `engine_registry.py`).
 
 An engine is one class: its `name`, its typed `Options` (read from `[engines.NAME]`), the
 strategies it can run, `check_ready()` (once, before any issue) and `decide(context)`.
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from issue_assistant.engines.registry import engine_class
+from issue_assistant.engine_registry import engine_class
 from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:

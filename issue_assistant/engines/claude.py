@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from issue_assistant.decision import Usage
+from issue_assistant.engine_registry import register
 from issue_assistant.engines.command import (
     CommandEngine,
     Finished,
@@ -27,7 +28,6 @@ from issue_assistant.engines.command import (
     text_failure,
 )
 from issue_assistant.engines.failures import from_status, from_text
-from issue_assistant.engines.registry import register
 
 READ_TOOLS = ("Read", "Grep", "Glob")
 SEARCH = "Bash(issue-assistant search:*)"

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from issue_assistant.decision import Usage
+from issue_assistant.engine_registry import register
 from issue_assistant.engines.command import CommandEngine, Finished, Reply, failure, text_failure
 from issue_assistant.engines.failures import from_status, from_text
-from issue_assistant.engines.registry import register
 
 READ_TOOLS = ("view", "grep", "glob")
 SHELL = "bash"  # the shell tool's name off Windows (`powershell` there)

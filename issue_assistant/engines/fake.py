@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from issue_assistant.decision import Decision
+from issue_assistant.engine_registry import register
 from issue_assistant.engines.base import Deadline, Engine
 from issue_assistant.engines.failures import EngineFailure
 from issue_assistant.engines.llm import LLMEngine, Run
-from issue_assistant.engines.registry import register
 from issue_assistant.errors import EngineError
 
 if TYPE_CHECKING:

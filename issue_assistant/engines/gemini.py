@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import Field
 
 from issue_assistant.decision import Usage
+from issue_assistant.engine_registry import register
 from issue_assistant.engines import prices
 from issue_assistant.engines.command import (
     CommandEngine,
@@ -32,7 +33,6 @@ from issue_assistant.engines.command import (
     text_failure,
 )
 from issue_assistant.engines.failures import Kind, from_status, from_text
-from issue_assistant.engines.registry import register
 
 # Tool names at 0.61.0: `grep_search` was `search_file_content`, which `tools.core` no longer
 # matches; `read_many_files` is not a model tool any more.

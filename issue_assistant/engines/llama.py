@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from issue_assistant.decision import answer_schema
+from issue_assistant.engine_registry import register
 from issue_assistant.engines.failures import EngineFailure
 from issue_assistant.engines.llm import LLMEngine, LLMOptions, Run
-from issue_assistant.engines.registry import register
 from issue_assistant.errors import UserError
 from issue_assistant.names import install_line
 

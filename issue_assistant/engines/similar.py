@@ -15,12 +15,12 @@ import re
 from typing import TYPE_CHECKING
 
 from issue_assistant import asking, formlabels, forms
+from issue_assistant.config.engine_options import SimilarConfig
 from issue_assistant.config.sections import LabelModelConfig
 from issue_assistant.decision import REASON_MAX, Decision, Duplicate, LabelTier
+from issue_assistant.engine_registry import register
 from issue_assistant.engines import similar_labels
 from issue_assistant.engines.base import Engine
-from issue_assistant.engines.registry import register
-from issue_assistant.engines.similar_options import SimilarConfig
 from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.duplicates import DuplicateSettings
 from issue_assistant.index.search import cosine

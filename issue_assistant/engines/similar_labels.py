@@ -13,10 +13,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from issue_assistant.config.engine_options import SimilarConfig
 from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.config.sections import Config
 from issue_assistant.decision import TIER_WORDS, GroupOutcome, LabelTier
-from issue_assistant.engines.similar_options import SimilarConfig
 from issue_assistant.learn import tiers
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ TEST_ENGINES = frozenset({"fake", "fake-llm"})
 
 #: built-in engines whose options model lives in a light module beside the engine's: checking
 #: `[engines.NAME]` then needs no import of the engine (similar's pulls in numpy and the learner)
-BUILTIN_OPTIONS = {"similar": ("issue_assistant.engines.similar_options", "SimilarConfig")}
+BUILTIN_OPTIONS = {"similar": ("issue_assistant.config.engine_options", "SimilarConfig")}
 
 _registry: dict[str, Any] = {}
 
