@@ -4,7 +4,7 @@ An approved proposal asked the reporter questions and added the needs-info label
 reporter (the issue's author) has commented since, what the questions asked for is checked
 again with the new text (`asking.unanswered`); when nothing is missing any more, the assistant's
 comment is edited into a new proposal, pending approval like every write: take the needs-info
-label off.
+label off. Like the approval sweep, it takes the tracker on GitHub, not a moment (see `moment`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ It lists what changed since the last run (a first build goes on from its resume 
 the same rate margin as `analyze`) and fits the label model when the refit rule says so (none
 saved yet, 50 labelled issues more, or the first build completed in this run). Nothing is
 written to GitHub. Run it on a schedule, or once by hand after installing, with the same cache
-as `analyze`.
+as `analyze`. Like the sync it is, it takes the tracker on GitHub, not a moment (no issue is
+analyzed; see `moment`).
 """
 
 from __future__ import annotations

@@ -240,21 +240,26 @@ def analyze_live(
 ) -> LiveResult:
     """Analyze issue `number` now and post (or edit) the assistant's one comment.
 
+    `tracker`: the tracker on GitHub (else one connected here), when no `moment` is given.
     `opened_labels`: the labels it was opened with, when known (the `opened` event's payload):
     then its timeline is not read to tell a template's labels from later ones.
 
-    For runs over many issues (`backlog`): `moment`, the repository now, built once for the
-    run (its index refreshed this run; otherwise it is built here); `skip`, more
-    reasons to leave the issue alone, on its fresh record and comments; `evidence`, the issue
-    as the engine reads it (with its discussion so far); `engines`, the engine and fallback to
-    use (made once per run; a duplicate group's proposal is one). The posting path is the
-    same. The index is kept under `cache_dir` (`--cache-dir`), else where
-    `Settings.cache_root` says."""
+    For runs over many issues (`backlog`): `moment`, the repository now with the tracker on
+    GitHub (`Moment.live`), built once for the run (its index refreshed this run; otherwise it
+    is built here, after the skip checks); `skip`, more reasons to leave the issue alone, on its
+    fresh record and comments; `evidence`, the issue as the engine reads it (with its discussion
+    so far); `engines`, the engine and fallback to use (made once per run; a duplicate group's
+    proposal is one). The posting path is the same. The index is kept under `cache_dir`
+    (`--cache-dir`), else where `Settings.cache_root` says."""
     mode: Mode = writes  # type: ignore[assignment]
+    if moment is not None:
+        tracker = moment.on_github()
     tracker = tracker or connect(full_name, bot_login=config.approval.bot_login, writes=mode)
     writing(tracker, mode)
     now = now or datetime.now(UTC)
     result = LiveResult(full_name, number, mode)
+    # The looks before an analysis read the tracker before any moment exists: an issue skipped
+    # costs no sync of the index.
     try:
         issue = tracker.get_issue(number)
     except KeyError:
@@ -285,11 +290,30 @@ def analyze_live(
         cache = str(current().cache_root(config.index.cache_dir, flag))
         index = refresh_index(tracker, cache, now, config.index.embeddings)
         moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
-    index = moment.index
     if evidence is not None:
         issue = evidence(issue, comments)
-    engine, fallback = engines or engines_for(config, labels, engine_name)
-    view = CachedReads(tracker, index)
+    pair = engines or engines_for(config, labels, engine_name)
+    opened = _opened_with(moment.on_github(), issue, labels, opened_labels)
+    _propose(moment, issue, found, result, config, pair, opened, now)
+    return result
+
+
+def _propose(
+    moment: Moment,
+    issue: Issue,
+    found: Found | None,
+    result: LiveResult,
+    config: Config,
+    engines: tuple[Engine, Engine | None],
+    opened: set[str] | None,
+    now: datetime,
+) -> None:
+    """The analysis of `issue` on `moment` and the comment posted or edited (into `result`):
+    what it reads and writes on GitHub is the moment's (`Moment.live`)."""
+    live, mode, index = moment.on_github(), result.writes, moment.index
+    full_name, number = result.repository, result.number
+    engine, fallback = engines
+    view = CachedReads(live, index)
     view._issues[number] = issue
     analysis = analyze(
         moment.at(view, now),
@@ -297,7 +321,7 @@ def analyze_live(
         config=config,
         engine=engine,
         fallback=fallback,
-        opened_with=_opened_with(tracker, issue, labels, opened_labels),
+        opened_with=opened,
     )
     if analysis.error:
         log.warning("engine failed (%s); the fallback answered", analysis.error)
@@ -306,7 +330,7 @@ def analyze_live(
     if progress is not None:
         plan = analysis.plan = plan.model_copy(update={"index_progress": progress})
         analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)
-    confirmed = confirm_named(tracker, plan)  # the tracker, not the index, is the truth now
+    confirmed = confirm_named(live, plan)  # the tracker, not the index, is the truth now
     if confirmed is not plan:
         plan = analysis.plan = confirmed
         analysis.comment = render_comment(plan, fallback_from=analysis.decision.fallback_from)
@@ -315,15 +339,15 @@ def analyze_live(
         # Nothing the issue lacks: no comment at all (the summary and the log say why).
         result.skipped = nothing_to_propose(plan, plan.preset)
         log.info("%s#%d: no comment: %s", full_name, number, result.skipped)
-        return result
-    writer = Writer(tracker, mode)
+        return
+    writer = Writer(live, mode)
     if found is not None:
         # Looked at again right before the edit: a maintainer may have voted while the engine
         # ran, and that vote was for the text they saw, not for this one.
-        if reason := _changed_since(tracker, found, config, now):
+        if reason := _changed_since(live, found, config, now):
             log.info("%s#%d: not edited: %s", full_name, number, reason)
             result.skipped = reason
-            return result
+            return
         result.action = "edited" if mode == "live" else "would edit"
         result.comment_url = found.comment.url
         if _same_proposal(found.plan, plan, config.approval.pending_label):
@@ -332,17 +356,17 @@ def analyze_live(
             assert found.comment.id is not None
             writer.edit_comment(found.comment.id, result.comment, "the assistant's comment")
             if mode == "live":
-                _votes_after_edit(tracker, found, result, config, now, writer)
+                _votes_after_edit(live, found, result, config, now, writer)
     else:
         result.action = "posted" if mode == "live" else "would post"
         posted = writer.create_comment(number, result.comment, "the assistant's comment")
         result.comment_url = posted.url if posted is not None else None
         # posted is None unless live: then there is nothing to look at again
-        reason = _claim_by_posting(tracker, writer, posted, config, number)
+        reason = _claim_by_posting(live, writer, posted, config, number)
         if reason:
             log.info("%s#%d: %s", full_name, number, reason)
             result.skipped, result.action, result.done = reason, "none", writer.done
-            return result
+            return
     pending = config.approval.pending_label
     there = find_label(issue.labels, pending)
     if not plan.is_empty and there is None:
@@ -352,4 +376,3 @@ def analyze_live(
     result.done = writer.done
     if mode == "off":
         log.info("writes are off: nothing written")
-    return result

@@ -8,6 +8,17 @@ learned state (`learn.learned`). What it may not know is a member that is None, 
 
 The indexes built over the whole history (the issues, the discussions, the code, the fixes) are
 built once and shared by every moment derived with `Moment.at`: each query filters by its moment.
+
+In a live run the moment holds the tracker on GitHub as well (`live`: an issue's timeline, the
+rate budget, the writes through `writes.Writer`), and the live flow reads them from it once the
+moment exists: `live.analyze_live`'s proposal (the timeline, the looks before a write, the
+writes) and the backlog's walk (the rate budget). Three parts of a live run have no moment by
+design, and take the tracker as a typed parameter instead: the index sync (`sync.refresh_index`,
+and the Action's `index` that is only it and the label model's refit, `index_run`), which builds
+the index a moment holds and so runs before there is one; the looks before an analysis
+(`live.analyze_live`'s skip checks), so that a skipped issue costs no sync; and the approval
+sweep and the follow-up (`approve/sweep.py`, `followup.py`), which act on a maintainer's vote or
+a reporter's answer on the assistant's comment, and analyze no issue and read no index.
 """
 
 from __future__ import annotations
@@ -115,6 +126,12 @@ class Moment:
     @property
     def repository(self) -> str:
         return self.tracker.repository.full_name
+
+    def on_github(self) -> WritableTracker:
+        """The tracker on GitHub of a live run (`live`); a ValueError for a moment offline."""
+        if self.live is None:
+            raise ValueError(f"the moment of {self.repository} is offline: no tracker on GitHub")
+        return self.live
 
     @property
     def replay(self) -> bool:

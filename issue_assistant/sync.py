@@ -1,6 +1,9 @@
 """The live index sync: the on-disk issue index brought up to date from GitHub (only what changed
 since the last run, a full listing now and then, what is gone forgotten), its progress while a
 first build spans runs, and the reads a run makes through it.
+
+It takes the tracker on GitHub itself, not a moment: it builds the index a moment holds, so it
+runs before there is one (`moment`).
 """
 
 from __future__ import annotations

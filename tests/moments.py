@@ -17,7 +17,7 @@ from issue_assistant.learn.duplicate_model import Replayed
 from issue_assistant.learn.learned import Beside, Learned
 from issue_assistant.moment import Moment, open_moment
 from issue_assistant.pipeline import replay_pairs
-from issue_assistant.tracker.base import Tracker
+from issue_assistant.tracker.base import Tracker, WritableTracker
 from issue_assistant.tracker.models import Issue
 
 
@@ -27,12 +27,15 @@ def moment_of(
     labels: LabelsConfig,
     config: Config | None = None,
     learned: Learned | None = None,
+    live: WritableTracker | None = None,
 ) -> Moment:
     """The moment `view` shows (a point-in-time view's moment, else now), with what `config`
-    names (the code index, the fixes) and the label model beside the index."""
+    names (the code index, the fixes) and the label model beside the index; `live`: the tracker
+    on GitHub, as a live run's moment holds it."""
     at = view.point_in_time
     as_of = at.moment if at is not None else None
-    return open_moment(view, index, labels, config or Config(), learned or Beside(), as_of=as_of)
+    learned = learned or Beside()
+    return open_moment(view, index, labels, config or Config(), learned, as_of=as_of, live=live)
 
 
 def context_of(

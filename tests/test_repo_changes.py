@@ -91,9 +91,9 @@ def test_a_duplicate_gone_is_left_out_of_a_triage_proposal(
         config=CONFIG,
         engine_name=None,
         writes="live",
-        tracker=tracker,
         now=NOW,
-        moment=moment_of(tracker, index, LABELS, CONFIG),  # the backlog's: its index this run's
+        # the backlog's: its index this run's, the tracker on GitHub in it
+        moment=moment_of(tracker, index, LABELS, CONFIG, live=tracker),
     )
     wrong = [c for c in bot_comments(gh) if "#1 " in c.body or "#1\n" in c.body]
     record(record_property, CATEGORY, len(wrong), 0, 0, kind="duplicate deleted", where="analyze")

@@ -88,7 +88,10 @@ class ApplyResult:
 
 
 class Approver:
-    """One `apply` run over a repository (roles are looked up once per login per run)."""
+    """One `apply` run over a repository (roles are looked up once per login per run).
+
+    It takes the tracker on GitHub, not a moment: it acts on votes on the assistant's comments,
+    analyzes no issue and reads no index (see `moment`)."""
 
     def __init__(
         self,

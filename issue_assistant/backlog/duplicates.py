@@ -124,13 +124,12 @@ def duplicates_live(
     if post:
         with backlog_lock(cache, full_name):
             moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
-            result.run = _post(tracker, labels, config, writes, limit, now, moment, groups)
+            result.run = _post(labels, config, writes, limit, now, moment, groups)
     result.markdown = render_groups(result, api_url)
     return result
 
 
 def _post(
-    tracker: WritableTracker,
     labels: LabelsConfig,
     config: Config,
     writes: Mode,
@@ -139,25 +138,28 @@ def _post(
     moment: Moment,
     groups: list[Group],
 ) -> BacklogRun:
+    """The proposals on each group's newer issues, through the backlog's walk on `moment`
+    (the repository now, with the tracker on GitHub)."""
+    live = moment.on_github()
     state_path = moment.index.path / STATE_FILE
     state = BacklogState.load(state_path, now.date())
     run = BacklogRun(
-        repository=tracker.repository.full_name,
+        repository=moment.repository,
         writes=writes,
         limit=limit if limit is not None else config.backlog.limit,
         per_day=config.backlog.per_day,
         groups=["duplicates"],
     )
-    recheck = Recheck(labels, config, tracker.repository, [], now, state.started())
+    recheck = Recheck(labels, config, live.repository, [], now, state.started())
     tasks = []
     for group in groups:
         for issue in group.newer:
             if state.outcome(issue.number, now) is None:
-                proposal = GroupProposal(config, labels, group, issue.number, tracker)
+                proposal = GroupProposal(config, labels, group, issue.number, live)
                 tasks.append((issue, [], (proposal, None)))
     run.selected = len(tasks)
     runner = Runner(
-        tracker, labels, config, writes, now, moment, state, state_path, (None, None), run, recheck
+        labels, config, writes, now, moment, state, state_path, (None, None), run, recheck
     )  # type: ignore[arg-type]
     runner.walk(tasks)  # type: ignore[arg-type]
     run.posted_today = state.posted_on(now.date(), config.backlog.per_day)

@@ -119,12 +119,13 @@ def _limited(exc: GitHubError) -> bool:
 class Runner:
     """Walks the selection for one run (kept small: each issue is `analyze_live`)."""
 
-    tracker: WritableTracker
     labels: LabelsConfig
     config: Config
     writes: Mode
     now: datetime
-    moment: Moment  # the repository now, built once for the run (its index refreshed)
+    # the repository now, built once for the run (its index refreshed), with the tracker on
+    # GitHub (`Moment.live`): its rate budget, the issues' reads and the writes
+    moment: Moment
     state: BacklogState
     state_path: Path
     engines: tuple[Engine, Engine | None]
@@ -143,7 +144,7 @@ class Runner:
                 f"[backlog] per_day = {cfg.per_day} comments reached today; a run after "
                 f"{tomorrow:%Y-%m-%d %H:%M} UTC goes on from #{nxt}"
             )
-        left, reset = _rate(self.tracker)
+        left, reset = _rate(self.moment.on_github())
         if left is not None and left < cfg.rate_margin + ISSUE_REQUESTS:
             return budget_line(left, cfg.rate_margin, reset, nxt)
         return None
@@ -166,7 +167,6 @@ class Runner:
             config=self.config,
             engine_name=None,
             writes=self.writes,
-            tracker=self.tracker,
             now=self.now,
             moment=self.moment,
             skip=self.recheck,
@@ -219,7 +219,7 @@ class Runner:
                 item = self.one(issue, missing, engines)
             except GitHubError as exc:
                 if _limited(exc):
-                    left, reset = _rate(self.tracker)
+                    left, reset = _rate(self.moment.on_github())
                     self.run.stopped = budget_line(
                         left, self.config.backlog.rate_margin, reset, issue.number
                     )
@@ -306,9 +306,7 @@ def _run(
     )
     recheck = Recheck(labels, config, tracker.repository, groups, now, state.started())
     moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
-    runner = Runner(
-        tracker, labels, config, writes, now, moment, state, state_path, pair, run, recheck
-    )
+    runner = Runner(labels, config, writes, now, moment, state, state_path, pair, run, recheck)
     with Progress("backlog").start(len(selection.todo)) as progress:
         runner.progress = progress
         runner.walk([(i, selection.missing.get(i.number, []), None) for i in selection.todo])
