@@ -45,9 +45,9 @@ from issue_assistant.moment import open_moment  # noqa: E402
 from issue_assistant.pipeline import replay_pairs  # noqa: E402
 from issue_assistant.tracker.duplicates import (  # noqa: E402
     REFILE_MINUTES,
-    accepted_originals,
     refiled,
 )
+from issue_assistant.tracker.duplicates import originals as known_originals  # noqa: E402
 from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -88,11 +88,10 @@ def selection(snapshot, sample: int = SAMPLE):  # noqa: ANN001, ANN201
 
 
 def originals(snapshot, issue, again: dict[int, frozenset[int]]) -> frozenset[int]:  # noqa: ANN001
-    """The originals that count as right for `issue`: its known original's chain, or the
-    earlier copies of a refiled report; none for an issue that is neither."""
-    if issue.duplicate_of:
-        return frozenset(accepted_originals(snapshot, issue.duplicate_of))
-    return again.get(issue.number, frozenset())
+    """The originals that count as right for `issue` (`tracker.duplicates.originals`): its
+    known original's chain, or the earlier copies of a refiled report; none for an issue that
+    is neither."""
+    return frozenset(known_originals(snapshot, issue, again))
 
 
 def counted(replayed: dm.Replayed, again: dict[int, frozenset[int]]) -> dm.Replayed:

@@ -163,6 +163,86 @@ def test_duplicate_gold_needs_an_older_original_and_a_closed_issue(labels):
     assert gold_for(t, newer, at(11), labels, BOT).duplicate_of is None
 
 
+BODY = "Installing with a self-signed certificate fails; pip works. " * 8
+
+
+def test_a_report_filed_again_is_a_duplicate_of_the_first_copy(labels):
+    """A closed report its reporter filed again minutes later, nobody marking it, is a known
+    duplicate of the first copy (any earlier copy right); a named original wins; an open copy,
+    or another report of the same reporter, is not one."""
+    first = issue(1, 0, title="Poetry ignores my certificate", body=BODY)
+    closed = {"state": "closed", "closed_at": at(30)}
+    second = issue(2, 1, title="Poetry ignores my certificate", body=BODY, **closed)
+    third = issue(3, 2, title="Poetry ignores my certificate", body=BODY, **closed)
+    named = issue(4, 3, title="Poetry ignores my certificate", body=BODY, duplicate_of=9, **closed)
+    still_open = issue(5, 4, title="Poetry ignores my certificate", body=BODY)
+    other = issue(6, 5, title="The lock file is not sorted", body="Its order changes.", **closed)
+    t = tracker(first, second, third, named, still_open, other, issue(9, -60, user=user("m")))
+    g = gold_for(t, third, at(3), labels, BOT)
+    assert (g.duplicate_of, g.accept, g.refiled, g.original_known) == (1, [1, 2], True, True)
+    assert gold_for(t, second, at(2), labels, BOT).accept == [1]
+    g = gold_for(t, named, at(4), labels, BOT)
+    assert (g.duplicate_of, g.refiled) == (9, False)
+    assert gold_for(t, still_open, at(5), labels, BOT).duplicate_of is None
+    assert gold_for(t, other, at(6), labels, BOT).duplicate_of is None
+
+
+def test_evaluate_counts_a_refiled_report_as_a_duplicate(poetry, tmp_path, monkeypatch):
+    """python-poetry #10284 and #10285 are #10283 filed again by its reporter within 81 seconds
+    (a maintainer closed all three): `evaluate` replays them as duplicates, and a claim of an
+    earlier copy is right, as the benchmarks count it. #10249 and #10239 are by one reporter
+    too ("markers in poetry.lock are ..."), three days apart: claiming one is a false duplicate."""
+    import argparse
+
+    from issue_assistant.commands import evaluate as command
+    from issue_assistant.decision import Decision, Duplicate
+    from issue_assistant.engines.fake import FakeEngine
+    from issue_assistant.evaluate.results import read_results
+
+    claims = {10284: 10283, 10285: 10284, 10249: 10239}
+
+    def answer(context):  # noqa: ANN001, ANN202
+        number = claims.get(context.issue.number)
+        return Decision(duplicate=Duplicate(number=number) if number else None)
+
+    (tmp_path / "checkout" / ".git").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "checkout")
+    monkeypatch.delenv("CI", raising=False)
+    FakeEngine.reset()
+    FakeEngine.enqueue(*[answer] * 60)
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    report = tmp_path / "poetry.md"
+    argv = ["--snapshot", str(DATA / "poetry-sample.jsonl.gz"), "--labels", str(POETRY_LABELS)]
+    argv += ["--engine", "fake", "--limit", "60", "--report", str(report)]
+    argv += ["--cache-dir", str(tmp_path / "cache")]
+    try:
+        assert command.run(parser.parse_args(argv)) == 0
+    finally:
+        FakeEngine.reset()
+    _, results, _ = read_results(report.with_suffix(".jsonl"))
+    assert {10284, 10285, 10249} <= set(results)  # the two copies qualify as duplicates
+    assert 10283 not in results  # the first: its type came with its form, nobody commented
+    gold = {n: results[n].gold for n in (10284, 10285, 10249)}
+    assert (gold[10284].duplicate_of, gold[10284].accept, gold[10284].refiled) == (
+        10283,
+        [10283],
+        True,
+    )
+    assert (gold[10285].duplicate_of, gold[10285].accept) == (10283, [10283, 10284])
+    assert gold[10249].duplicate_of is None and not gold[10249].refiled
+    text = report.read_text()
+    line = {n: next(x for x in text.splitlines() if x.startswith(f"| [#{n}]")) for n in claims}
+    assert "| ✓ #10283 |" in line[10284] and "| ✓ #10284 |" in line[10285]
+    assert "| ✗ #10239 (not a known duplicate) |" in line[10249]
+    known = sum(1 for r in results.values() if r.gold.duplicate_of is not None)
+    others = len(results) - known - sum(1 for r in results.values() if r.gold.duplicate_unknown)
+    assert "| Duplicate precision | duplicates the engine proposed | 0.67 (2/3) |" in text
+    rate = f"| False-duplicate rate | issues that were not known duplicates | {1 / others:.2f} (1/"
+    assert f"{rate}{others}) |" in text
+    assert "2 issue(s) nobody marked as duplicates repeat a report their reporter had filed" in text
+
+
 def test_poetry_rewind_and_gold(poetry, labels):
     # #10131: opened with the form's kind/bug; abn later made it kind/question.
     i = poetry.get_issue(10131)

@@ -86,3 +86,27 @@ def test_started_buckets_are_fit_ahead_in_the_order_asked_once_and_as_in_one_thr
         again = fit(rows, LABELS, cutoff, fitting=shared)
         assert again.issues == model.issues and max(r.created_at for r in rows) < cutoff
         assert np.array_equal(_probs(again, docs), _probs(model, docs))
+
+
+def test_the_type_priors_evidence_is_kept_per_text_and_the_same_as_read_afresh(monkeypatch):
+    """The folds and evaluate's buckets score the same issues again: the prior's evidence of a
+    text is read once, and is what the prior says of it whatever texts come beside it."""
+    from uuid import uuid4
+
+    from issue_assistant.learn import model, type_prior
+
+    run = uuid4().hex  # texts no earlier test read
+    docs = [(f"{i.title} {run}", i.body or "") for i in synthetic(40)]
+    docs.append((f"Crash when installing {run}", "Traceback: KeyError in the resolver"))
+    fresh = type_prior.load_prior().evidence(docs)
+    assert model.prior_evidence(docs[:7]) == fresh[:7]
+    calls = []
+    real = type_prior.TypePrior.evidence
+
+    def counted(self, texts):  # noqa: ANN001, ANN202
+        calls.append(list(texts))
+        return real(self, texts)
+
+    monkeypatch.setattr(type_prior.TypePrior, "evidence", counted)
+    assert model.prior_evidence(list(reversed(docs))) == list(reversed(fresh))
+    assert calls == [list(reversed(docs[7:]))]  # only the texts not read before

@@ -8,6 +8,8 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
@@ -151,3 +153,16 @@ def test_the_engine_proposes_from_the_vote_at_its_measured_tier(tmp_path):
             tier = decision.tiers[decision.type]
             assert tier.source != "vote" and tier.proposals  # measured, not the unlearned vote
     assert right >= 8
+
+
+@given(
+    st.lists(st.sampled_from([0.0, -0.0, 0.1, 0.25, 0.5, 1.0]) | st.floats(0, 1), max_size=60),
+    st.integers(1, 15),
+)
+def test_the_vote_takes_the_k_most_similar_as_a_full_sort_would(sims, k):
+    """The vote's neighbours, found without sorting every training issue: the same positions in
+    the same order as a stable sort of all of them (ties by position)."""
+    from issue_assistant.learn.neighbours import _top
+
+    x = np.asarray(sims, dtype=np.float64)
+    assert _top(x, k).tolist() == np.argsort(-x, kind="stable")[:k].tolist()

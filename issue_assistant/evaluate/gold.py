@@ -8,6 +8,7 @@ counts as added later by a maintainer (the snapshot format says so).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,10 +17,7 @@ from issue_assistant.comment import is_assistant_comment
 from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.tracker.asof import labels_at, state_at
 from issue_assistant.tracker.base import Tracker
-from issue_assistant.tracker.duplicates import (
-    accepted_originals,
-    closed_as_duplicate,
-)
+from issue_assistant.tracker.duplicates import closed_as_duplicate, originals, refiled
 from issue_assistant.tracker.models import Event, Issue, Repository, User
 
 _FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
@@ -37,6 +35,7 @@ class Gold(BaseModel):
     events_known: bool = True
     duplicate_of: int | None = None
     accept: list[int] = Field(default_factory=list)
+    refiled: bool = False  # a report its reporter filed again, a duplicate of the first copy
     original_known: bool = False
     duplicate_unknown: bool = False  # closed as a duplicate of an original nobody named
     sure: bool = False
@@ -166,10 +165,20 @@ def is_sure_original(tracker: Tracker, number: int, moment: datetime, bot_login:
     return maintainer_triaged(original, tracker.repository, moment, bot_login)
 
 
-def duplicate_gold(tracker: Tracker, issue: Issue) -> int | None:
-    """The original when the issue was closed as a duplicate of an older issue."""
+Refiled = Mapping[int, frozenset[int]]
+
+
+def duplicate_gold(tracker: Tracker, issue: Issue, again: Refiled | None = None) -> int | None:
+    """The original when the issue was closed as a duplicate of an older issue, or the first
+    copy when it is a closed report its reporter filed again (`again`: the tracker's
+    `tracker.duplicates.refiled`, read from it when not given), as the benchmarks count."""
+    if issue.state != "closed":
+        return None
     n = issue.duplicate_of
-    if issue.state != "closed" or n is None or n == issue.number:
+    if n is None:
+        copies = (refiled(tracker.all_issues()) if again is None else again).get(issue.number)
+        return min(copies) if copies else None  # numbers grow with time: the first copy
+    if n == issue.number:
         return None
     try:
         return n if tracker.get_issue(n).created_at < issue.created_at else None
@@ -190,22 +199,30 @@ def reference_type(
 
 
 def gold_for(
-    tracker: Tracker, issue: Issue, moment: datetime, labels: LabelsConfig, bot_login: str
+    tracker: Tracker,
+    issue: Issue,
+    moment: datetime,
+    labels: LabelsConfig,
+    bot_login: str,
+    again: Refiled | None = None,
 ) -> Gold:
-    """The ground truth for `issue` (as it is now in `tracker`) replayed at `moment`."""
+    """The ground truth for `issue` (as it is now in `tracker`) replayed at `moment`; `again`:
+    the reports filed again by their reporter (`tracker.duplicates.refiled`), else read."""
+    again = refiled(tracker.all_issues()) if again is None else again
     later = later_labels(issue, moment, labels, bot_login)
     present = present_labels(issue, moment, labels)
     type_labels = [n for n in issue.labels if labels.group_of(n) == "type"]
     gold_type = later["type"][0] if len(later["type"]) == 1 and len(type_labels) == 1 else None
     ref = reference_type(issue, gold_type, present, labels)
     ref_label = labels.type_label(ref)
-    dup = duplicate_gold(tracker, issue)
+    dup = duplicate_gold(tracker, issue, again)
     return Gold(
         labels=later,
         present=present,
         events_known=issue.events is not None,
         duplicate_of=dup,
-        accept=accepted_originals(tracker, dup) if dup is not None else [],
+        accept=originals(tracker, issue, again) if dup is not None else [],
+        refiled=dup is not None and issue.duplicate_of is None,
         original_known=dup is not None and _known(tracker, dup),
         duplicate_unknown=dup is None and closed_as_duplicate(issue),
         sure=dup is not None and is_sure_original(tracker, dup, moment, bot_login),

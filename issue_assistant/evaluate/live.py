@@ -2,7 +2,8 @@
 
 All issues are listed (one paginated listing); timelines (events and comments) are fetched only
 for the closed issues examined, newest first, until enough qualify, and for their duplicates'
-originals. The others keep unknown histories, so their current labels show through the rewind.
+originals (and the earlier copies of reports filed again). The others keep unknown histories, so
+their current labels show through the rewind.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from issue_assistant.evaluate.gold import assistant_touched
 from issue_assistant.evaluate.selection import WINDOW, qualifies
 from issue_assistant.progress import Progress, counted
 from issue_assistant.tracker.base import IssuesOnly
+from issue_assistant.tracker.duplicates import refiled
 from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Issue, Repository
 from issue_assistant.tracker.snapshot import Snapshot
 
@@ -96,6 +98,7 @@ def read_live(
         memory.by_number[issue.number] = full
         return full
 
+    again = refiled(memory.all_issues())  # the listing has every title, body and reporter
     closed = [i for i in memory.all_issues() if not i.is_pull_request and i.state == "closed"]
     closed = sorted(closed, key=lambda i: (i.created_at, i.number), reverse=True)[:window]
     found = examined = 0
@@ -105,14 +108,15 @@ def read_live(
                 break
             full = fetch(issue)
             examined += 1
-            wanted = qualifies(memory, full, labels, bot_login)
+            wanted = qualifies(memory, full, labels, bot_login, again)
             if wanted and not assistant_touched(full, bot_login):
                 found += 1
             progress.advance(note=f"closed issues, {found} of {limit} wanted qualify")
     for issue in list(memory.by_number.values()):
-        original = memory.by_number.get(issue.duplicate_of or 0)
-        if original is not None and original.events is None:
-            fetch(original)
+        for number in (issue.duplicate_of or 0, *again.get(issue.number, ())):
+            original = memory.by_number.get(number)
+            if original is not None and original.events is None:
+                fetch(original)
     issues = list(memory.by_number.values())
     releases, discussions, includes = _context(gh) if with_context else ([], [], [])
     repo = repository.model_copy(

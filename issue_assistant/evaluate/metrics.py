@@ -62,6 +62,7 @@ class Measures:
     sure_precision: Ratio
     retrieval_ceiling: Ratio
     originals_missing: int
+    refiled: int
     recall_at: dict[int, Ratio]
     unknown_originals: int
     unknown_flagged: int
@@ -222,6 +223,7 @@ def measure(results: Sequence[IssueResult]) -> Measures:
         originals_missing=sum(
             1 for r in results if r.gold.duplicate_of is not None and not r.gold.original_known
         ),
+        refiled=sum(1 for r in results if r.gold.refiled),
         question_precision=q_precision,
         question_recall=q_recall,
         questions_unknown=q_unknown,

@@ -14,6 +14,7 @@ from issue_assistant.evaluate.labels import calibrations, group_labels
 from issue_assistant.evaluate.metrics import Measures, Ratio, issue_line, measure
 from issue_assistant.evaluate.results import IssueResult, RunHeader, ordered
 from issue_assistant.render import render
+from issue_assistant.tracker.duplicates import REFILE_MINUTES
 
 SMALL = 20
 
@@ -104,6 +105,7 @@ def render_report(header: RunHeader, results: Sequence[IssueResult]) -> str:
         e=engine_stats(rows),
         repo_url=f"https://github.com/{header.repository}",
         files=file_measures(rows),
+        refile_minutes=REFILE_MINUTES,
     )
 
 

@@ -31,6 +31,7 @@ from issue_assistant.pipeline import analyze, engines_for, replay_pairs
 from issue_assistant.progress import Progress
 from issue_assistant.tracker.asof import ONE_MINUTE, AsOfView
 from issue_assistant.tracker.base import Tracker
+from issue_assistant.tracker.duplicates import refiled
 from issue_assistant.tracker.models import Issue
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,8 @@ class Evaluator:
         clone: CloneHistory | None = None,
     ) -> None:
         self.tracker = tracker
+        # the reports their reporters filed again: duplicates in the gold, as in the benchmarks
+        self.again = refiled(tracker.all_issues())
         # With a clone's history: each issue's code as it was, and the fixes its merges show.
         self.clone = clone
         # The `similar` engine's label models: one per cutoff, fit only on issues created before
@@ -101,7 +104,7 @@ class Evaluator:
         engine's sake."""
         view = AsOfView.for_issue(self.tracker, issue.number, after=after)
         target = view.target()  # with unknown history it carries no labels
-        gold = gold_for(self.tracker, issue, view.moment, self.labels, self.bot_login)
+        gold = gold_for(self.tracker, issue, view.moment, self.labels, self.bot_login, self.again)
         engine, fallback = self.engines()
         answered, error = True, None
         likely: list[str] = []

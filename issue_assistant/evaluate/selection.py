@@ -6,11 +6,17 @@ from dataclasses import dataclass, field
 
 from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.errors import UserError
-from issue_assistant.evaluate.gold import assistant_touched, duplicate_gold, later_labels
+from issue_assistant.evaluate.gold import (
+    Refiled,
+    assistant_touched,
+    duplicate_gold,
+    later_labels,
+)
 from issue_assistant.evaluate.limits import DEFAULT_ISSUES, MAX_ISSUES
 from issue_assistant.preset import opened_with
 from issue_assistant.tracker.asof import ONE_MINUTE
 from issue_assistant.tracker.base import Tracker
+from issue_assistant.tracker.duplicates import refiled
 from issue_assistant.tracker.models import Issue
 
 WINDOW = 1000
@@ -41,15 +47,22 @@ FORM_ONLY = (
 )
 
 
-def why_not(tracker: Tracker, issue: Issue, labels: LabelsConfig, bot_login: str) -> str | None:
+def why_not(
+    tracker: Tracker,
+    issue: Issue,
+    labels: LabelsConfig,
+    bot_login: str,
+    again: Refiled | None = None,
+) -> str | None:
     """None when the issue qualifies: people labelled it (a label of labels.toml, after
-    opening), closed it as a duplicate, or (its type came with its issue form) a maintainer
-    commented on it: its other groups, a duplicate and the questions are measured there.
-    Otherwise the reason, in words."""
+    opening), closed it as a duplicate (or it is a report its reporter filed again: `again`,
+    see `gold.duplicate_gold`), or (its type came with its issue form) a maintainer commented
+    on it: its other groups, a duplicate and the questions are measured there. Otherwise the
+    reason, in words."""
     moment = issue.created_at + ONE_MINUTE
     if any(later_labels(issue, moment, labels, bot_login).values()):
         return None
-    if duplicate_gold(tracker, issue) is not None:
+    if duplicate_gold(tracker, issue, again) is not None:
         return None
     at_opening = opened_with(issue) or set()
     if any(labels.group_of(n) == "type" for n in at_opening):
@@ -64,9 +77,15 @@ def why_not(tracker: Tracker, issue: Issue, labels: LabelsConfig, bot_login: str
     return NO_LATER_LABEL
 
 
-def qualifies(tracker: Tracker, issue: Issue, labels: LabelsConfig, bot_login: str) -> bool:
+def qualifies(
+    tracker: Tracker,
+    issue: Issue,
+    labels: LabelsConfig,
+    bot_login: str,
+    again: Refiled | None = None,
+) -> bool:
     """Whether the issue is one to replay (`why_not` says why not)."""
-    return why_not(tracker, issue, labels, bot_login) is None
+    return why_not(tracker, issue, labels, bot_login, again) is None
 
 
 def select(
@@ -91,8 +110,9 @@ def select(
     chosen: list[Issue] = []
     qualified = skipped = 0
     reasons: dict[str, int] = {}
+    again = refiled(tracker.all_issues())
     for issue in closed[:examined]:
-        reason = why_not(tracker, issue, labels, bot_login)
+        reason = why_not(tracker, issue, labels, bot_login, again)
         if reason is not None:
             reasons[reason] = reasons.get(reason, 0) + 1
             continue

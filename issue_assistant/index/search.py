@@ -315,7 +315,7 @@ class IssueIndex(IndexFolder):
         return self._run(q, limit)
 
     def _run(self, q: tantivy.Query, limit: int) -> list[Hit]:
-        searcher = self.index.searcher()
+        searcher = self._searcher()  # the one of the last commit, kept until the next
         hits: list[Hit] = []
         for score, address in searcher.search(q, limit=limit, count=False).hits:
             d = searcher.doc(address).to_dict()

@@ -62,7 +62,7 @@ class Neighbours:
 def _label_shares(sims: np.ndarray, names: Sequence[str | None], k: int) -> dict[str, float]:
     if len(sims) < 2:
         return {}
-    top = np.argsort(-sims, kind="stable")[:k]
+    top = _top(sims, k)
     best = float(sims[top[0]])
     kept = [i for i in top if sims[i] > 0]
     if best <= 0 or len(kept) < 2:
@@ -74,6 +74,16 @@ def _label_shares(sims: np.ndarray, names: Sequence[str | None], k: int) -> dict
         shares[name] = shares.get(name, 0.0) + (float(sims[i]) / best) ** 2
     total = sum(shares.values())
     return {name: w / total for name, w in shares.items()}
+
+
+def _top(sims: np.ndarray, k: int) -> np.ndarray:
+    """The positions of the `k` largest of `sims`, largest first and ties in position order:
+    `np.argsort(-sims, kind="stable")[:k]`, sorting only those at least the k-th largest."""
+    if len(sims) <= k:
+        return np.argsort(-sims, kind="stable")
+    kth = np.partition(sims, len(sims) - k)[len(sims) - k]
+    near = np.flatnonzero(sims >= kth)
+    return near[np.argsort(-sims[near], kind="stable")][:k]
 
 
 def rows_matrix(rows: Sequence[tuple[np.ndarray, np.ndarray]], width: int) -> Csr:

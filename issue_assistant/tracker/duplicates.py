@@ -4,7 +4,7 @@ duplicate_of chain accepts. Evaluate's ground truth and the duplicate calibratio
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from difflib import SequenceMatcher
 
@@ -81,3 +81,12 @@ def _same_text(a: Issue, b: Issue) -> bool:
         ratio(a.title.strip().lower(), b.title.strip().lower()) >= REFILE_TITLE
         and ratio(a.body or "", b.body or "") >= REFILE_BODY
     )
+
+
+def originals(tracker: Tracker, issue: Issue, again: Mapping[int, frozenset[int]]) -> list[int]:
+    """The originals that count as right for `issue`, the one it duplicates first: its named
+    original and that one's duplicate_of chain, else the earlier copies of a report its
+    reporter filed again (`again`, from `refiled`); none for an issue that is neither."""
+    if issue.duplicate_of is not None:
+        return accepted_originals(tracker, issue.duplicate_of)
+    return sorted(again.get(issue.number, ()))  # numbers grow with time: the first copy first
