@@ -27,7 +27,7 @@ _ASK = re.compile(
     re.IGNORECASE,
 )
 _DOCS = re.compile(
-    r"\b(docs?|documentation|documented|undocumented|typos?|readme|docstrings?|tutorials?"
+    r"\b(docs?|document\w*|undocumented|typos?|readme|docstrings?|tutorials?"
     r"|guide|misspel\w*|spelling|broken\s+link|dead\s+link)\b",
     re.IGNORECASE,
 )

@@ -42,12 +42,12 @@ class PartSpec:
 
 # Measured on hf-datasets (bench/section_labels.py, docs/benchmarks.md): the title at weight 1
 # beside the body did better than 1.5, 2 or 3; the title's cues of a question or a docs report
-# (`learn/cues.py`) at 0.3 better than 0.2 or 0.45 (`bench/type_cues.py`).
+# (`learn/cues.py`) at 0.25 (`bench/type_cues.py`: 0.2-0.45 tried).
 SPECS: tuple[PartSpec, ...] = (
     PartSpec("title_words", 0, "word", (1, 2)),
     PartSpec("title_chars", 0, "char_wb", (3, 5), min_df=2),
     PartSpec("body_words", 1, "word", (1, 2), min_df=2, max_features=50_000),
-    PartSpec("title_cues", 0, "cues", (1, 1), weight=0.3),
+    PartSpec("title_cues", 0, "cues", (1, 1), weight=0.25),
 )
 
 
