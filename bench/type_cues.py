@@ -30,7 +30,7 @@ from issue_assistant.config.labels import load_labels  # noqa: E402
 from issue_assistant.learn import features, model, type_prior  # noqa: E402
 from issue_assistant.learn.tiers import choose  # noqa: E402
 
-WEIGHTS = (0.2, 0.25, 0.3, 0.35, 0.45)
+WEIGHTS = (0.25, 0.3, 0.35, 0.4, 0.5, 0.7)
 RARE = ("documentation", "question", "kind/question")
 TWO = ("bug", "enhancement", "kind/bug", "kind/feature")
 

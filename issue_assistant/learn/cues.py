@@ -7,7 +7,8 @@ block of its own (`learn/features.py`, `title_cues`); the model learns how much 
 repository's own history, so a question-mark title over a traceback can still be a bug. The words
 are English, as the rest of the features' vocabulary is.
 
-A title with none of them gets `cue_stated`, so the block never has an empty vocabulary.
+A title with none of them has no cue term (a term every title had would be the intercept over
+again, and would slow the fit's convergence); a history where no title has one gets no block.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ _DOCS = re.compile(
 
 
 def title_cues(text: str) -> list[str]:
-    """The cue terms of a title: `cue_ask`, `cue_qmark`, `cue_docs`, else `cue_stated`."""
+    """The cue terms of a title: `cue_ask`, `cue_qmark`, `cue_docs` (none of a stated title)."""
     out = []
     text = text.strip()
     if _ASK.search(text):
@@ -43,4 +44,4 @@ def title_cues(text: str) -> list[str]:
         out.append("cue_qmark")
     if _DOCS.search(text):
         out.append("cue_docs")
-    return out or ["cue_stated"]
+    return out
