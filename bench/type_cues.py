@@ -24,11 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sklearn.metrics import f1_score  # noqa: E402
 
 from bench.fit_type_prior import DATA, fit  # noqa: E402
-from bench.section_labels import RULE, _f1, _type_of  # noqa: E402
-from bench.type_prior_measure import settings  # noqa: E402
+from bench.section_labels import _f1, _type_of  # noqa: E402
+from bench.type_prior_measure import proposed, settings, type_probabilities  # noqa: E402
 from issue_assistant.config.labels import load_labels  # noqa: E402
 from issue_assistant.learn import features, model, type_prior  # noqa: E402
-from issue_assistant.learn.tiers import choose  # noqa: E402
 
 WEIGHTS = (0.25, 0.3, 0.35, 0.4, 0.5, 0.7)
 RARE = ("documentation", "question", "kind/question")
@@ -65,15 +64,9 @@ def main() -> None:
                 model.fit_features = partial(features.fit_features, specs=specs)
                 m = model.fit(train, labels, test[0].created_at)
                 gm = m.groups["type"]
-                probs = [
-                    p.get("type", {})
-                    for p in m.probabilities_many([(r.title, r.prose) for r in test])
-                ]
+                probs = type_probabilities(m, test)
                 top = [max(p, key=p.get) if p else None for p in probs]
-                at = []
-                for p in probs:
-                    c = choose(gm.table, p, single=True, limit=1, rule=RULE)
-                    at.append(c.chosen[0][0] if c.chosen else None)
+                at = proposed(gm, probs)
                 cover = sum(a is not None for a in at) / len(at)
                 cells = [
                     f"{what} all {_f1(gold, pred, present):.3f} two {_f1(gold, pred, two):.3f} "
