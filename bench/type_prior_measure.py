@@ -30,6 +30,20 @@ def settings(name: str):  # noqa: ANN201
     return types, out
 
 
+def type_probabilities(model, rows) -> list[dict[str, float]]:  # noqa: ANN001
+    """Each row's type probabilities from a fitted `LabelModel`."""
+    return [p.get("type", {}) for p in model.probabilities_many([(r.title, r.prose) for r in rows])]
+
+
+def proposed(gm, probs: list[dict[str, float]], rule: TierRule = RULE) -> list[str | None]:  # noqa: ANN001
+    """What the engine proposes for each of `probs` under `rule` (None: it abstains)."""
+    out = []
+    for p in probs:
+        c = choose(gm.table, p, single=True, limit=1, rule=rule)
+        out.append(c.chosen[0][0] if c.chosen else None)
+    return out
+
+
 def measure(priors: dict[str, type_prior.TypePrior]) -> None:
     for name, prior in priors.items():
         type_prior.load_prior = lambda path=None, prior=prior: prior  # type: ignore[assignment]
@@ -47,18 +61,12 @@ def measure(priors: dict[str, type_prior.TypePrior]) -> None:
                 model = fit(train, labels, test[0].created_at)
                 took = time.perf_counter() - start
                 gm = model.groups["type"]
-                probs = [
-                    p.get("type", {})
-                    for p in model.probabilities_many([(r.title, r.prose) for r in test])
-                ]
+                probs = type_probabilities(model, test)
                 top = [max(p, key=p.get) if p else None for p in probs]
                 cells = []
                 for floor in FLOORS:
                     rule = TierRule(RULE.floor, RULE.target, single_floor=floor)
-                    at = []
-                    for p in probs:
-                        c = choose(gm.table, p, single=True, limit=1, rule=rule)
-                        at.append(c.chosen[0][0] if c.chosen else None)
+                    at = proposed(gm, probs, rule)
                     cover = sum(a is not None for a in at) / len(at)
                     cells.append(
                         f"floor {floor}: all {_f1(gold, at, present):.3f} "

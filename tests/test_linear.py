@@ -66,7 +66,7 @@ def _vectorizers() -> list:
     for part in FEATURES.parts:
         spec = part.spec
         vec = TfidfVectorizer(
-            analyzer=spec.analyzer,
+            analyzer=part.text_part().terms if spec.analyzer == "cues" else spec.analyzer,
             ngram_range=spec.ngram,
             min_df=spec.min_df,
             max_features=spec.max_features,

@@ -28,7 +28,7 @@ class PartSpec:
 
     name: str
     column: int
-    analyzer: str  # "word" or "char_wb"
+    analyzer: str  # "word", "char_wb" or "cues" (`learn/cues.py`)
     ngram: tuple[int, int]
     min_df: int = 1
     max_features: int | None = None
@@ -41,11 +41,13 @@ class PartSpec:
 
 
 # Measured on hf-datasets (bench/section_labels.py, docs/benchmarks.md): the title at weight 1
-# beside the body did better than 1.5, 2 or 3.
+# beside the body did better than 1.5, 2 or 3; the title's cues of a question or a docs report
+# (`learn/cues.py`) at 0.35 (`bench/type_cues.py`: 0.25-0.7 tried).
 SPECS: tuple[PartSpec, ...] = (
     PartSpec("title_words", 0, "word", (1, 2)),
     PartSpec("title_chars", 0, "char_wb", (3, 5), min_df=2),
     PartSpec("body_words", 1, "word", (1, 2), min_df=2, max_features=50_000),
+    PartSpec("title_cues", 0, "cues", (1, 1), weight=0.35),
 )
 
 
@@ -183,18 +185,23 @@ class Features:
 
     def carry(self, old: Features, coef: np.ndarray) -> np.ndarray:
         """`coef` (rows: `old`'s columns, then any further block's) moved to these columns by
-        term; new terms get 0, the rows after `old`'s columns (the embedding block) are kept."""
+        block and term; new terms (and a block `old` had not) get 0, the rows after `old`'s
+        columns (the embedding block) are kept."""
         out = np.zeros((self.width + coef.shape[0] - old.width, coef.shape[1]))
-        at_new = at_old = 0
-        for new_p, old_p in zip(self.parts, old.parts, strict=True):
-            if new_p.cache is old_p.cache:
+        old_at, at = {}, 0
+        for old_p in old.parts:
+            old_at[old_p.spec.name] = (old_p, at)
+            at += len(old_p.kept)
+        at_new = 0
+        for new_p in self.parts:
+            old_p, at_old = old_at.get(new_p.spec.name, (None, 0))
+            if old_p is not None and new_p.cache is old_p.cache:
                 where = np.full(len(new_p.cache.terms), -1, dtype=np.int64)
                 where[old_p.kept] = np.arange(len(old_p.kept))
                 src = where[new_p.kept]
                 hit = src >= 0
                 out[at_new + np.flatnonzero(hit)] = coef[at_old + src[hit]]
             at_new += len(new_p.kept)
-            at_old += len(old_p.kept)
         out[self.width :] = coef[old.width :]
         return out
 
@@ -204,6 +211,13 @@ def fit_features(
     specs: Sequence[PartSpec] = SPECS,
     caches: Caches | None = None,
 ) -> Features:
-    """Fit every block on `docs` ((title, prose) pairs); ValueError if a block has no terms."""
+    """Fit every block on `docs` ((title, prose) pairs); ValueError if a block of words has no
+    terms (a block of cues without any is left out: `learn/cues.py`)."""
     caches = caches if caches is not None else Caches()
-    return Features([fit_part(s, caches.of(s), [d[s.column] for d in docs]) for s in specs])
+    parts = []
+    for s in specs:
+        texts = [d[s.column] for d in docs]
+        if s.analyzer == "cues" and not len(caches.of(s).stacked(texts)[1]):
+            continue
+        parts.append(fit_part(s, caches.of(s), texts))
+    return Features(parts)

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from issue_assistant.learn.cues import title_cues
+
 _WHITE_SPACES = re.compile(r"\s\s+")
 
 
@@ -25,7 +27,7 @@ class TextPart:
     """One fitted `TfidfVectorizer` of the featurizer, reading one column of (title, prose)."""
 
     column: int
-    analyzer: str  # "word" or "char_wb"
+    analyzer: str  # "word", "char_wb" or "cues" (`learn/cues.py`)
     ngram: tuple[int, int]
     token_pattern: str
     lowercase: bool
@@ -40,6 +42,8 @@ class TextPart:
     def terms(self, text: str) -> list[str]:
         if self.lowercase:
             text = text.lower()
+        if self.analyzer == "cues":
+            return title_cues(text)
         lo, hi = self.ngram
         if self.analyzer == "word":
             tokens = self._token.findall(text)

@@ -1,0 +1,85 @@
+"""The type model with and without the title's cue block (`learn/cues.py`), held out (issue 30).
+
+    python bench/type_cues.py
+
+On every setting of the labels section (hf-datasets, with the type prior fit on poetry-sample
+alone, as that section does) and on poetry-sample's oldest 50 and 70 labelled issues (the prior
+fit on hf-datasets alone): the top label and what is proposed at the shipped type floor, macro F1
+over every type present and over bug/enhancement (kind/bug, kind/feature), and the F1 of the
+rare types (documentation, question; kind/question) where they are among the scored issues.
+Variants: the features without the cue block, and with it at each weight of `WEIGHTS` (the
+shipped one is `learn/features.SPECS`'s).
+Printed only; docs/benchmarks.md quotes it by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sklearn.metrics import f1_score  # noqa: E402
+
+from bench.fit_type_prior import DATA, fit  # noqa: E402
+from bench.section_labels import _f1, _type_of  # noqa: E402
+from bench.type_prior_measure import proposed, settings, type_probabilities  # noqa: E402
+from issue_assistant.config.labels import load_labels  # noqa: E402
+from issue_assistant.learn import features, model, type_prior  # noqa: E402
+
+WEIGHTS = (0.25, 0.3, 0.35, 0.4, 0.5, 0.7)
+RARE = ("documentation", "question", "kind/question")
+TWO = ("bug", "enhancement", "kind/bug", "kind/feature")
+
+
+def variants() -> list[tuple[str, tuple]]:
+    plain = tuple(s for s in features.SPECS if s.analyzer != "cues")
+    cues = [s for s in features.SPECS if s.analyzer == "cues"]
+    out = [("no cues", plain)]
+    for w in WEIGHTS:
+        out.append((f"cues {w}", plain + tuple(dataclasses.replace(s, weight=w) for s in cues)))
+    return out
+
+
+def _one(gold: list, pred: list, name: str) -> float:
+    pred = [p or "(none)" for p in pred]
+    return float(f1_score(gold, pred, labels=[name], average="macro", zero_division=0))
+
+
+def main() -> None:
+    shipped = type_prior.load_prior
+    for name in DATA:
+        prior = fit([m for m in DATA if m != name])
+        type_prior.load_prior = lambda path=None, prior=prior: prior  # type: ignore[assignment]
+        labels = load_labels(DATA[name][1])
+        types, found = settings(name)
+        for setting, train, test in found:
+            gold = [_type_of(r, types) for r in test]
+            present = sorted(set(gold))  # type: ignore[arg-type]
+            two = [n for n in TWO if n in present]
+            rare = [n for n in RARE if n in present]
+            for variant, specs in variants():
+                model.fit_features = partial(features.fit_features, specs=specs)
+                m = model.fit(train, labels, test[0].created_at)
+                gm = m.groups["type"]
+                probs = type_probabilities(m, test)
+                top = [max(p, key=p.get) if p else None for p in probs]
+                at = proposed(gm, probs)
+                cover = sum(a is not None for a in at) / len(at)
+                cells = [
+                    f"{what} all {_f1(gold, pred, present):.3f} two {_f1(gold, pred, two):.3f} "
+                    + " ".join(f"{r} {_one(gold, pred, r):.3f}" for r in rare)
+                    for what, pred in (("top", top), ("proposed", at))
+                ]
+                print(
+                    f"{name} | {setting} | scored {len(test)} ({', '.join(rare) or 'no rare'}) | "
+                    f"{variant} | {' | '.join(cells)} | cov {cover:.2f} | learned {gm.classes}",
+                    flush=True,
+                )
+    type_prior.load_prior = shipped
+
+
+if __name__ == "__main__":
+    main()
