@@ -18,12 +18,14 @@ from issue_assistant.commands.args import add_config_arguments
 from issue_assistant.errors import NO_SOURCE, UserError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
     from issue_assistant.config.labels import LabelsConfig
     from issue_assistant.tools import Toolbox
     from issue_assistant.tracker.base import Tracker
-    from issue_assistant.tracker.models import Discussion, Release
+    from issue_assistant.tracker.github_tracker import GitHubTracker
+    from issue_assistant.tracker.models import Discussion, Issue, Release, Repository
 
 HELP = (
     "Serve the read-only tools (issues as of a moment, labels, releases, discussions, the "
@@ -54,45 +56,45 @@ class LiveIssues:
     """GitHub's issues read once (as `evaluate` does); a read issue's history is fetched once;
     releases and discussions from the live tracker (read once, discussions kept on disk)."""
 
-    def __init__(self, gh: object, listed: Tracker, *, every_release: bool = False) -> None:
+    def __init__(self, gh: GitHubTracker, listed: Tracker, *, every_release: bool = False) -> None:
         self._gh = gh
         self._listed = listed
-        self._full: dict[int, object] = {}
+        self._full: dict[int, Issue] = {}
         # as of an earlier moment the newest page of releases is not enough: read them all
         self._every_release = every_release
         self._releases: list[Release] | None = None
         self._releases_read = False
 
     @property
-    def repository(self):  # noqa: ANN201
+    def repository(self) -> Repository:
         return self._listed.repository
 
-    def all_issues(self):  # noqa: ANN201
+    def all_issues(self) -> Iterable[Issue]:
         return self._listed.all_issues()
 
-    def get_issue(self, number: int):  # noqa: ANN201
+    def get_issue(self, number: int) -> Issue:
         issue = self._listed.get_issue(number)
         if issue.events is None and number not in self._full:
-            events, comments = self._gh.history(number)  # type: ignore[attr-defined]
+            events, comments = self._gh.history(number)
             self._full[number] = issue.model_copy(update={"events": events, "comments": comments})
         return self._full.get(number, issue)
 
     def releases(self) -> list[Release] | None:
         if not self._every_release:
-            return self._gh.releases()  # type: ignore[attr-defined]
+            return self._gh.releases()
         if not self._releases_read:
             from issue_assistant.errors import GitHubError
             from issue_assistant.tracker.github_context import list_releases
 
             self._releases_read = True
             try:
-                self._releases = list_releases(self._gh)  # type: ignore[arg-type]
+                self._releases = list_releases(self._gh)
             except GitHubError as exc:
                 log.warning("releases unknown: %s", exc)
         return self._releases
 
     def discussions(self) -> list[Discussion] | None:
-        return self._gh.discussions()  # type: ignore[attr-defined]
+        return self._gh.discussions()
 
     @property
     def point_in_time(self) -> None:
@@ -116,7 +118,7 @@ def _tracker(
     gh = GitHubTracker(args.repo, settings.require_token(), settings.api_url)
     gh.keep_discussions(index_path(cache, args.repo) / DISCUSSIONS_FILE)
     listed, _ = read_live(gh, labels, bot_login, 0, with_context=False)  # LiveIssues reads them
-    return LiveIssues(gh, listed, every_release=args.as_of is not None)  # type: ignore[return-value]
+    return LiveIssues(gh, listed, every_release=args.as_of is not None)
 
 
 def toolbox(args: argparse.Namespace) -> Toolbox:
