@@ -7,12 +7,12 @@ of a proposal is that of its bucket on the group's out-of-fold curve (`learn/con
 - likely: at least halfway between the floor and the target;
 - possible: at least the floor.
 A single-label group (type, priority) is held under its floor (`[labels] type_min_precision`)
-only where the history is sure of it: at a confidence where the buckets from it or from one above
-it (`under_floor`), pooled, have the upper end of their 90% interval under the floor. Its best label is always a guess worth showing
-unless proposals like it were measured wrong; a bucket of 15 out-of-fold predictions right 6
-times (0.4, interval 0.22-0.61) no longer decides, so the floor holds still when the folds are
-dealt differently; a bucket right 3 of 20 times (interval 0.06-0.33) still abstains. Such a
-proposal is "possible", its measured precision shown as it is.
+only where the history is sure of it: at a confidence where the buckets from it or from one
+above it (`under_floor`), pooled, have the upper end of their 90% interval under the floor. Its
+best label is a guess worth showing unless proposals like it were measured wrong: a bucket of 15
+out-of-fold predictions right 6 times (0.4, interval 0.22-0.61) no longer decides, so the floor
+holds still when the folds are dealt differently; 3 right of 20 (0.06-0.32) still abstains. Such
+a proposal is "possible", its measured precision shown as it is.
 A group with fewer than `MEASURE_MIN` out-of-fold predictions is not measured: its best label is
 proposed as "possible" (a multi-label group's labels whose probability reaches 0.5), and the
 comment's "Why" says so once. `[labels] propose` keeps only proposals of that tier or higher.
