@@ -15,12 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.fit_type_prior import DATA  # noqa: E402
-from bench.fit_type_prior import fit as fit_prior  # noqa: E402
 from bench.section_labels import RULE, _f1  # noqa: E402
-from bench.type_prior_measure import proposed, settings, type_probabilities  # noqa: E402
-from issue_assistant.config.labels import load_labels  # noqa: E402
-from issue_assistant.learn import folds, type_prior  # noqa: E402
+from bench.type_prior_measure import held_out, proposed, type_probabilities  # noqa: E402
+from issue_assistant.learn import folds  # noqa: E402
 from issue_assistant.learn.model import fit  # noqa: E402
 from issue_assistant.learn.tiers import measured  # noqa: E402
 
@@ -42,35 +39,27 @@ def before(gm, probs: list[dict[str, float]]) -> list[str | None]:  # noqa: ANN0
 
 
 def main() -> None:
-    for name in DATA:
-        prior = fit_prior([m for m in DATA if m != name])
-        type_prior.load_prior = lambda path=None, prior=prior: prior  # type: ignore[assignment]
-        labels = load_labels(DATA[name][1])
-        types, found = settings(name)
-        for setting, train, test in found:
-            gold = [[n for n in r.labels if n in types][0] for r in test]
-            present = sorted(set(gold))
-            two = [n for n in ("bug", "enhancement", "kind/bug", "kind/feature") if n in present]
-            for seed in SEEDS:
-                folds.SEED = seed
-                model = fit(train, labels, test[0].created_at)
-                gm = model.groups["type"]
-                probs = type_probabilities(model, test)
-                cells = []
-                for rule, got in (("before", before(gm, probs)), ("now", proposed(gm, probs))):
-                    cover = sum(g is not None for g in got) / len(got)
-                    cells.append(
-                        f"{rule}: cov {cover:.2f} two {_f1(gold, got, two):.3f} "
-                        f"all {_f1(gold, got, present):.3f}"
-                    )
-                method = gm.table.method if gm.table else "-"
-                print(
-                    f"{name} | {setting} | seed {seed} ({method}, source {gm.source}) | "
-                    + " | ".join(cells),
-                    flush=True,
+    for name, labels, setting, train, test, gold, present, two in held_out():
+        for seed in SEEDS:
+            folds.SEED = seed
+            model = fit(train, labels, test[0].created_at)
+            gm = model.groups["type"]
+            probs = type_probabilities(model, test)
+            cells = []
+            for rule, got in (("before", before(gm, probs)), ("now", proposed(gm, probs))):
+                cover = sum(g is not None for g in got) / len(got)
+                cells.append(
+                    f"{rule}: cov {cover:.2f} two {_f1(gold, got, two):.3f} "
+                    f"all {_f1(gold, got, present):.3f}"
                 )
-                if method != "stratified":
-                    break  # time-ordered folds or none: no shuffle to vary
+            method = gm.table.method if gm.table else "-"
+            print(
+                f"{name} | {setting} | seed {seed} ({method}, source {gm.source}) | "
+                + " | ".join(cells),
+                flush=True,
+            )
+            if method != "stratified":
+                break  # time-ordered folds or none: no shuffle to vary
     folds.SEED = 0
 
 
