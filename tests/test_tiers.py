@@ -184,6 +184,29 @@ def test_a_bucket_surely_under_the_floor_holds_back_the_ones_below_it():
     assert [(n, t.tier) for n, _, t in up.chosen] == [("bug", "high")]
 
 
+@examples(200)  # a pure function of a curve of up to 300 pairs: cheap
+@given(
+    st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=MIN_BUCKET, max_size=300),
+    st.floats(0.05, 0.95),
+)
+def test_under_the_floor_only_from_below_and_only_on_sure_evidence(pairs, floor):
+    from issue_assistant.learn.tiers import under_floor
+
+    curve = fit_curve(pairs)
+    assert curve is not None
+    under = under_floor(curve, floor)
+    # Held back from the lowest confidence up to some point, never above a proposed one.
+    assert under == sorted(under, reverse=True)
+    for b, u in zip(curve.buckets, under, strict=True):
+        if b.interval[1] < floor:  # a bucket surely under the floor is held back
+            assert u
+        if b.interval[0] >= floor:  # one surely above it never is
+            assert not u
+    # The possible tier starts at the first bucket not held back.
+    start = next((b.low for b, u in zip(curve.buckets, under, strict=True) if not u), None)
+    assert TierRule(floor, 1.0, single_floor=floor).bounds(curve).possible == start
+
+
 def test_a_group_that_never_reaches_half_still_proposes_where_history_says_it_is_right():
     """Per-label thresholds: an area whose probabilities stay under 0.5 but are right there."""
     area = table((0.0, 2, 200), (0.2, 16, 20), key="io")
