@@ -162,8 +162,9 @@ def _run(quick: bool) -> str:
         "Macro F1 over the type labels present among the scored issues, and over bug/enhancement "
         "(the two with enough issues everywhere); an abstention counts as a miss. *Top label* "
         "always answers; *proposed* is what the engine proposes: its best label unless the "
-        "training history, out of fold, says proposals at that confidence are right less often "
-        f"than {RULE.floor_of(True)} (`[labels] type_min_precision`). The type prior beside the "
+        "training history, out of fold, is sure proposals at that confidence are right less "
+        f"often than {RULE.floor_of(True)} (`[labels] type_min_precision`; the upper end of the "
+        "90% interval there under it). The type prior beside the "
         "model is the one fit on poetry-sample alone (held out; the shipped one is fit on this "
         "repository too).",
         "",

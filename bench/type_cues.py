@@ -23,15 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sklearn.metrics import f1_score  # noqa: E402
 
-from bench.fit_type_prior import DATA, fit  # noqa: E402
-from bench.section_labels import _f1, _type_of  # noqa: E402
-from bench.type_prior_measure import proposed, settings, type_probabilities  # noqa: E402
-from issue_assistant.config.labels import load_labels  # noqa: E402
-from issue_assistant.learn import features, model, type_prior  # noqa: E402
+from bench.section_labels import _f1  # noqa: E402
+from bench.type_prior_measure import held_out, proposed, type_probabilities  # noqa: E402
+from issue_assistant.learn import features, model  # noqa: E402
 
 WEIGHTS = (0.25, 0.3, 0.35, 0.4, 0.5, 0.7)
 RARE = ("documentation", "question", "kind/question")
-TWO = ("bug", "enhancement", "kind/bug", "kind/feature")
 
 
 def variants() -> list[tuple[str, tuple]]:
@@ -49,36 +46,26 @@ def _one(gold: list, pred: list, name: str) -> float:
 
 
 def main() -> None:
-    shipped = type_prior.load_prior
-    for name in DATA:
-        prior = fit([m for m in DATA if m != name])
-        type_prior.load_prior = lambda path=None, prior=prior: prior  # type: ignore[assignment]
-        labels = load_labels(DATA[name][1])
-        types, found = settings(name)
-        for setting, train, test in found:
-            gold = [_type_of(r, types) for r in test]
-            present = sorted(set(gold))  # type: ignore[arg-type]
-            two = [n for n in TWO if n in present]
-            rare = [n for n in RARE if n in present]
-            for variant, specs in variants():
-                model.fit_features = partial(features.fit_features, specs=specs)
-                m = model.fit(train, labels, test[0].created_at)
-                gm = m.groups["type"]
-                probs = type_probabilities(m, test)
-                top = [max(p, key=p.get) if p else None for p in probs]
-                at = proposed(gm, probs)
-                cover = sum(a is not None for a in at) / len(at)
-                cells = [
-                    f"{what} all {_f1(gold, pred, present):.3f} two {_f1(gold, pred, two):.3f} "
-                    + " ".join(f"{r} {_one(gold, pred, r):.3f}" for r in rare)
-                    for what, pred in (("top", top), ("proposed", at))
-                ]
-                print(
-                    f"{name} | {setting} | scored {len(test)} ({', '.join(rare) or 'no rare'}) | "
-                    f"{variant} | {' | '.join(cells)} | cov {cover:.2f} | learned {gm.classes}",
-                    flush=True,
-                )
-    type_prior.load_prior = shipped
+    for name, labels, setting, train, test, gold, present, two in held_out():
+        rare = [n for n in RARE if n in present]
+        for variant, specs in variants():
+            model.fit_features = partial(features.fit_features, specs=specs)
+            m = model.fit(train, labels, test[0].created_at)
+            gm = m.groups["type"]
+            probs = type_probabilities(m, test)
+            top = [max(p, key=p.get) if p else None for p in probs]
+            at = proposed(gm, probs)
+            cover = sum(a is not None for a in at) / len(at)
+            cells = [
+                f"{what} all {_f1(gold, pred, present):.3f} two {_f1(gold, pred, two):.3f} "
+                + " ".join(f"{r} {_one(gold, pred, r):.3f}" for r in rare)
+                for what, pred in (("top", top), ("proposed", at))
+            ]
+            print(
+                f"{name} | {setting} | scored {len(test)} ({', '.join(rare) or 'no rare'}) | "
+                f"{variant} | {' | '.join(cells)} | cov {cover:.2f} | learned {gm.classes}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

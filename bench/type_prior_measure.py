@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from bench.fit_type_prior import DATA, POETRY, labelled
+from bench.fit_type_prior import fit as fit_prior
 from bench.section_labels import RULE, _f1, _settings, _type_of
 from issue_assistant.config.labels import load_labels
 from issue_assistant.learn import type_prior
@@ -16,6 +17,7 @@ from issue_assistant.learn.tiers import TierRule, choose
 # (WEIGHT, HALF_AT): the prior's weight with no history and where it is halved; 0: no prior
 WEIGHTS = ((0.0, type_prior.HALF_AT), (type_prior.WEIGHT, type_prior.HALF_AT))
 FLOORS = (0.6, 0.5)
+TWO = ("bug", "enhancement", "kind/bug", "kind/feature")
 
 
 def settings(name: str):  # noqa: ANN201
@@ -28,6 +30,26 @@ def settings(name: str):  # noqa: ANN201
         after = [r for r in typed if r.created_at > rows[k - 1].created_at]
         out.append((f"oldest {k} labelled issues", rows[:k], after))
     return types, out
+
+
+def held_out():  # noqa: ANN201
+    """Per snapshot and setting, with the type prior fit on the other snapshot alone loaded:
+    (snapshot, labels, setting, training rows, scored rows, their types, the types present, the
+    two of bug/enhancement (kind/bug, kind/feature) present). The shipped prior is back after."""
+    shipped = type_prior.load_prior
+    try:
+        for name in DATA:
+            prior = fit_prior([m for m in DATA if m != name])
+            type_prior.load_prior = lambda path=None, prior=prior: prior  # type: ignore[assignment]
+            labels = load_labels(DATA[name][1])
+            types, found = settings(name)
+            for setting, train, test in found:
+                gold = [_type_of(r, types) for r in test]
+                present = sorted(set(gold))  # type: ignore[arg-type]
+                two = [n for n in TWO if n in present]
+                yield name, labels, setting, train, test, gold, present, two
+    finally:
+        type_prior.load_prior = shipped
 
 
 def type_probabilities(model, rows) -> list[dict[str, float]]:  # noqa: ANN001

@@ -133,27 +133,78 @@ def test_each_tier_and_the_floor():
     assert high.chosen[0][2].precision == pytest.approx(0.95)
     assert [(n, t.tier) for n, _, t in likely.chosen] == [("bug", "likely")]
     assert (likely.chosen[0][2].correct, likely.chosen[0][2].proposals) == (45, 60)
-    # Right 5 in 10 at that confidence: under the floor of 6 in 10, said in words.
-    assert low.chosen == [] and low.abstained == "below floor"
-    assert "`bug` is right 5 in 10 times" in low.reason and "floor of 6 in 10" in low.reason
+    # Right 5 in 10 (30 of 60) at that confidence: the history is not sure it is under the
+    # floor of 6 in 10 (its interval reaches 0.60), so the best guess is still proposed.
+    assert [(n, t.tier, t.precision) for n, _, t in low.chosen] == [("bug", "possible", 0.5)]
     # The recorded bounds: the lowest confidence of each tier.
     b = high.bounds[""]
-    assert (b.possible, b.likely, b.high) == (0.6, 0.6, 0.9)
+    assert (b.possible, b.likely, b.high) == (0.3, 0.6, 0.9)
+    # Right 20 of 60 (interval 0.24-0.44): surely under the floor, said in words.
+    wrong = table((0.3, 20, 60), (0.6, 45, 60), (0.9, 57, 60))
+    probs = {"bug": 0.4, "feature": 0.3, "docs": 0.3}
+    for rule, floor in ((six, "6 in 10"), (RULE, "5 in 10")):
+        c = choose(wrong, probs, single=True, limit=1, rule=rule)
+        assert c.chosen == [] and c.abstained == "below floor"
+        assert "`bug` is right 3 in 10 times" in c.reason and f"floor of {floor}" in c.reason
+        assert c.bounds[""].possible == 0.6
     # The default floor of a type (`[labels] type_min_precision`, 0.5): a best guess right 5 in
     # 10 is still proposed, as "possible"; the likely tier starts where it did.
     assert RULE.floor_of(True) == 0.5 and RULE.floor_of(False) == 0.6
     assert [(n, t.tier) for n, _, t in pick(0.4).chosen] == [("bug", "possible")]
     b = pick(0.4).bounds[""]
     assert (b.possible, b.likely, b.high) == (0.3, 0.6, 0.9)
-    worse = table((0.3, 24, 60), (0.6, 45, 60), (0.9, 57, 60))
-    probs = {"bug": 0.4, "feature": 0.3, "docs": 0.3}
-    four = choose(worse, probs, single=True, limit=1, rule=RULE)
-    assert four.abstained == "below floor" and "floor of 5 in 10" in four.reason
+    # 24 of 60 (0.40, interval 0.30-0.51): under the floor by its point precision, but not
+    # surely: proposed, its precision shown as measured.
+    shaky = table((0.3, 24, 60), (0.6, 45, 60), (0.9, 57, 60))
+    c = choose(shaky, probs, single=True, limit=1, rule=RULE)
+    assert [(n, t.tier, t.precision) for n, _, t in c.chosen] == [("bug", "possible", 0.4)]
     # Only high confidence when asked.
     only_high = TierRule(0.6, 0.9, "high")
     assert pick(0.95, only_high).chosen and not pick(0.7, only_high).chosen
     assert pick(0.7, only_high).abstained == "tier"
     assert "[labels] propose = high" in pick(0.7, only_high).reason
+
+
+def test_a_bucket_surely_under_the_floor_holds_back_the_ones_below_it():
+    """Precision never falls as confidence rises: a small bucket under a large one that is surely
+    under the floor is under it too, though its own interval is wide."""
+    from issue_assistant.learn.tiers import under_floor
+
+    curve = table((0.2, 6, 15), (0.35, 40, 100), (0.6, 90, 100))
+    assert wilson(6, 15)[1] > 0.5 > wilson(40, 100)[1]
+    assert under_floor(curve.curves[""], 0.5) == [True, True, False]
+    for p in (0.25, 0.4):
+        probs = {"bug": p, "feature": p * 0.9, "docs": p * 0.8}
+        c = choose(curve, probs, single=True, limit=1, rule=RULE)
+        assert c.chosen == [] and c.abstained == "below floor"
+    # Under the lowest bucket, surely under: below the floor too (not "unmeasured").
+    c = choose(curve, {"bug": 0.1, "feature": 0.05}, single=True, limit=1, rule=RULE)
+    assert c.abstained == "below floor" and c.guess_info is not None
+    up = choose(curve, {"bug": 0.7, "feature": 0.3}, single=True, limit=1, rule=RULE)
+    assert [(n, t.tier) for n, _, t in up.chosen] == [("bug", "high")]
+
+
+@examples(200)  # a pure function of a curve of up to 300 pairs: cheap
+@given(
+    st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=MIN_BUCKET, max_size=300),
+    st.floats(0.05, 0.95),
+)
+def test_under_the_floor_only_from_below_and_only_on_sure_evidence(pairs, floor):
+    from issue_assistant.learn.tiers import under_floor
+
+    curve = fit_curve(pairs)
+    assert curve is not None
+    under = under_floor(curve, floor)
+    # Held back from the lowest confidence up to some point, never above a proposed one.
+    assert under == sorted(under, reverse=True)
+    for b, u in zip(curve.buckets, under, strict=True):
+        if b.interval[1] < floor:  # a bucket surely under the floor is held back
+            assert u
+        if b.interval[0] >= floor:  # one surely above it never is
+            assert not u
+    # The possible tier starts at the first bucket not held back.
+    start = next((b.low for b, u in zip(curve.buckets, under, strict=True) if not u), None)
+    assert TierRule(floor, 1.0, single_floor=floor).bounds(curve).possible == start
 
 
 def test_a_group_that_never_reaches_half_still_proposes_where_history_says_it_is_right():
@@ -332,13 +383,16 @@ def decide(issues: list, tmp_path, config: Config | None = None, labels=LABELS):
 
 
 def test_a_group_below_the_floor_says_why_in_plain_words_and_the_decision(tmp_path):
-    config = Config.model_validate({"labels": {"type_min_precision": 0.6}})
+    # A model at chance between two types: right about 5 in 10 times at every confidence, so
+    # surely under a floor of 7 in 10 (under one of 6 in 10 its 60 most confident predictions,
+    # 30 right, cannot say so at 90%).
+    config = Config.model_validate({"labels": {"type_min_precision": 0.7}})
     d = decide(noisy(170), tmp_path, config)
     outcome = d.label_groups["type"]
     assert d.label_model["type"] == "learned" and outcome.method == "stratified"
     assert d.type is None and d.tiers == {}
     # The decision keeps the technical reason; the comment's "Why" says it in plain words.
-    assert outcome.abstained == "below floor" and "under the floor of 6 in 10" in outcome.reason
+    assert outcome.abstained == "below floor" and "under the floor of 7 in 10" in outcome.reason
     assert d.summary == ""
     [type_note] = [n for n in d.why if n.startswith("type: ")]
     assert type_note.startswith("type: not proposed — the best guess `")

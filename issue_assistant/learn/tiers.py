@@ -6,6 +6,13 @@ of a proposal is that of its bucket on the group's out-of-fold curve (`learn/con
 - high: at least `[labels] target_precision`;
 - likely: at least halfway between the floor and the target;
 - possible: at least the floor.
+A single-label group (type, priority) is held under its floor (`[labels] type_min_precision`)
+only where the history is sure of it: at a confidence where the buckets from it or from one
+above it (`under_floor`), pooled, have the upper end of their 90% interval under the floor. Its
+best label is a guess worth showing unless proposals like it were measured wrong: a bucket of 15
+out-of-fold predictions right 6 times (0.4, interval 0.22-0.61) no longer decides, so the floor
+holds still when the folds are dealt differently; 3 right of 20 (0.06-0.32) still abstains. Such
+a proposal is "possible", its measured precision shown as it is.
 A group with fewer than `MEASURE_MIN` out-of-fold predictions is not measured: its best label is
 proposed as "possible" (a multi-label group's labels whose probability reaches 0.5), and the
 comment's "Why" says so once. `[labels] propose` keeps only proposals of that tier or higher.
@@ -24,7 +31,7 @@ from dataclasses import dataclass, field
 
 from issue_assistant.config.sections import LabelModelConfig
 from issue_assistant.decision import TIERS, Bounds, LabelTier, Tier
-from issue_assistant.learn.confidence import Curve, ThresholdTable
+from issue_assistant.learn.confidence import Curve, ThresholdTable, wilson
 
 # Fewer out-of-fold predictions than this measure nothing reliable: on held-out windows of
 # hf-datasets (never the benchmark's scored ones), curves from 76-93 predictions (100 labelled
@@ -77,10 +84,12 @@ class TierRule:
 
     def bounds(self, curve: Curve, *, per_label: bool = False) -> Bounds:
         """The confidence from which each tier starts (`per_label`: by a multi-label group's
-        rule, `label_precision`)."""
+        rule, `label_precision`; else a single-label group's, `under_floor`)."""
         if not per_label:
+            under = under_floor(curve, self.floor_of(True))
+            start = next((b.low for b, u in zip(curve.buckets, under, strict=True) if not u), None)
             return Bounds(
-                possible=curve.bound(self.floor_of(True)),
+                possible=start,
                 likely=curve.bound(max(self.likely, self.floor_of(True))),
                 high=curve.bound(self.target),
             )
@@ -104,6 +113,23 @@ def proposed_record(curve: Curve, start: float | None) -> tuple[int, int] | None
         return None
     kept = [b for b in curve.buckets if b.low >= start - 1e-12]
     return sum(b.correct for b in kept), sum(b.proposals for b in kept)
+
+
+def under_floor(curve: Curve, floor: float) -> list[bool]:
+    """Per bucket of a single-label group's curve, whether the history is sure proposals there
+    are right less often than `floor`: the upper end of the 90% interval of a run of buckets from
+    it or above it, pooled, is under the floor (precision never falls as confidence rises, so what
+    is surely under the floor there is under it at a lower confidence too)."""
+    bs = curve.buckets
+    sure = [False] * len(bs)
+    for j in range(len(bs)):
+        right = made = 0
+        for k in range(j, len(bs)):
+            right, made = right + bs[k].correct, made + bs[k].proposals
+            if wilson(right, made)[1] < floor - 1e-12:
+                sure[j] = True
+                break
+    return [any(sure[i:]) for i in range(len(bs))]
 
 
 def label_precision(curve: Curve, i: int) -> float | None:
@@ -145,20 +171,24 @@ def _tier_of(
     """The tier at `confidence` (None: under the floor) and what was measured there (None: a
     confidence under every one measured); `per_label`: a multi-label group's label, held to
     `label_precision`."""
+    under = [] if per_label else under_floor(curve, rule.floor_of(True))
     b = curve.bucket_at(confidence)
     if b is None:
         # Under the lowest bucket: precision is at most that bucket's (it never falls as
         # confidence rises), which says "under the floor" when that bucket is; else unknown.
         first = curve.buckets[0]
-        if rule.tier(first.precision, single=not per_label) is not None:
+        below = under[0] if under else rule.tier(first.precision) is None
+        if not below:
             return None, None
         b = first
     low, high = b.interval
     if per_label:
         sure = label_precision(curve, curve.buckets.index(b))
         tier = rule.tier(sure) if sure is not None else None
+    elif under[curve.buckets.index(b)]:
+        tier = None
     else:
-        tier = rule.tier(b.precision, single=True)
+        tier = rule.tier(b.precision, single=True) or "possible"
     info = LabelTier(
         tier=tier or "possible",
         precision=round(b.precision, 4),
