@@ -2,8 +2,9 @@
 (hf-datasets) and poetry-sample's oldest 50 and 70, the model is fit with the stratified folds
 dealt by each seed of `SEEDS` (`learn/folds.py`'s SEED), and what is proposed on the scored
 issues is measured by the floor before (a bucket whose point precision is under the floor
-abstains) and now (`learn/tiers.py`: only where the history is sure it is under). The type prior
-is held out as in `bench/fit_type_prior.py --measure`.
+abstains) and now (`learn/tiers.py`: only where the history is sure it is under), with the
+source chosen (model, blend, vote), whether the type prior was kept and each choice's out-of-fold
+macro F1. The type prior is held out as in `bench/fit_type_prior.py --measure`.
 
     python bench/floor_seeds.py
 """
@@ -53,9 +54,12 @@ def main() -> None:
                     f"all {_f1(gold, got, present):.3f}"
                 )
             method = gm.table.method if gm.table else "-"
+            kept = "kept" if gm.prior_weight > 0 else "dropped"
+            oof = " ".join(f"{k} {v:.3f}" for k, v in gm.sources.items())
             print(
-                f"{name} | {setting} | seed {seed} ({method}, source {gm.source}) | "
-                + " | ".join(cells),
+                f"{name} | {setting} | seed {seed} ({method}, source {gm.source}, prior {kept}) | "
+                + " | ".join(cells)
+                + f" | out of fold: {oof}",
                 flush=True,
             )
             if method != "stratified":

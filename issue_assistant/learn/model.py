@@ -37,6 +37,7 @@ from issue_assistant.learn.neighbours import (
     macro_f1,
     mix,
     rows_matrix,
+    surely_better,
 )
 from issue_assistant.learn.sparse import Csr
 from issue_assistant.learn.text import fields, prose, title
@@ -55,8 +56,6 @@ MIN_ISSUES = 30
 # stops growing with the repository, and recent issues show how it labels now.
 MAX_ROWS = 5000
 SINGLE = ("type", "priority")
-# The type prior is dropped where the model alone does this much better out of fold.
-PRIOR_MARGIN = 0.02
 
 
 @dataclass(frozen=True)
@@ -522,11 +521,11 @@ def fit(
 def _choose_prior(
     gm: GroupModel, names: Sequence[str], preds: Predictions, plain: Predictions
 ) -> Predictions:
-    """Keep the type prior unless, out of fold, the model alone beats it by `PRIOR_MARGIN` of
-    macro F1; the predictions of what is kept."""
+    """Keep the type prior unless, out of fold, the model alone is surely better
+    (`neighbours.surely_better`); the predictions of what is kept."""
     with_prior, without = macro_f1(preds, names), macro_f1(plain, names)
     gm.sources["prior"], gm.sources["without prior"] = round(with_prior, 4), round(without, 4)
-    if without < with_prior + PRIOR_MARGIN:
+    if not surely_better(plain, preds, names):
         return preds
     gm.prior_weight, gm.prior_kinds = 0.0, {}
     gm.reason += " (dropped: the model alone was better out of fold)"

@@ -7,8 +7,10 @@ at fit time on out-of-fold evidence (`learn/folds.py`, the same folds that measu
   in the model's own features), each weighted by the square of its similarity over the best
   one's, as `engines/similar_labels.neighbour_labels` counts the search's neighbours;
 - the blend: half of each.
-The source whose top label has the best out-of-fold macro F1 over the group's learned labels is
-kept; the model unless another beats it by `MARGIN`. The tiers are then measured on the chosen
+The model is kept unless another source's top label is surely better out of fold: its macro F1
+over the group's learned labels beats the model's on the same issues in all but `ALPHA` of
+`RESAMPLES` paired bootstrap resamples of them (`surely_better`), a one-sided test that a fold
+shuffle cannot pass by luck as a fixed margin could. The tiers are then measured on the chosen
 source's out-of-fold predictions, so what they say holds for what is proposed.
 """
 
@@ -23,7 +25,11 @@ from issue_assistant.learn.sparse import Csr
 
 SOURCES: dict[str, float] = {"model": 0.0, "blend": 0.5, "vote": 1.0}  # the vote's share
 K = 10
-MARGIN = 0.02
+# The one-sided test of `surely_better`: at most this share of paired resamples may not favour
+# the challenger (split among the challengers when several are tried against one default).
+ALPHA = 0.05
+RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
 CHUNK = 32  # query rows made dense at once
 
 
@@ -132,13 +138,63 @@ def macro_f1(
     return sum(scores) / len(scores) if scores else 0.0
 
 
+Predictions = Sequence[tuple[Mapping[str, float], Sequence[str]]]
+
+
+def _outcomes(preds: Predictions, names: Sequence[str]) -> np.ndarray:
+    """Per issue and label of `names`: (true positive, false positive, false negative) of the
+    top label, shape (issues, 3, labels); as `macro_f1` counts them."""
+    out = np.zeros((len(preds), 3, len(names)))
+    for i, (probs, gold) in enumerate(preds):
+        top = max(probs.items(), key=lambda kv: (kv[1], kv[0]))[0] if probs else None
+        for j, n in enumerate(names):
+            if top == n:
+                out[i, 0 if n in gold else 1, j] = 1
+            elif n in gold:
+                out[i, 2, j] = 1
+    return out
+
+
+def _macro_f1s(outcomes: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The macro F1 of each row of `weights` (how often each issue is drawn)."""
+    tp, fp, fn = (weights @ outcomes[:, k, :] for k in range(3))
+    denom = 2 * tp + fp + fn
+    f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=tp > 0)
+    return f1.mean(axis=1) if f1.shape[1] else np.zeros(len(weights))
+
+
+def surely_better(
+    challenger: Predictions, default: Predictions, names: Sequence[str], alpha: float = ALPHA
+) -> bool:
+    """Whether `challenger`'s macro F1 over `names` beats `default`'s on the same issues (paired,
+    in order) surely: in at least `1 - alpha` of `RESAMPLES` bootstrap resamples of the issues
+    (a fixed seed: the same predictions always give the same answer)."""
+    if len(challenger) != len(default):
+        raise ValueError(
+            f"paired predictions differ in length: {len(challenger)} against {len(default)}"
+        )
+    if not challenger or not names:
+        return False
+    ours, theirs = _outcomes(challenger, names), _outcomes(default, names)
+    n = len(challenger)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    weights = rng.multinomial(n, np.full(n, 1 / n), size=RESAMPLES).astype(float)
+    gain = _macro_f1s(ours, weights) - _macro_f1s(theirs, weights)
+    whole = _macro_f1s(ours, np.ones((1, n))) - _macro_f1s(theirs, np.ones((1, n)))
+    return bool(whole[0] > 0 and np.mean(gain <= 0) < alpha)
+
+
 def choose_source(
-    by_source: Mapping[str, Sequence[tuple[Mapping[str, float], Sequence[str]]]],
-    names: Sequence[str],
+    by_source: Mapping[str, Predictions], names: Sequence[str]
 ) -> tuple[str, dict[str, float]]:
-    """The source to propose from, and each source's out-of-fold macro F1."""
+    """The source to propose from, and each source's out-of-fold macro F1: the model unless
+    another is `surely_better` (the best of those that are)."""
     scores = {s: round(macro_f1(preds, names), 4) for s, preds in by_source.items()}
-    best = max(scores, key=lambda s: (scores[s], -SOURCES[s]))
-    if best != "model" and scores[best] < scores.get("model", 0.0) + MARGIN:
-        best = "model"
-    return best, scores
+    if "model" not in by_source:
+        return max(scores, key=lambda s: (scores[s], -SOURCES[s])), scores
+    others = [s for s in by_source if s != "model"]
+    alpha = ALPHA / max(len(others), 1)
+    better = [s for s in others if surely_better(by_source[s], by_source["model"], names, alpha)]
+    if not better:
+        return "model", scores
+    return max(better, key=lambda s: (scores[s], -SOURCES[s])), scores
