@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index
-from issue_assistant.learn import artifact, folds, store, type_prior
+from issue_assistant.learn import artifact, folds, neighbours, store, type_prior
 from issue_assistant.learn.model import fit, rows_from
 from issue_assistant.learn.neighbours import macro_f1, surely_better
 from issue_assistant.pipeline import replay
@@ -231,3 +231,19 @@ def test_the_choices_hold_still_under_the_fold_shuffle(hf, held_out_prior, setti
         assert gm.table is not None and gm.table.method == "stratified"
         chosen.add((gm.source, gm.prior_weight > 0))
     assert chosen == {("model", True)}
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c", None]), st.sampled_from(["a", "b", "c", "d"])),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_the_paired_test_counts_macro_f1_as_the_choice_reports_it(pairs_):
+    preds = [({top: 1.0} if top else {}, [gold]) for top, gold in pairs_]
+    names = ["a", "b", "c"]
+    got = neighbours._macro_f1s(neighbours._outcomes(preds, names), np.ones((1, len(preds))))
+    assert got[0] == pytest.approx(macro_f1(preds, names), abs=1e-6)
+    # Nothing is surely better than itself.
+    assert not surely_better(preds, preds, names)
