@@ -119,6 +119,11 @@ def mix(model: Mapping[str, float], vote: Mapping[str, float], share: float) -> 
     return {n: (1 - share) * model.get(n, 0.0) + share * vote.get(n, 0.0) for n in names}
 
 
+def _top_label(probs: Mapping[str, float]) -> str | None:
+    """The most probable label (ties to the later name), None without probabilities."""
+    return max(probs.items(), key=lambda kv: (kv[1], kv[0]))[0] if probs else None
+
+
 def macro_f1(
     predictions: Sequence[tuple[Mapping[str, float], Sequence[str]]], names: Sequence[str]
 ) -> float:
@@ -128,7 +133,7 @@ def macro_f1(
     fp = dict.fromkeys(names, 0)
     fn = dict.fromkeys(names, 0)
     for probs, gold in predictions:
-        top = max(probs.items(), key=lambda kv: (kv[1], kv[0]))[0] if probs else None
+        top = _top_label(probs)
         for n in names:
             if top == n and n in gold:
                 tp[n] += 1
@@ -148,7 +153,7 @@ def _outcomes(preds: Predictions, names: Sequence[str]) -> np.ndarray:
     top label, shape (issues, 3, labels); as `macro_f1` counts them."""
     out = np.zeros((len(preds), 3, len(names)), dtype=np.float32)
     for i, (probs, gold) in enumerate(preds):
-        top = max(probs.items(), key=lambda kv: (kv[1], kv[0]))[0] if probs else None
+        top = _top_label(probs)
         for j, n in enumerate(names):
             if top == n:
                 out[i, 0 if n in gold else 1, j] = 1
