@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import commit  # noqa: E402
 from issue_assistant.config.labels import load_labels  # noqa: E402
 from issue_assistant.learn import type_prior  # noqa: E402
-from issue_assistant.learn.model import Row, rows_from  # noqa: E402
+from issue_assistant.learn.rows import Row, rows_from  # noqa: E402
 from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

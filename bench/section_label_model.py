@@ -24,7 +24,8 @@ from bench.common import commit
 from bench.section_labels import DATA, LABELS, machine
 from issue_assistant.config.labels import load_labels
 from issue_assistant.learn import features, heads, logistic
-from issue_assistant.learn.model import Row, fit, rows_from
+from issue_assistant.learn.model import fit
+from issue_assistant.learn.rows import Row, rows_from
 from issue_assistant.learn.sparse import Csr, Dense
 from issue_assistant.tracker.snapshot import read_snapshot
 

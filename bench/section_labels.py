@@ -31,8 +31,9 @@ from issue_assistant.config.sections import Config, LabelModelConfig
 from issue_assistant.decision import TIERS
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index
-from issue_assistant.learn.model import Row, fit, rows_from
+from issue_assistant.learn.model import fit
 from issue_assistant.learn.neighbours import SOURCES
+from issue_assistant.learn.rows import Row, rows_from
 from issue_assistant.learn.tiers import MEASURE_MIN, MIN_LABEL_EVIDENCE, TierRule, choose, measured
 from issue_assistant.pipeline import replay
 from issue_assistant.tracker.snapshot import Snapshot, read_snapshot

@@ -47,7 +47,8 @@ POETRY = (50, 70)
 def sources() -> None:
     from bench.section_labels import DATA, LABELS, ROOT, _f1, _settings, _type_of
     from issue_assistant.config.labels import load_labels
-    from issue_assistant.learn.model import fit, rows_from
+    from issue_assistant.learn.model import fit
+    from issue_assistant.learn.rows import rows_from
     from issue_assistant.tracker.snapshot import read_snapshot
 
     def settings(data: Path, labels_path: Path):  # noqa: ANN202
@@ -95,7 +96,8 @@ def main() -> None:
 
     from bench.section_labels import DATA, LABELS, _f1, _settings, _type_of
     from issue_assistant.config.labels import load_labels
-    from issue_assistant.learn.model import fit, rows_from
+    from issue_assistant.learn.model import fit
+    from issue_assistant.learn.rows import rows_from
     from issue_assistant.tracker.snapshot import read_snapshot
 
     labels = load_labels(LABELS)

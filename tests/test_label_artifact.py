@@ -16,7 +16,8 @@ from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index
 from issue_assistant.learn import artifact, store
-from issue_assistant.learn.model import fit, rows_from
+from issue_assistant.learn.model import fit
+from issue_assistant.learn.rows import rows_from
 from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView
 from tests.moments import moment_of

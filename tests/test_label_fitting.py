@@ -8,7 +8,8 @@ import numpy as np
 
 from issue_assistant.learn import store
 from issue_assistant.learn.fitting import Fitting
-from issue_assistant.learn.model import fit, rows_from
+from issue_assistant.learn.model import fit
+from issue_assistant.learn.rows import rows_from
 from issue_assistant.tracker.asof import AsOfView
 from tests.test_learn import LABELS, snap, synthetic
 
@@ -93,13 +94,13 @@ def test_the_type_priors_evidence_is_kept_per_text_and_the_same_as_read_afresh(m
     text is read once, and is what the prior says of it whatever texts come beside it."""
     from uuid import uuid4
 
-    from issue_assistant.learn import model, type_prior
+    from issue_assistant.learn import type_prior
 
     run = uuid4().hex  # texts no earlier test read
     docs = [(f"{i.title} {run}", i.body or "") for i in synthetic(40)]
     docs.append((f"Crash when installing {run}", "Traceback: KeyError in the resolver"))
     fresh = type_prior.load_prior().evidence(docs)
-    assert model.prior_evidence(docs[:7]) == fresh[:7]
+    assert type_prior.load_prior().known_evidence(docs[:7]) == fresh[:7]
     calls = []
     real = type_prior.TypePrior.evidence
 
@@ -108,5 +109,5 @@ def test_the_type_priors_evidence_is_kept_per_text_and_the_same_as_read_afresh(m
         return real(self, texts)
 
     monkeypatch.setattr(type_prior.TypePrior, "evidence", counted)
-    assert model.prior_evidence(list(reversed(docs))) == list(reversed(fresh))
+    assert type_prior.load_prior().known_evidence(list(reversed(docs))) == list(reversed(fresh))
     assert calls == [list(reversed(docs[7:]))]  # only the texts not read before

@@ -15,8 +15,9 @@ from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index
 from issue_assistant.learn import artifact, folds, neighbours, store, type_prior
-from issue_assistant.learn.model import fit, rows_from
+from issue_assistant.learn.model import fit
 from issue_assistant.learn.neighbours import macro_f1, surely_better
+from issue_assistant.learn.rows import rows_from
 from issue_assistant.pipeline import replay
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Issue

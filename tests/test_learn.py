@@ -19,7 +19,8 @@ from issue_assistant.evaluate.runner import Evaluator
 from issue_assistant.index.local import open_index
 from issue_assistant.learn import store
 from issue_assistant.learn.confidence import table_for
-from issue_assistant.learn.model import fit, rows_from
+from issue_assistant.learn.model import fit
+from issue_assistant.learn.rows import rows_from
 from issue_assistant.pipeline import analyze
 from issue_assistant.tracker.asof import AsOfView
 from issue_assistant.tracker.models import Issue, Repository, User

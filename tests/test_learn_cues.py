@@ -13,7 +13,8 @@ from sklearn.metrics import f1_score
 from issue_assistant.config.labels import load_labels
 from issue_assistant.learn import features, model
 from issue_assistant.learn.cues import title_cues
-from issue_assistant.learn.model import fit, rows_from
+from issue_assistant.learn.model import fit
+from issue_assistant.learn.rows import rows_from
 from issue_assistant.tracker.snapshot import read_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]

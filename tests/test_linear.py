@@ -129,7 +129,8 @@ def test_answering_imports_no_scikit_learn(tmp_path):
 
     from issue_assistant.config.labels import LabelsConfig
     from issue_assistant.learn import store
-    from issue_assistant.learn.model import Row, fit
+    from issue_assistant.learn.model import fit
+    from issue_assistant.learn.rows import Row
 
     labels = LabelsConfig.model_validate({"type": [{"name": "bug"}, {"name": "feature"}]})
     rows = [
@@ -162,7 +163,8 @@ def test_fitting_imports_no_scikit_learn_or_scipy():
         "import sys\n"
         "from datetime import UTC, datetime, timedelta\n"
         "from issue_assistant.config.labels import LabelsConfig\n"
-        "from issue_assistant.learn.model import Row, fit\n"
+        "from issue_assistant.learn.model import fit\n"
+        "from issue_assistant.learn.rows import Row\n"
         "labels = LabelsConfig.model_validate("
         "{'type': [{'name': 'bug'}, {'name': 'feature'}, {'name': 'docs'}]})\n"
         "t0 = datetime(2024, 1, 1, tzinfo=UTC)\n"

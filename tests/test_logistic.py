@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 from issue_assistant.config.labels import load_labels
 from issue_assistant.learn import logistic
 from issue_assistant.learn.features import SPECS, TOKEN, fit_features
-from issue_assistant.learn.model import rows_from
+from issue_assistant.learn.rows import rows_from
 from issue_assistant.learn.sparse import Csr, Dense
 
 LABELS = Path(__file__).resolve().parents[1] / "bench" / "hf-datasets.labels.toml"

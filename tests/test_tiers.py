@@ -28,7 +28,8 @@ from issue_assistant.learn.confidence import (
     isotonic,
     wilson,
 )
-from issue_assistant.learn.model import fit, rows_from
+from issue_assistant.learn.model import fit
+from issue_assistant.learn.rows import rows_from
 from issue_assistant.learn.tiers import MEASURE_MIN, TierRule, choose, in_tenths
 from issue_assistant.pipeline import replay
 from issue_assistant.tracker.asof import AsOfView

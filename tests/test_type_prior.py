@@ -12,7 +12,8 @@ from sklearn.metrics import f1_score
 
 from issue_assistant.config.labels import LabelsConfig, load_labels
 from issue_assistant.learn import artifact, store, type_prior
-from issue_assistant.learn.model import fit, rows_from
+from issue_assistant.learn.model import fit
+from issue_assistant.learn.rows import rows_from
 from issue_assistant.tracker.snapshot import read_snapshot
 from tests.test_learn import LABELS, T0, snap, synthetic
 

@@ -12,18 +12,15 @@ model is kept as numpy arrays (`learn/linear.py`, `learn/artifact.py`).
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 import numpy as np
 
 from issue_assistant.config.labels import GROUPS, LabelsConfig
-from issue_assistant.index import IssueIndex
 from issue_assistant.learn import heads, type_prior
 from issue_assistant.learn.confidence import ThresholdTable
 from issue_assistant.learn.features import fit_features
@@ -39,16 +36,13 @@ from issue_assistant.learn.neighbours import (
     rows_matrix,
     surely_better,
 )
+from issue_assistant.learn.rows import Row, Vectors, fingerprint
 from issue_assistant.learn.sparse import Csr
-from issue_assistant.learn.text import fields, prose, title
-from issue_assistant.tracker.asof import rewind
-from issue_assistant.tracker.base import Tracker
+from issue_assistant.learn.text import fields
 from issue_assistant.tracker.models import Issue
 
 # out-of-fold (probabilities, gold labels) per scored issue
 Predictions = list[tuple[dict[str, float], list[str]]]
-# issue number -> its stored sentence embedding (None when it has none)
-Vectors = Callable[[int], "np.ndarray | None"]
 
 MIN_EXAMPLES = 5
 MIN_ISSUES = 30
@@ -56,79 +50,6 @@ MIN_ISSUES = 30
 # stops growing with the repository, and recent issues show how it labels now.
 MAX_ROWS = 5000
 SINGLE = ("type", "priority")
-
-
-@dataclass(frozen=True)
-class Row:
-    """One labelled issue as the model learns from it."""
-
-    number: int
-    created_at: datetime
-    title: str
-    prose: str
-    labels: frozenset[str]
-
-
-def rows_from(
-    tracker: Tracker, labels: LabelsConfig, before: datetime, newest: int | None = None
-) -> list[Row]:
-    """Issues created before `before` that carry a label of labels.toml, oldest first (only the
-    `newest` of them when given: what a fit reads, `MAX_ROWS`).
-
-    Read through the tracker given (an as-of view in evaluate and analyze), so the labels are the
-    ones known at that view's moment. With `newest`, issues are read newest first and the reading
-    stops once that many are found (through an as-of view, each read rewinds an issue).
-    """
-    known: dict[tuple[str, ...], frozenset[str]] = {}
-    found: list[tuple[datetime, int, Issue, frozenset[str]]] = []
-    for issue in _issues_before(tracker, before, newest_first=newest is not None):
-        names = tuple(issue.labels)
-        mine = known.get(names)
-        if mine is None:
-            mine = known[names] = frozenset(labels.known(issue.labels))
-        if mine:
-            found.append((issue.created_at, issue.number, issue, mine))
-            if newest is not None and len(found) >= newest:
-                break
-    found.sort(key=lambda f: (f[0], f[1]))
-    out = []
-    for created, number, issue, mine in found:  # the text only for the rows kept
-        title, prose = fields(issue)
-        out.append(Row(number, created, title, prose, mine))
-    return out
-
-
-def _issues_before(tracker: Tracker, before: datetime, newest_first: bool) -> Iterator[Issue]:
-    """The tracker's issues (no pull requests) created before `before`, in the tracker's order or
-    newest first; through an as-of view, each is rewound only when read (and pull requests never
-    are: most records of a repository)."""
-    view = tracker.point_in_time
-    source = view.source if view is not None else tracker
-    issues: Iterable[Issue] = (
-        i
-        for i in source.all_issues()
-        if not i.is_pull_request
-        and i.created_at < before
-        and (view is None or (i.created_at <= view.moment and i.number != view.hide))
-    )
-    if newest_first:
-        issues = sorted(issues, key=lambda i: (i.created_at, i.number), reverse=True)
-    if view is None:
-        yield from issues
-        return
-    repository = view.repository.full_name
-    for issue in issues:
-        yield rewind(issue, view.moment, repository)
-
-
-def fingerprint(rows: Sequence[Row], labels: LabelsConfig) -> str:
-    """What the model was fit on: every row's number, time and labels, and the label set."""
-    h = hashlib.sha1()
-    for g in GROUPS:
-        h.update(f"{g}:{','.join(labels.proposable(g))};".encode())  # type: ignore[arg-type]
-    for r in rows:
-        h.update(f"{r.number}|{r.created_at.isoformat()}|{','.join(sorted(r.labels))}\n".encode())
-    return h.hexdigest()[:16]
 
 
 @dataclass
@@ -166,7 +87,7 @@ class GroupModel:
         """`probs` (of `docs`, (title, prose)) blended with the type prior, when it has one."""
         if self.prior_weight <= 0 or not self.prior_kinds or not docs:
             return probs
-        evidence = prior_evidence(docs)
+        evidence = type_prior.load_prior().known_evidence(docs)
         return [
             type_prior.blend(p, self.prior_kinds, e, self.prior_weight)
             for p, e in zip(probs, evidence, strict=True)
@@ -195,34 +116,6 @@ class GroupModel:
             scores = scores + vectors.astype(np.float64) @ self.dense.coef.astype(np.float64)
         proba = self.head.from_scores(scores)
         return [{c: float(p) for c, p in zip(self.classes, row, strict=True)} for row in proba]
-
-
-# The shipped prior's evidence per doc, kept: a fit's folds and evaluate's buckets score the
-# same issues again (a doc's evidence does not depend on the docs beside it).
-_EVIDENCE_KEPT = 50_000
-_evidence: tuple[object, dict[tuple[str, str], dict[str, float]]] = (None, {})
-_evidence_lock = threading.Lock()
-
-
-def prior_evidence(docs: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
-    """`type_prior.load_prior().evidence(docs)`, each doc's read once per process."""
-    global _evidence
-    prior = type_prior.load_prior()
-    with _evidence_lock:
-        if _evidence[0] is not prior:
-            _evidence = (prior, {})
-        kept = _evidence[1]
-        known = {d: kept.get(d) for d in docs}
-    missing = [d for d, e in known.items() if e is None]
-    if missing:
-        fresh = dict(zip(missing, prior.evidence(missing), strict=True))
-        known.update(fresh)
-        with _evidence_lock:
-            if _evidence[0] is prior:
-                if len(kept) + len(fresh) > _EVIDENCE_KEPT:
-                    kept.clear()
-                kept.update(fresh)
-    return [known[d] for d in docs]
 
 
 def _group_data(
@@ -547,24 +440,3 @@ def _choose_source(
         said = {"vote": "the vote of the most similar of them", "blend": "the model and that vote"}
         gm.reason += f"; proposes from {said[gm.source]} (better out of fold)"
     return by_source[gm.source]
-
-
-def index_vectors(index: IssueIndex | None) -> Vectors | None:
-    """The index's stored sentence embeddings by issue number, or None without embeddings (or
-    without an index)."""
-    store = index.vectors if index is not None else None
-    if store is None or not len(store):
-        return None
-    return store.vector
-
-
-def rows_from_index(index: IssueIndex, labels: LabelsConfig, before: datetime) -> list[Row]:
-    """The same rows from the index's stored documents (live: no request per issue)."""
-    out = []
-    for hit in index.issues_before(before):
-        mine = frozenset(labels.known(list(hit.labels)))
-        if mine:
-            at = hit.created_at if hit.created_at.tzinfo else hit.created_at.replace(tzinfo=UTC)
-            out.append(Row(hit.number, at, title(hit.title), prose(hit.body), mine))
-    out.sort(key=lambda r: (r.created_at, r.number))
-    return out

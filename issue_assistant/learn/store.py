@@ -30,15 +30,8 @@ from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.index import IssueIndex
 from issue_assistant.learn import artifact
 from issue_assistant.learn.fitting import Fitting
-from issue_assistant.learn.model import (
-    MAX_ROWS,
-    LabelModel,
-    Row,
-    fit,
-    index_vectors,
-    rows_from,
-    rows_from_index,
-)
+from issue_assistant.learn.model import MAX_ROWS, LabelModel, fit
+from issue_assistant.learn.rows import Row, index_vectors, rows_from, rows_from_index
 from issue_assistant.learn.saved import (
     Saved,
     cache_path,

@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -130,6 +131,10 @@ def matrix(
     )
 
 
+# The most texts whose evidence a loaded prior keeps.
+EVIDENCE_KEPT = 50_000
+
+
 @dataclass
 class TypePrior:
     """The fitted prior: the kept buckets, their idf, the coefficients per kind."""
@@ -141,6 +146,11 @@ class TypePrior:
     intercept: np.ndarray
     about: dict
     base: np.ndarray  # each kind's mean out-of-fold probability on the data it was fit on
+    # the evidence of the texts read so far (`known_evidence`), at most EVIDENCE_KEPT of them
+    _kept: dict[tuple[str, str], dict[str, float]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -157,6 +167,21 @@ class TypePrior:
         kind more than it does of an issue on average."""
         ratios = self.kind_probabilities(docs) / np.maximum(self.base, 1e-6)
         return [dict(zip(self.kinds, r, strict=True)) for r in ratios.tolist()]
+
+    def known_evidence(self, docs: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
+        """`evidence(docs)`, each doc read once per loaded prior (the folds and evaluate's
+        buckets score the same issues again)."""
+        with self._lock:
+            known = {d: self._kept.get(d) for d in docs}
+        missing = [d for d, e in known.items() if e is None]
+        if missing:
+            fresh = dict(zip(missing, self.evidence(missing), strict=True))
+            known.update(fresh)
+            with self._lock:
+                if len(self._kept) + len(fresh) > EVIDENCE_KEPT:
+                    self._kept.clear()
+                self._kept.update(fresh)
+        return [known[d] for d in docs]
 
     def save(self, path: Path) -> None:
         with path.open("wb") as f:
