@@ -83,6 +83,12 @@ def _same_text(a: Issue, b: Issue) -> bool:
     )
 
 
+def known_duplicate(issue: Issue, again: Mapping[int, frozenset[int]]) -> bool:
+    """A duplicate whose original is known: it names one (duplicate_of), or it is a report its
+    reporter filed again (`again`, from `refiled`)."""
+    return issue.duplicate_of is not None or issue.number in again
+
+
 def originals(tracker: Tracker, issue: Issue, again: Mapping[int, frozenset[int]]) -> list[int]:
     """The originals that count as right for `issue`, the one it duplicates first: its named
     original and that one's duplicate_of chain, else the earlier copies of a report its
