@@ -322,5 +322,24 @@ def test_a_report_filed_again_is_a_known_duplicate_in_the_fits_not_a_negative(
     replayed = replay(poetry_snapshot.get_issue(10284))
     assert replayed.duplicate and replayed.accept == {10283}
     assert replayed.positives == 1  # the first copy is among its candidates
+    assert dm.outcome(replayed, None).ruled  # claimed by rule, whatever the threshold
     plain = replay(poetry_snapshot.get_issue(10283))
     assert not plain.duplicate and plain.accept == frozenset()
+    assert not dm.outcome(plain, None).ruled
+
+
+def test_reports_filed_again_leave_the_threshold_where_the_scores_put_it():
+    """A report filed again is claimed by rule at 1: it must not pull the threshold up by
+    making the highest thresholds look precise (the rest of the claims are what it decides)."""
+    scored = [
+        dm.Outcome(((1, 0.8),), True, frozenset({1})),
+        dm.Outcome(((2, 0.7),), True, frozenset({2})),
+        dm.Outcome(((3, 0.72),), False, frozenset()),
+        dm.Outcome(((4, 0.99),), False, frozenset()),
+    ]
+    ruled = [dm.Outcome(((9, 1.0),), True, frozenset({9}), ruled=True) for _ in range(8)]
+    alone = dm.choose_threshold(scored, 0.8, 10, 0.05)
+    assert dm.choose_threshold(scored + ruled, 0.8, 10, 0.05) == alone
+    counted = [dm.Outcome(o.scored, o.duplicate, o.accept) for o in ruled]
+    _, pulled = dm.choose_threshold(scored + counted, 0.8, 10, 0.05)
+    assert pulled != alone[1]  # counted as scores, the ruled claims would move it

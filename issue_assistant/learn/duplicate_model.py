@@ -65,11 +65,13 @@ class Replayed:
 @dataclass(frozen=True)
 class Outcome:
     """One replayed issue's candidates as scored (best first), to apply the engine's own rule
-    (`duplicates.choose`) at each threshold."""
+    (`duplicates.choose`) at each threshold; `ruled`: a candidate is claimed whatever the
+    threshold (the issue is a report filed again, `PairFeatures.refiled`)."""
 
     scored: tuple[tuple[int, float], ...]
     duplicate: bool
     accept: frozenset[int]
+    ruled: bool = False
 
     def at(self, threshold: float, margin: float) -> tuple[bool, bool]:
         """(proposed, right) at `threshold`."""
@@ -107,7 +109,8 @@ def outcome(r: Replayed, weights: dict[str, float] | None) -> Outcome:
     """`r`'s candidates scored with `weights` (None: the hand weights) as the engine claims:
     0 where evidence does not carry a claim or the pair is a follow-up (`PairFeatures.claim`)."""
     scored = sorted(((n, f.claim(weights)) for n, f in r.pairs), key=lambda ns: -ns[1])
-    return Outcome(tuple(scored), r.duplicate, r.accept)
+    ruled = any(f.refiled and f.claimable for _, f in r.pairs)
+    return Outcome(tuple(scored), r.duplicate, r.accept, ruled)
 
 
 def cross_validated(
@@ -132,7 +135,9 @@ def choose_threshold(  # noqa: ANN201
     outcomes: Sequence[Outcome], target: float, duplicates_known: int, margin: float
 ):
     """(rows of (threshold, proposals, correct, false), the chosen threshold or None), each
-    threshold applied by the engine's rule with `margin`."""
+    threshold applied by the engine's rule with `margin`, over the outcomes a threshold decides
+    (not those `ruled`)."""
+    outcomes = [o for o in outcomes if not o.ruled]
     rows = []
     for t in THRESHOLDS:
         at = [(o, *o.at(t, margin)) for o in outcomes]
