@@ -33,7 +33,7 @@ def test_the_type_floor_does_not_flip_with_the_fold_shuffle(oldest, held_out, se
     gm = model.groups["type"]
     assert gm.table is not None and gm.table.method == "stratified"
     probs = [
-        p.get("type", {}) for p in model.probabilities_many([(r.title, r.prose) for r, _ in scored])
+        p.get("type", {}) for p in model.probabilities_many([r.doc for r, _ in scored])
     ]
     chosen = [choose(gm.table, p, single=True, limit=1, rule=RULE) for p in probs]
     proposed = [(c.chosen[0][0], t) for c, (_, t) in zip(chosen, scored, strict=True) if c.chosen]

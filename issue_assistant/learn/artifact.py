@@ -42,8 +42,8 @@ class _Strict(BaseModel):
 
 
 class PartMeta(_Strict):
-    column: Literal[0, 1]
-    analyzer: Literal["word", "char_wb", "cues"]
+    column: Literal[0, 1, 2]
+    analyzer: Literal["word", "char_wb", "cues", "form"]
     ngram: tuple[int, int]
     token_pattern: Literal[TOKEN]  # type: ignore[valid-type]
     lowercase: bool

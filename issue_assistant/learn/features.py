@@ -18,17 +18,21 @@ import numpy as np
 
 from issue_assistant.learn.linear import Featurizer, TextPart
 from issue_assistant.learn.sparse import Csr, hstack
+from issue_assistant.learn.text import Doc
 
 TOKEN = r"(?u)\b\w\w+\b"
+# the blocks a history may have no term of (then left out)
+OPTIONAL = ("cues", "form")
 
 
 @dataclass(frozen=True)
 class PartSpec:
-    """One block of features: which column of (title, prose), how it is cut, how many terms."""
+    """One block of features: which column of a `Doc` (title, prose, form terms), how it is cut,
+    how many terms."""
 
     name: str
     column: int
-    analyzer: str  # "word", "char_wb" or "cues" (`learn/cues.py`)
+    analyzer: str  # "word", "char_wb", "cues" (`learn/cues.py`) or "form" (`learn/form_terms.py`)
     ngram: tuple[int, int]
     min_df: int = 1
     max_features: int | None = None
@@ -177,7 +181,7 @@ class Features:
     def width(self) -> int:
         return sum(len(p.kept) for p in self.parts)
 
-    def matrix(self, docs: Sequence[tuple[str, str]]) -> Csr:
+    def matrix(self, docs: Sequence[Doc]) -> Csr:
         return hstack([p.matrix([d[p.spec.column] for d in docs]) for p in self.parts])
 
     def featurizer(self) -> Featurizer:
@@ -207,17 +211,19 @@ class Features:
 
 
 def fit_features(
-    docs: Sequence[tuple[str, str]],
+    docs: Sequence[Doc],
     specs: Sequence[PartSpec] = SPECS,
     caches: Caches | None = None,
 ) -> Features:
-    """Fit every block on `docs` ((title, prose) pairs); ValueError if a block of words has no
-    terms (a block of cues without any is left out: `learn/cues.py`)."""
+    """Fit every block on `docs`; ValueError if a block of words has no terms (a block of cues or
+    form terms without any kept is left out: `learn/cues.py`, `learn/form_terms.py`)."""
     caches = caches if caches is not None else Caches()
     parts = []
     for s in specs:
         texts = [d[s.column] for d in docs]
-        if s.analyzer == "cues" and not len(caches.of(s).stacked(texts)[1]):
-            continue
-        parts.append(fit_part(s, caches.of(s), texts))
+        try:
+            parts.append(fit_part(s, caches.of(s), texts))
+        except ValueError:
+            if s.analyzer not in OPTIONAL:
+                raise
     return Features(parts)
