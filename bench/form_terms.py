@@ -7,9 +7,10 @@ On the settings of `bench/type_cues.py` (hf-datasets with the type prior fit on 
 alone; poetry-sample's oldest 50 and 70 with it fit on hf-datasets alone), its measures: the top
 label and what is proposed at the shipped type floor, macro F1 over every type present and over
 bug/enhancement (kind/bug, kind/feature). Variants: the shipped features without the form block,
-then with it at each weight (`WEIGHTS`, or those given), the fields left empty marked (`e_...`),
-skipped or read as answered, and without the dropdown answers. Printed only; docs/benchmarks.md
-quotes it by hand.
+then with it at each weight (`WEIGHTS`, or those given; the shipped one is
+`learn/features.SPECS`'s), the fields left empty skipped (shipped), marked (`e_...`) or read as
+answered, with and without the dropdown answers (shipped: without). Printed only;
+docs/benchmarks.md quotes it by hand.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ from issue_assistant.learn.form_terms import form_terms  # noqa: E402
 from issue_assistant.learn.rows import Row  # noqa: E402
 from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
 
-WEIGHTS = (0.25, 0.35, 0.5, 0.7)
-FORM = features.PartSpec("form_terms", 2, "form", (1, 1), weight=0.35)
+WEIGHTS = (0.15, 0.25, 0.35, 0.5)
+FORM = next(s for s in features.SPECS if s.analyzer == "form")
 # (name, what a field left empty gives, whether dropdown answers give terms)
-MODES = (("marked", "mark", True), ("skipped", "skip", True), ("same", "same", True),
-         ("no choices", "mark", False))  # fmt: skip
+MODES = (("skipped", "skip", False), ("marked", "mark", False), ("skipped, choices", "skip", True),
+         ("marked, choices", "mark", True), ("same, choices", "same", True))  # fmt: skip
 
 
 @cache
@@ -55,7 +56,7 @@ def variants(weights: tuple[float, ...] = WEIGHTS) -> list[Variant]:
     out: list[Variant] = [("no form", plain, None)]
     for w in weights:
         spec = dataclasses.replace(FORM, weight=w)
-        for mode, empty, choices in MODES if w == weights[0] else MODES[:1]:
+        for mode, empty, choices in MODES:
             cut = partial(recut, empty=empty, choices=choices)
             out.append((f"form {w} {mode}", (*plain, spec), cut))
     return out

@@ -17,7 +17,7 @@ from sklearn.linear_model import LogisticRegression
 
 from issue_assistant.config.labels import load_labels
 from issue_assistant.learn import logistic
-from issue_assistant.learn.features import SPECS, TOKEN, fit_features
+from issue_assistant.learn.features import OPTIONAL, SPECS, TOKEN, fit_features
 from issue_assistant.learn.rows import rows_from
 from issue_assistant.learn.sparse import Csr, Dense
 
@@ -50,7 +50,7 @@ def test_features_equal_tfidf_vectorizer(hf_rows):
     for part in feats.parts:
         spec = part.spec
         vec = TfidfVectorizer(
-            analyzer=part.text_part().terms if spec.analyzer == "cues" else spec.analyzer,
+            analyzer=part.text_part().terms if spec.analyzer in OPTIONAL else spec.analyzer,
             ngram_range=spec.ngram,
             min_df=spec.min_df,
             max_features=spec.max_features,

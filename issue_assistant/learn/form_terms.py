@@ -4,10 +4,12 @@ issue form it was written from.
 A body written from an issue form or a Markdown template says which one by its headings ("###
 Describe the bug", "## Steps to reproduce", "**Is your feature request related to a problem?**",
 "### Motivation") and, in a form, by the options chosen in its dropdowns ("Issue Kind: Brand new
-capability"). Each heading is one term (`h_describe_the_bug`; a field left empty `e_...`), each
-dropdown answer of a form one (`c_issue_kind__brand_new_capability`), read with `forms.py`'s
-parser; they make a block of their own (`learn/features.py`, `form_terms`), whose weights the
-model learns from the repository's own history. A body without headings has no term.
+capability"). Each heading of a field answered is one term (`h_describe_the_bug`), read with
+`forms.py`'s parser; they make a block of their own (`learn/features.py`, `form_terms`), whose
+weights the model learns from the repository's own history. A body without headings has no term.
+A field left empty, and a form's dropdown answers, give none by default (`bench/form_terms.py`
+measures them: the answers of a form's free one-line fields, versions and systems, said less
+than they cost).
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ def _words(text: str, limit: int) -> str:
     return "_".join(_WORD.findall(text.casefold())[:limit])
 
 
-def form_terms(body: str | None, empty: str = "mark", choices: bool = True) -> list[str]:
+def form_terms(body: str | None, empty: str = "skip", choices: bool = False) -> list[str]:
     """The terms of `body`'s headings and dropdown answers. `empty`: what a field left empty
-    gives, "mark" (`e_...`), "skip" (no term) or "same" (the heading's own term); `choices`:
-    whether a form's dropdown answers give terms."""
+    gives, "skip" (no term), "mark" (`e_...`) or "same" (the heading's own term); `choices`:
+    whether a form's dropdown answers give terms (`c_issue_kind__brand_new_capability`)."""
     form = forms.parse(body)
     answers = form or forms.parse_template(body)
     out = []

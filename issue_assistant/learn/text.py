@@ -42,6 +42,11 @@ def title(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+def column(doc: Doc | tuple[str, str], i: int) -> str:
+    """Column `i` of `doc`; a doc of (title, prose) alone has no form terms ("")."""
+    return doc[i] if i < len(doc) else ""
+
+
 def fields(issue: Issue) -> Doc:
     """(title, prose, form terms) of an issue, as the features read them."""
     return title(issue.title), prose(issue.body), form_text(issue.body)

@@ -148,9 +148,7 @@ class TypePrior:
     about: dict
     base: np.ndarray  # each kind's mean out-of-fold probability on the data it was fit on
     # the evidence of the texts read so far (`known_evidence`), at most EVIDENCE_KEPT of them
-    _kept: dict[Doc, dict[str, float]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
+    _kept: dict[Doc, dict[str, float]] = field(default_factory=dict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
