@@ -29,7 +29,7 @@ from issue_assistant.learn.form_terms import form_terms  # noqa: E402
 from issue_assistant.learn.rows import Row  # noqa: E402
 from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
 
-WEIGHTS = (0.15, 0.25, 0.35, 0.5)
+WEIGHTS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.5)
 FORM = next(s for s in features.SPECS if s.analyzer == "form")
 # (name, what a field left empty gives, whether dropdown answers give terms)
 MODES = (("skipped", "skip", False), ("marked", "mark", False), ("skipped, choices", "skip", True),

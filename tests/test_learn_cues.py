@@ -146,7 +146,7 @@ def test_an_interrogative_title_raises_the_question_type(oldest):
     _, _, scored = oldest
     assert "question" in with_cues.groups["type"].classes
     stated = [r.doc for r, _ in scored[:60]]
-    asked = [(f"How do I avoid this: {t}?", p) for t, p in stated]
+    asked = [(f"How do I avoid this: {t}?", p, f) for t, p, f in stated]
 
     def rise(m):  # noqa: ANN001, ANN202
         before, after = _type(m, stated), _type(m, asked)

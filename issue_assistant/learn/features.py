@@ -47,13 +47,13 @@ class PartSpec:
 # Measured on hf-datasets (bench/section_labels.py, docs/benchmarks.md): the title at weight 1
 # beside the body did better than 1.5, 2 or 3; the title's cues of a question or a docs report
 # (`learn/cues.py`) at 0.35 (`bench/type_cues.py`: 0.25-0.7 tried); the headings of the body's
-# template or form (`learn/form_terms.py`) at 0.25 (`bench/form_terms.py`: 0.15-0.5 tried).
+# template or form (`learn/form_terms.py`) at 0.2 (`bench/form_terms.py`: 0.15-0.5 tried).
 SPECS: tuple[PartSpec, ...] = (
     PartSpec("title_words", 0, "word", (1, 2)),
     PartSpec("title_chars", 0, "char_wb", (3, 5), min_df=2),
     PartSpec("body_words", 1, "word", (1, 2), min_df=2, max_features=50_000),
     PartSpec("title_cues", 0, "cues", (1, 1), weight=0.35),
-    PartSpec("form_terms", 2, "form", (1, 1), weight=0.25),
+    PartSpec("form_terms", 2, "form", (1, 1), weight=0.2),
 )
 
 
