@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from issue_assistant.config.labels import load_labels
-from issue_assistant.learn import features, model
+from issue_assistant.learn import artifact, features, model, store
 from issue_assistant.learn.form_terms import form_terms
 from issue_assistant.learn.model import fit
 from issue_assistant.learn.rows import rows_from
@@ -150,3 +150,20 @@ def test_the_bug_forms_headings_move_a_report_towards_bug(history):
     with_form, without_form = rise(_fit(history, features.SPECS)), rise(_fit(history, PLAIN))
     assert all(r == pytest.approx(1.0) for r in without_form)
     assert sum(with_form) / len(with_form) > 3 and min(with_form) > 1.5, with_form
+
+
+@needs_data
+def test_a_saved_model_keeps_the_form_block(tmp_path):
+    """poetry-sample's history, every report written with a form: the block is fit, saved and
+    read back, and the loaded model reads a new body's headings as the fit did."""
+    labels = load_labels(ROOT / "tests" / "data" / "evaluate" / "poetry.labels.toml")
+    snapshot = read_snapshot(POETRY)
+    rows = rows_from(snapshot, labels, snapshot.repository.fetched_at)
+    m = fit(rows[:70], labels, rows[70].created_at, calibrate=False)
+    assert "form_terms" in [p.spec.name for p in m.featurizer.fitted.parts]
+    _, loaded = artifact.read(store.save_model(m, tmp_path, "key"))
+    assert loaded is not None
+    (part,) = [p for p in loaded.featurizer.parts if p.analyzer == "form"]
+    assert part.column == 2 and "h_issue_kind" in part.vocabulary
+    docs = [r.doc for r in rows[70:]]
+    assert loaded.probabilities_many(docs) == m.probabilities_many(docs)
