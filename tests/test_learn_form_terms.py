@@ -3,17 +3,17 @@ real bodies of the shared data, and what the type model learns from them."""
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import pytest
 
 from issue_assistant.config.labels import load_labels
-from issue_assistant.learn import artifact, features, model, store
+from issue_assistant.learn import artifact, features, store
 from issue_assistant.learn.form_terms import form_terms
 from issue_assistant.learn.model import fit
 from issue_assistant.learn.rows import rows_from
 from issue_assistant.tracker.snapshot import read_snapshot
+from tests.test_learn_cues import _fit
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -117,15 +117,6 @@ def history():
     scored = two[-200:]
     train = [r for r in rows if r.created_at < scored[0][0].created_at][-300:]
     return labels, train, scored
-
-
-def _fit(history, specs):  # noqa: ANN001, ANN202
-    labels, train, scored = history
-    model.fit_features = partial(features.fit_features, specs=specs)
-    try:
-        return fit(train, labels, scored[0][0].created_at, calibrate=False, prior_weight=0.0)
-    finally:
-        model.fit_features = features.fit_features
 
 
 BUG_FORM = "h_describe_the_bug h_steps_to_reproduce_the_bug h_expected_behavior h_environment_info"
