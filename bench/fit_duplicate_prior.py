@@ -19,7 +19,6 @@ import argparse
 import json
 import random
 import sys
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -94,13 +93,6 @@ def originals(snapshot, issue, again: dict[int, frozenset[int]]) -> frozenset[in
     return frozenset(known_originals(snapshot, issue, again))
 
 
-def counted(replayed: dm.Replayed, again: dict[int, frozenset[int]]) -> dm.Replayed:
-    """`replayed`, a known duplicate of its earlier copies when its reporter filed it again."""
-    if replayed.duplicate or replayed.number not in again:
-        return replayed
-    return replace(replayed, duplicate=True, accept=again[replayed.number])
-
-
 def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replayed]:
     """The snapshot's known duplicates (refiled reports among them) and sampled
     non-duplicates, replayed."""
@@ -112,7 +104,7 @@ def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replay
     again = refiled(snapshot.all_issues())
     config = Config()
     base = open_moment(snapshot, index, LabelsConfig(), config, Beside())
-    return [counted(replay_pairs(base, i, config=config), again) for i in pairs + others]
+    return [replay_pairs(base, i, config=config, again=again) for i in pairs + others]
 
 
 def fit(replayed: dict[str, list[dm.Replayed]], names: tuple[str, ...]) -> PriorRow:

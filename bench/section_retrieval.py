@@ -170,7 +170,7 @@ def _decision_lines(quick: bool) -> list[str]:
     """The duplicate decision as the engine makes it with the prior, per snapshot and mode:
     the prior fit without the scored repository (leave-one-repository-out) and the shipped one
     (fit on both, so in-sample for each), on the bench's sample and on evaluate's 200."""
-    from bench.fit_duplicate_prior import counted, fit, replays
+    from bench.fit_duplicate_prior import fit, replays
     from issue_assistant.config.labels import load_labels
     from issue_assistant.learn.duplicate_prior import load_prior
 
@@ -204,7 +204,7 @@ def _decision_lines(quick: bool) -> list[str]:
         index = open_index(hf, CACHE, embeddings=dense)
         again = refiled(hf.all_issues())
         base = open_moment(hf, index, labels, config, Beside())
-        eval_replays = [counted(replay_pairs(base, i, config=config), again) for i in scored_eval]
+        eval_replays = [replay_pairs(base, i, config=config, again=again) for i in scored_eval]
         for name in SNAPSHOTS:
             loro = fit(replayed, tuple(n for n in SNAPSHOTS if n != name))
             sets = [(name.split(".")[0], replayed[name])]

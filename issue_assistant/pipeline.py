@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TypeVar
@@ -287,19 +287,22 @@ def replay(
     return analyze(moment, view.target(), config=config, engine=engine, fallback=fallback)
 
 
-def replay_pairs(base: Moment, issue: Issue, *, config: Config) -> Replayed:
+def replay_pairs(
+    base: Moment, issue: Issue, *, config: Config, again: Mapping[int, frozenset[int]]
+) -> Replayed:
     """`issue` replayed a minute after its opening in `base` (the repository as it is, its
     indexes built once): its candidates' pair features, and which of them are its original
-    (none for an issue that is not a known duplicate): what the duplicate weights and threshold
-    are fit on."""
+    (none for an issue that is not a known duplicate; the earlier copies of a report its
+    reporter filed again, `again` from `tracker.duplicates.refiled`): what the duplicate weights
+    and threshold are fit on."""
     from issue_assistant.index import duplicates
     from issue_assistant.tracker.asof import AsOfView
-    from issue_assistant.tracker.duplicates import accepted_originals
+    from issue_assistant.tracker.duplicates import known_duplicate, originals
 
     view = AsOfView.for_issue(base.tracker, issue.number)
     context = build_context(base.at(view, view.moment), view.target(), config)
-    dup = issue.duplicate_of
-    accept = frozenset(accepted_originals(base.tracker, dup)) if dup is not None else frozenset()
+    accept = frozenset(originals(base.tracker, issue, again))
     limit = config.duplicates.candidates
     pairs = tuple((c.issue.number, f) for c, f in duplicates.pair_features(context, limit))
-    return Replayed(context.issue.created_at, dup is not None, pairs, accept, issue.number)
+    duplicate = known_duplicate(issue, again)
+    return Replayed(context.issue.created_at, duplicate, pairs, accept, issue.number)

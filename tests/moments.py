@@ -18,6 +18,7 @@ from issue_assistant.learn.learned import Beside, Learned
 from issue_assistant.moment import Moment, open_moment
 from issue_assistant.pipeline import replay_pairs
 from issue_assistant.tracker.base import Tracker, WritableTracker
+from issue_assistant.tracker.duplicates import refiled
 from issue_assistant.tracker.models import Issue
 
 
@@ -60,9 +61,10 @@ def replayer(
     the repository as it is, its indexes built once."""
     config = config or Config()
     base = moment_of(tracker, index, labels, config)
+    again = refiled(tracker.all_issues())
 
     def replay(issue: Issue) -> Replayed:
-        return replay_pairs(base, issue, config=config)
+        return replay_pairs(base, issue, config=config, again=again)
 
     return replay
 

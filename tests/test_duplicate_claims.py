@@ -4,6 +4,7 @@ texts of the shared snapshots and on the port titles of a release-branch reposit
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -11,9 +12,10 @@ import pytest
 from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
-from issue_assistant.index.duplicates import PairFeatures
+from issue_assistant.index.duplicates import PairFeatures, pair_features, reason
 from issue_assistant.index.evidence import Shared, follow_up
 from issue_assistant.index.local import open_index
+from issue_assistant.learn.duplicate_prior import load_prior
 from issue_assistant.pipeline import replay
 from issue_assistant.tracker.models import Issue, Repository, User
 from issue_assistant.tracker.snapshot import Snapshot
@@ -107,17 +109,32 @@ def test_a_follow_up_by_its_reporter_is_related_not_claimed(hf_snapshot, hf_inde
     assert "#4915" in result.comment.split("Possibly related")[1].split("\n")[0]
 
 
+def _pair(result, number: int) -> PairFeatures:
+    """The pair features of the analysed issue and candidate `number`."""
+    return next(f for c, f in pair_features(result.context) if c.issue.number == number)
+
+
 def test_an_evidence_carried_pair_is_claimed_with_its_evidence(poetry_snapshot, poetry_index):
-    """python-poetry #10284 is #10283 filed again by its reporter 67 seconds later: the same
-    certificate error, paths and names. The claim rests on them and quotes them."""
+    """python-poetry #10284 is #10283 filed again by its reporter 67 seconds later: claimed as
+    such, and the same certificate error, paths and names would carry the claim on their own,
+    quoted as the reason; the table row keeps them all."""
     result = analyzed(poetry_snapshot, 10284, poetry_index, Config())
     dup = result.decision.duplicate
     assert dup is not None and dup.number == 10283
-    # one piece, the strongest kind they share (an exception: no error line, no frames); the
-    # table row keeps them all
+    assert dup.reason == "Same problem as #10283 (open): the same reporter filed the same " + (
+        "report minutes earlier."
+    )
+    features = _pair(result, 10283)
+    assert features.refiled and features.claim() == 1.0
+    # without the refile, the evidence carries it: one piece, the strongest kind they share (an
+    # exception: no error line, no frames)
+    alone = replace(features, refiled=False)
+    assert alone.carried and alone.claim() == alone.score() < 1.0
+    cand = next(c for c in result.context.candidates if c.issue.number == 10283)
+    why = reason(cand, alone)
     head = "Same problem as #10283 (open): both fail with `"
-    assert dup.reason.startswith(head) and dup.reason.count("`") == 2
-    named = dup.reason[len(head) :].split("`")[0]
+    assert why.startswith(head) and why.count("`") == 2
+    named = why[len(head) :].split("`")[0]
     assert named in ("SSLError", "SSLCertVerificationError")
     rows = {e.number: e for e in result.plan.evidence}
     assert rows[10283].relation == "duplicate"
@@ -241,12 +258,56 @@ def test_what_counts_as_filed_again(login, minutes, title, body, counted):
     assert (again == {2: frozenset({1})}) is counted
 
 
+EMPTY_FORM = (
+    "### Link\n\n_No response_\n\n### Description\n\n_No response_\n\n### Owner\n\n_No response_"
+)
+FILLED_FORM = EMPTY_FORM.replace("_No response_", "The preview fails to load.", 1)
+
+
+@pytest.mark.parametrize(
+    ("first_body", "title", "body", "counted"),
+    [
+        (EMPTY_FORM, "Dataset viewer issue for o/d", FILLED_FORM, True),  # an empty form, filled
+        ("", "Dataset viewer issue for o/d", "The viewer shows a 500 error.", True),
+        ("Dataset viewer issue for o/d", "Dataset viewer issue for o/d", FILLED_FORM, True),
+        (FILLED_FORM, "dataset  viewer issue for O/D", EMPTY_FORM, True),  # the empty one second
+        (EMPTY_FORM, "Dataset viewer issue for o/e", FILLED_FORM, False),  # another dataset
+        # the same title over two bodies that each say something: two reports
+        ("The preview times out.", "Dataset viewer issue for o/d", FILLED_FORM, False),
+    ],
+)
+def test_the_same_title_over_a_body_that_said_nothing_is_filed_again(
+    first_body, title, body, counted
+):
+    from issue_assistant.tracker.duplicates import filed_again
+
+    first = _report(1, "alice", 0, "Dataset viewer issue for o/d", first_body)
+    later = _report(2, "alice", 2, title, body)
+    assert filed_again(first, later) is counted
+    assert not filed_again(later, first)  # the later copy is never the first one's duplicate
+    elsewhere = _report(2, "bob", 2, title, body)
+    assert not filed_again(first, elsewhere)
+
+
 def test_a_pair_is_claimed_on_the_dataset_id_both_name(hf_snapshot, hf_index):
     """huggingface/datasets #4454 is #4453 filed again ("Dataset Viewer issue for
-    Yaxin/SemEval2015", an empty form): nothing but the dataset's id in common, and that
-    carries the claim, quoted (at a threshold a maintainer may set; the lexical score of an
-    empty form stays below the prior's)."""
+    Yaxin/SemEval2015": the first an empty form, the second with a line of description) by its
+    reporter 98 seconds later: claimed at the shipped threshold as filed again. Without that,
+    nothing but the dataset's id is in common, and it carries the claim, quoted (at a threshold a
+    maintainer may set; the lexical score of an empty form stays below the prior's)."""
+    shipped = analyzed(hf_snapshot, 4454, hf_index, Config())
+    assert shipped.decision.duplicate is not None and shipped.decision.duplicate.number == 4453
+    assert "the same reporter filed the same report" in shipped.decision.duplicate.reason
     result = analyzed(hf_snapshot, 4454, hf_index)
-    dup = result.decision.duplicate
-    assert dup is not None and dup.number == 4453
-    assert dup.reason == "Same problem as #4453 (open): both name `Yaxin/SemEval2015`."
+    alone = replace(_pair(result, 4453), refiled=False)
+    assert alone.carried and alone.score() < load_prior().lexical.threshold
+    cand = next(c for c in result.context.candidates if c.issue.number == 4453)
+    assert reason(cand, alone) == "Same problem as #4453 (open): both name `Yaxin/SemEval2015`."
+
+
+def test_a_report_filed_again_after_an_empty_form_is_claimed_whatever_its_score():
+    """The rule apart from the score: a pair whose later issue is the earlier filed again is
+    carried and claimed at 1, unless it is a follow-up of it."""
+    again = PairFeatures(**BASE, title=0.2, prose=0.0, refiled=True)
+    assert again.carried and again.claim() == 1.0 and again.score() < 0.1
+    assert PairFeatures(**BASE, title=0.2, prose=0.0, refiled=True, follow_up=True).claim() == 0.0

@@ -152,7 +152,7 @@ def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
     index = open_index(snapshot, tmp_path)
     early, late = issues[80].created_at, issues[150].created_at
     buckets = dm.BucketDuplicates(
-        snapshot, index, LABELS, Config(), [early, late], replay=replayer(snapshot, index, LABELS)
+        snapshot, index, LABELS, Config(), [early, late], replayer(snapshot, index, LABELS), {}
     )
     _, _, known_early = buckets.for_moment(issues[100].created_at)
     _, _, known_late = buckets.for_moment(issues[155].created_at)
@@ -188,7 +188,7 @@ def test_a_cutoff_with_too_few_known_duplicates_replays_nothing(tmp_path):
         return replay(issue)
 
     late = issues[150].created_at
-    buckets = dm.BucketDuplicates(snapshot, index, LABELS, Config(), [late], replay=counting)
+    buckets = dm.BucketDuplicates(snapshot, index, LABELS, Config(), [late], counting, {})
     known = sum(1 for i in issues if i.duplicate_of and i.closed_at < late)
     assert 0 < known < dm.MIN_CALIBRATION_PAIRS
     assert buckets.for_moment(issues[155].created_at) == (None, None, known)
@@ -213,7 +213,7 @@ def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_pa
     index = open_index(snapshot, tmp_path)
     cutoffs = [issues[k].created_at for k in (80, 120, 150)]
     replay = replayer(snapshot, index, LABELS)
-    ahead = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay=replay)
+    ahead = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay, {})
     fitted: list[datetime] = []
     real = ahead._fit
 
@@ -229,7 +229,7 @@ def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_pa
     while len(ahead._fits) < len(cutoffs) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert fitted == cutoffs[::-1]  # each once, in the order of first need: newest first
-    on_demand = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay=replay)
+    on_demand = dm.BucketDuplicates(snapshot, index, LABELS, Config(), cutoffs, replay, {})
     for moment in (issues[100].created_at, issues[130].created_at, issues[155].created_at):
         assert ahead.for_moment(moment) == on_demand.for_moment(moment)
     assert fitted == cutoffs[::-1]  # answered from the fits ahead, none again
@@ -292,3 +292,54 @@ def test_the_prior_shows_its_false_rate_only_on_enough_negatives():
     assert MIN_NEGATIVES > 57 and (few.threshold, few.rule) == (0.975, "highest")
     enough = choose_prior(rows, 19, 457, 0.8)
     assert (enough.threshold, enough.rule, enough.false) == (0.7, "false rate", 4)
+
+
+def test_a_report_filed_again_is_a_known_duplicate_in_the_fits_not_a_negative(
+    poetry_snapshot, poetry_index
+):
+    """python-poetry #10284 and #10285, #10283 filed again by its reporter within 81 seconds
+    and closed unmarked: the duplicate fits count them as known duplicates of the first copy
+    (a proposal of #10283 is right), never among the sampled non-duplicates (where it was false)."""
+    from issue_assistant.config.labels import LabelsConfig
+    from issue_assistant.config.sections import Config
+    from issue_assistant.tracker.duplicates import refiled
+
+    again = refiled(poetry_snapshot.all_issues())
+    assert again[10284] == {10283} and again[10285] == {10283, 10284}
+    cutoff = poetry_snapshot.repository.fetched_at
+    replay = replayer(poetry_snapshot, poetry_index, LabelsConfig())
+    fits = dm.BucketDuplicates(
+        poetry_snapshot, poetry_index, LabelsConfig(), Config(), [cutoff], replay, again
+    )
+    dups = {i.number for i in fits._dups}
+    others = {i.number for i in fits._others}
+    assert {10284, 10285} <= dups and not {10284, 10285} & others
+    # the same draw as without them, less them: the other negatives are unchanged
+    closed = [i for i in poetry_snapshot.all_issues() if i.state == "closed"]
+    assert dm.negatives(closed, again, 200) == [
+        i for i in dm.negatives(closed, {}, 200) if i.number not in again
+    ]
+    replayed = replay(poetry_snapshot.get_issue(10284))
+    assert replayed.duplicate and replayed.accept == {10283}
+    assert replayed.positives == 1  # the first copy is among its candidates
+    assert dm.outcome(replayed, None).ruled  # claimed by rule, whatever the threshold
+    plain = replay(poetry_snapshot.get_issue(10283))
+    assert not plain.duplicate and plain.accept == frozenset()
+    assert not dm.outcome(plain, None).ruled
+
+
+def test_reports_filed_again_leave_the_threshold_where_the_scores_put_it():
+    """A report filed again is claimed by rule at 1: it must not pull the threshold up by
+    making the highest thresholds look precise (the rest of the claims are what it decides)."""
+    scored = [
+        dm.Outcome(((1, 0.8),), True, frozenset({1})),
+        dm.Outcome(((2, 0.7),), True, frozenset({2})),
+        dm.Outcome(((3, 0.72),), False, frozenset()),
+        dm.Outcome(((4, 0.99),), False, frozenset()),
+    ]
+    ruled = [dm.Outcome(((9, 1.0),), True, frozenset({9}), ruled=True) for _ in range(8)]
+    alone = dm.choose_threshold(scored, 0.8, 10, 0.05)
+    assert dm.choose_threshold(scored + ruled, 0.8, 10, 0.05) == alone
+    counted = [dm.Outcome(o.scored, o.duplicate, o.accept) for o in ruled]
+    _, pulled = dm.choose_threshold(scored + counted, 0.8, 10, 0.05)
+    assert pulled != alone[1]  # counted as scores, the ruled claims would move it

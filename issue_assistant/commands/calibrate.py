@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.render import render
     from issue_assistant.settings import current
     from issue_assistant.tracker.asof import AsOfView
+    from issue_assistant.tracker.duplicates import refiled
     from issue_assistant.tracker.models import Issue
 
     labels, config = load_configs(args)
@@ -80,10 +81,12 @@ def run(args: argparse.Namespace) -> int:
     target = config.labels.target_precision
     base = open_moment(tracker, index, labels, config, Beside())
 
-    def replay(issue: Issue) -> Replayed:
-        return replay_pairs(base, issue, config=config)
+    again = refiled(tracker.all_issues())
 
-    dup = duplicate_calibration(tracker, index, labels, config, moment, replay=replay)
+    def replay(issue: Issue) -> Replayed:
+        return replay_pairs(base, issue, config=config, again=again)
+
+    dup = duplicate_calibration(tracker, index, labels, config, moment, replay=replay, again=again)
     calibration = CalibrationFile(
         repository=tracker.repository.full_name,
         cutoff=model.cutoff,

@@ -62,7 +62,7 @@ class Evaluator:
         self.label_fits = BucketSource(tracker, labels, cutoffs or [])
         # and its duplicate weights and threshold, fit per cutoff on what was known then
         self.duplicate_fits = BucketDuplicates(
-            tracker, index, labels, config, cutoffs or [], replay=self._replay_pairs
+            tracker, index, labels, config, cutoffs or [], self._replay_pairs, self.again
         )
         # The repository as the run knows it: the indexes built once (the discussions; the code
         # `[code] checkout` names and the fixes, unless a clone gives each issue's own), each
@@ -90,7 +90,7 @@ class Evaluator:
             self.duplicate_fits.fit_ahead(moments)
 
     def _replay_pairs(self, issue: Issue) -> Replayed:
-        return replay_pairs(self.base, issue, config=self.config)
+        return replay_pairs(self.base, issue, config=self.config, again=self.again)
 
     def engines(self) -> tuple[Engine, Engine | None]:
         pair = getattr(self._local, "engines", None)

@@ -52,6 +52,7 @@ from issue_assistant.index.query import (
     strip_template,
 )
 from issue_assistant.index.search import cosine
+from issue_assistant.tracker.duplicates import filed_again
 from issue_assistant.tracker.models import Issue
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ if TYPE_CHECKING:
 # version's hand-weighted score does not apply to this one (2: shared errors, frames, rarity;
 # 3: a claim rests on evidence and no follow-up is claimed, `PairFeatures.claim`; 4: rarity
 # counts every word of a piece, not any, and alike titles whose words both bodies use carry).
+# A report filed again by its reporter is claimed whatever the score (`PairFeatures.refiled`),
+# so the rule leaves every threshold where it was.
 SCORE_VERSION = 4
 # Weights of the logistic score, with and without a dense cosine.
 WITH_DENSE = {
@@ -128,15 +131,20 @@ class PairFeatures:
     # one is a port, backport or follow-up of the other: related, never a duplicate (not a
     # feature)
     follow_up: bool = field(default=False, compare=False)
+    # the new issue is the candidate filed again by its reporter minutes later
+    # (`tracker.duplicates.filed_again`): a duplicate whatever the score (not a feature)
+    refiled: bool = field(default=False, compare=False)
 
     @property
     def carried(self) -> bool:
-        """Whether evidence carries a duplicate claim, never title words alone: the same
-        uncommon error message, stack frames, or an uncommon path or name in common; alike
-        titles whose uncommon words both bodies use too (`Shared.subject`, `TOPIC_TITLE`); or a
-        strong match in meaning or prose with a second signal a reader can check (two uncommon
-        title words, an exception, or alike titles)."""
+        """Whether evidence carries a duplicate claim, never title words alone: the report filed
+        again by its reporter; the same uncommon error message, stack frames, or an uncommon
+        path or name in common; alike titles whose uncommon words both bodies use too
+        (`Shared.subject`, `TOPIC_TITLE`); or a strong match in meaning or prose with a second
+        signal a reader can check (two uncommon title words, an exception, or alike titles)."""
         e = self.evidence
+        if self.refiled:
+            return True
         if self.error >= MIN_SPECIFIC or self.frames > 0.0 or e.paths or e.identifiers:
             return True
         if e.subject and self.title >= TOPIC_TITLE:
@@ -152,8 +160,11 @@ class PairFeatures:
 
     def claim(self, weights: dict[str, float] | None = None) -> float:
         """The score a duplicate claim rests on: `score` where the pair is `claimable`, else 0
-        (what `choose` thresholds; the comment still shows the pair as possibly related)."""
-        return self.score(weights) if self.claimable else 0.0
+        (what `choose` thresholds; the comment still shows the pair as possibly related); 1 for
+        a report filed again, a duplicate by the reporter's own doing."""
+        if not self.claimable:
+            return 0.0
+        return 1.0 if self.refiled else self.score(weights)
 
     def score(self, weights: dict[str, float] | None = None) -> float:
         """The logistic score: `calibrate`'s fitted weights when given (and usable for this
@@ -280,6 +291,7 @@ def features(
     )
     return PairFeatures(
         follow_up=follow_up(issue.title, issue.body or "", other.number, other.title),
+        refiled=filed_again(other, issue),
         dense=dense,
         title=cosine(mine.title, theirs.title),
         prose=cosine(mine.prose, theirs.prose),
@@ -311,9 +323,7 @@ def assess(
     """Every candidate of the context (or the first `limit`) with its features and duplicate
     score, best first (the features are computed once per context and limit)."""
     out = [
-        Assessed(c, f, s, s if f.claimable else 0.0)
-        for c, f in pair_features(context, limit)
-        for s in (f.score(weights),)
+        Assessed(c, f, f.score(weights), f.claim(weights)) for c, f in pair_features(context, limit)
     ]
     return sorted(out, key=lambda a: -a.score)
 
@@ -409,6 +419,8 @@ def reason(cand: Candidate, features: PairFeatures, limit: int = 400) -> str:
     via = f", reached through #{cand.via[0]}, a duplicate of it" if cand.via else ""
     head = f"Same problem as #{cand.issue.number} ({state}{via})"
     meaning = " and close in meaning" if (features.dense or 0.0) >= CLOSE_MEANING else ""
+    if features.refiled:
+        return f"{head}: the same reporter filed the same report minutes earlier."
     room = max(limit - len(head) - 40, 20)
     piece = strongest(features.evidence, min(room, 120))
     if piece:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-import random
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Literal
@@ -157,27 +157,28 @@ def duplicate_calibration(
     negatives: int = NEGATIVES,
     *,
     replay: Replay,
+    again: Mapping[int, frozenset[int]],
 ) -> DuplicateCalibration:
     """The `similar` engine's duplicate score replayed on closed history with known originals.
 
     Positives: issues closed as duplicates of a known older original (right when the engine's best
-    candidate is that original, or the original it is itself a duplicate of). Negatives: a fixed
+    candidate is that original, or the original it is itself a duplicate of), reports their
+    reporters filed again among them (`again`, `tracker.duplicates.refiled`). Negatives: a fixed
     sample of closed issues that are not known duplicates (any proposal is false). Everything is
     replayed a minute after opening. With enough known pairs the score's weights are fit too
     (`learn/duplicate_model.py`).
     """
     from issue_assistant.learn import duplicate_model as dm
-    from issue_assistant.tracker.duplicates import closed_as_duplicate
+    from issue_assistant.tracker.duplicates import known_duplicate
 
     issues = [
         i
         for i in tracker.all_issues()
         if not i.is_pull_request and i.state == "closed" and i.created_at < before
     ]
-    dups = [i for i in issues if i.duplicate_of is not None]
-    others = [i for i in issues if i.duplicate_of is None and not closed_as_duplicate(i)]
-    random.Random(7).shuffle(others)
-    sample = dups + others[:negatives]
+    dups = [i for i in issues if known_duplicate(i, again)]
+    others = dm.negatives(issues, again, negatives)
+    sample = dups + others
     replayed = [
         replay(issue) for issue in counted(sample, "calibrate: duplicates", total=len(sample))
     ]
@@ -187,7 +188,7 @@ def duplicate_calibration(
     found = sum(1 for r in replayed if r.positives)
     if found < dm.MIN_CALIBRATION_PAIRS:
         chosen = None  # too few known pairs to trust a threshold: the prior answers
-    n_neg = min(len(others), negatives)
+    n_neg = len(others)
     return DuplicateCalibration(
         target_precision=target,
         threshold=chosen,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -65,11 +65,13 @@ class Replayed:
 @dataclass(frozen=True)
 class Outcome:
     """One replayed issue's candidates as scored (best first), to apply the engine's own rule
-    (`duplicates.choose`) at each threshold."""
+    (`duplicates.choose`) at each threshold; `ruled`: a candidate is claimed whatever the
+    threshold (the issue is a report filed again, `PairFeatures.refiled`)."""
 
     scored: tuple[tuple[int, float], ...]
     duplicate: bool
     accept: frozenset[int]
+    ruled: bool = False
 
     def at(self, threshold: float, margin: float) -> tuple[bool, bool]:
         """(proposed, right) at `threshold`."""
@@ -107,7 +109,8 @@ def outcome(r: Replayed, weights: dict[str, float] | None) -> Outcome:
     """`r`'s candidates scored with `weights` (None: the hand weights) as the engine claims:
     0 where evidence does not carry a claim or the pair is a follow-up (`PairFeatures.claim`)."""
     scored = sorted(((n, f.claim(weights)) for n, f in r.pairs), key=lambda ns: -ns[1])
-    return Outcome(tuple(scored), r.duplicate, r.accept)
+    ruled = any(f.refiled and f.claimable for _, f in r.pairs)
+    return Outcome(tuple(scored), r.duplicate, r.accept, ruled)
 
 
 def cross_validated(
@@ -132,7 +135,9 @@ def choose_threshold(  # noqa: ANN201
     outcomes: Sequence[Outcome], target: float, duplicates_known: int, margin: float
 ):
     """(rows of (threshold, proposals, correct, false), the chosen threshold or None), each
-    threshold applied by the engine's rule with `margin`."""
+    threshold applied by the engine's rule with `margin`, over the outcomes a threshold decides
+    (not those `ruled`)."""
+    outcomes = [o for o in outcomes if not o.ruled]
     rows = []
     for t in THRESHOLDS:
         at = [(o, *o.at(t, margin)) for o in outcomes]
@@ -152,6 +157,20 @@ def choose_threshold(  # noqa: ANN201
 NEGATIVES = 200  # closed issues that are not known duplicates, sampled as negatives
 
 
+def negatives(closed: Sequence[Issue], again: Mapping[int, frozenset[int]], n: int) -> list[Issue]:
+    """A fixed sample of `n` closed issues that are not duplicates (the calibration's negatives):
+    drawn among those neither named nor closed as one, less the reports filed again (`again`),
+    which are positives."""
+    import random
+
+    from issue_assistant.tracker.duplicates import closed_as_duplicate
+
+    others = [i for i in closed if i.duplicate_of is None and not closed_as_duplicate(i)]
+    others.sort(key=lambda i: i.number)
+    random.Random(7).shuffle(others)
+    return [i for i in others[:n] if i.number not in again]
+
+
 #: how an issue is replayed for its pair features (`pipeline.replay_pairs` on the run's moment):
 #: passed in, since replaying builds the issue's context, floors above what is learned here
 Replay = Callable[[Issue], Replayed]
@@ -160,17 +179,23 @@ Replay = Callable[[Issue], Replayed]
 class BucketDuplicates:
     """evaluate: the duplicate weights and threshold per cutoff, fit only on what was known then.
 
-    For a cutoff, the positives are issues closed as duplicates of a known original before it,
+    For a cutoff, the positives are issues closed before it as duplicates of a known original
+    (reports their reporters filed again among them, `again` from `tracker.duplicates.refiled`),
     the negatives a fixed sample of issues closed otherwise before it; each is replayed at its
     own moment once (the replay cannot see later issues) and reused by every later cutoff.
     """
 
     def __init__(  # noqa: ANN001
-        self, tracker, index, labels, config, cutoffs: list[datetime], replay: Replay
+        self,
+        tracker,
+        index,
+        labels,
+        config,
+        cutoffs: list[datetime],
+        replay: Replay,
+        again: Mapping[int, frozenset[int]],
     ) -> None:
-        import random
-
-        from issue_assistant.tracker.duplicates import closed_as_duplicate
+        from issue_assistant.tracker.duplicates import known_duplicate
 
         self.tracker, self.index, self.labels, self.config = tracker, index, labels, config
         self.replay = replay
@@ -188,11 +213,8 @@ class BucketDuplicates:
             and i.closed_at is not None
             and i.closed_at < last
         ]
-        self._dups = [i for i in closed if i.duplicate_of is not None]
-        others = [i for i in closed if i.duplicate_of is None and not closed_as_duplicate(i)]
-        others.sort(key=lambda i: i.number)
-        random.Random(7).shuffle(others)
-        self._others = others[:NEGATIVES]
+        self._dups = [i for i in closed if known_duplicate(i, again)]
+        self._others = negatives(closed, again, NEGATIVES)
 
     def _replay(self, issue) -> Replayed:  # noqa: ANN001
         if issue.number not in self._replays:

@@ -43,34 +43,64 @@ def closed_as_duplicate(issue: Issue) -> bool:
 
 
 # A report filed again by its reporter: within this many minutes of the first, with a title
-# and a body nearly the same (difflib's ratio at least these). GitHub shows a deleted account
-# as `ghost`, so two of its issues may be two people's.
+# and a body nearly the same (difflib's ratio at least these), or the same title where one of
+# the two bodies says nothing beyond it. GitHub shows a deleted account as `ghost`, so two of its
+# issues may be two people's.
 REFILE_MINUTES = 30
 REFILE_TITLE = 0.8
 REFILE_BODY = 0.9
 _NOBODY = frozenset({"ghost"})
+# What fills a body without saying anything: HTML comments (template hints), headings (a form's
+# field names), an unanswered form field.
+_FILLER = re.compile(
+    r"<!--.*?(-->|$)|^[ ]{0,3}#{1,6}[ \t][^\n]*$|_No response_", re.DOTALL | re.MULTILINE
+)
+_WORD = re.compile(r"\w{2,}")
+
+
+def filed_again(first: Issue, later: Issue) -> bool:
+    """Whether `later` is `first` filed again by its reporter: the same reporter (not a deleted
+    account), within `REFILE_MINUTES`, with nearly the same title and body, or with the same
+    title where one body says nothing beyond it (an empty form filled in the second time,
+    huggingface/datasets #4453 and #4454). Pull requests are not issues here."""
+    if first.is_pull_request or later.is_pull_request:
+        return False
+    if later.user.login in _NOBODY or first.user.login != later.user.login:
+        return False
+    if not timedelta(0) <= later.created_at - first.created_at <= timedelta(minutes=REFILE_MINUTES):
+        return False
+    if _same_text(first, later):
+        return True
+    return _title(first) == _title(later) and (_says_nothing(first) or _says_nothing(later))
 
 
 def refiled(issues: Iterable[Issue]) -> dict[int, frozenset[int]]:
-    """The issues that are a report filed again by the same reporter (nearly the same title and
-    body, within `REFILE_MINUTES` of the earlier), each with the earlier copies: duplicates a
-    maintainer closes whether or not anybody marked them (python-poetry #10283-#10285, "please
-    close all three issues"). Pull requests are not issues here."""
+    """The issues that are a report filed again by the same reporter (`filed_again`), each with
+    the earlier copies: duplicates a maintainer closes whether or not anybody marked them
+    (python-poetry #10283-#10285, "please close all three issues")."""
     ordered = sorted((i for i in issues if not i.is_pull_request), key=lambda i: i.created_at)
     window = timedelta(minutes=REFILE_MINUTES)
     out: dict[int, frozenset[int]] = {}
     for n, later in enumerate(ordered):
-        if later.user.login in _NOBODY:
-            continue
         earlier = []
         for first in reversed(ordered[:n]):
             if later.created_at - first.created_at > window:
                 break
-            if first.user.login == later.user.login and _same_text(first, later):
+            if filed_again(first, later):
                 earlier.append(first.number)
         if earlier:
             out[later.number] = frozenset(earlier)
     return out
+
+
+def _title(issue: Issue) -> str:
+    return " ".join(issue.title.casefold().split())
+
+
+def _says_nothing(issue: Issue) -> bool:
+    """The body has no word its title does not have, once template filler is left out."""
+    words = {w.casefold() for w in _WORD.findall(_FILLER.sub(" ", issue.body or ""))}
+    return words <= {w.casefold() for w in _WORD.findall(issue.title)}
 
 
 def _same_text(a: Issue, b: Issue) -> bool:
@@ -81,6 +111,12 @@ def _same_text(a: Issue, b: Issue) -> bool:
         ratio(a.title.strip().lower(), b.title.strip().lower()) >= REFILE_TITLE
         and ratio(a.body or "", b.body or "") >= REFILE_BODY
     )
+
+
+def known_duplicate(issue: Issue, again: Mapping[int, frozenset[int]]) -> bool:
+    """A duplicate whose original is known: it names one (duplicate_of), or it is a report its
+    reporter filed again (`again`, from `refiled`)."""
+    return issue.duplicate_of is not None or issue.number in again
 
 
 def originals(tracker: Tracker, issue: Issue, again: Mapping[int, frozenset[int]]) -> list[int]:
