@@ -59,7 +59,7 @@ def typed_kinds(names: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
             mine = [n for n in r.labels if n in types]
             kind = type_prior.kind_of(mine[0]) if len(mine) == 1 else None
             if kind is not None:
-                docs.append((r.title, r.prose))
+                docs.append(r.doc)
                 kinds.append(kind)
     return docs, kinds
 

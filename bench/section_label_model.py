@@ -66,7 +66,7 @@ def _shipped(labels, vec: dict | None) -> Predict:  # noqa: ANN001
         cutoff = test[0].created_at
         model = fit(train, labels, cutoff, calibrate=False, vectors=vec.get if vec else None)
         gm = model.groups["type"]
-        docs = [(r.title, r.prose) for r in test]
+        docs = [r.doc for r in test]
         x = model.featurizer.rows(docs)  # type: ignore[union-attr]
         dense = np.vstack([vec[r.number] for r in test]) if vec else None
         probs = gm.probabilities(x, dense)
@@ -96,9 +96,9 @@ def _variant(  # noqa: ANN202
         train, classes, y = _typed_xy(train, types)
         kind = "binary" if len(classes) == 2 else "softmax"
         specs = (*features.SPECS, BODY_CHARS) if body_chars else features.SPECS
-        feats = features.fit_features([(r.title, r.prose) for r in train], specs)
-        x = feats.matrix([(r.title, r.prose) for r in train])
-        xt = feats.matrix([(r.title, r.prose) for r in test])
+        feats = features.fit_features([r.doc for r in train], specs)
+        x = feats.matrix([r.doc for r in train])
+        xt = feats.matrix([r.doc for r in test])
         old, heads.BALANCED = heads.BALANCED, balanced
         try:
             c = heads.choose_c(x, y, kind, len(classes), heads.C_GRID)
@@ -125,7 +125,7 @@ def _sgd(types: set[str]) -> Predict:
         from sklearn.linear_model import SGDClassifier
 
         train, classes, y = _typed_xy(train, types)
-        feats = features.fit_features([(r.title, r.prose) for r in train])
+        feats = features.fit_features([r.doc for r in train])
 
         def sp(m: Csr):  # noqa: ANN202
             return sparse.csr_matrix((m.data, m.indices, m.indptr), shape=m.shape)
@@ -134,8 +134,8 @@ def _sgd(types: set[str]) -> Predict:
                             tol=None, random_state=0)  # fmt: skip
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est.fit(sp(feats.matrix([(r.title, r.prose) for r in train])), y)
-        return classes, est.predict_proba(sp(feats.matrix([(r.title, r.prose) for r in test])))
+            est.fit(sp(feats.matrix([r.doc for r in train])), y)
+        return classes, est.predict_proba(sp(feats.matrix([r.doc for r in test])))
 
     return predict
 

@@ -104,7 +104,7 @@ def _learned(train: list[Row], test: list[Row], labels, group: str):  # noqa: AN
     lat, probs = [], []
     for r in test:
         t0 = time.perf_counter()
-        probs.append(model.probabilities_many([(r.title, r.prose)])[0].get(group, {}))
+        probs.append(model.probabilities_many([r.doc])[0].get(group, {}))
         lat.append(time.perf_counter() - t0)
     proposed = Proposed()
     for p in probs:
@@ -291,7 +291,7 @@ def _multi(rows: list[Row], labels, quick: bool) -> list[str]:  # noqa: ANN001
     start = time.perf_counter()
     model = fit(train, labels, test[0].created_at)
     fit_s = time.perf_counter() - start
-    probs = model.probabilities_many([(r.title, r.prose) for r in test])
+    probs = model.probabilities_many([r.doc for r in test])
     for group in ("area", "topic"):
         gm = model.groups[group]
         if gm.mode != "learned":

@@ -54,7 +54,7 @@ def held_out():  # noqa: ANN201
 
 def type_probabilities(model, rows) -> list[dict[str, float]]:  # noqa: ANN001
     """Each row's type probabilities from a fitted `LabelModel`."""
-    return [p.get("type", {}) for p in model.probabilities_many([(r.title, r.prose) for r in rows])]
+    return [p.get("type", {}) for p in model.probabilities_many([r.doc for r in rows])]
 
 
 def proposed(gm, probs: list[dict[str, float]], rule: TierRule = RULE) -> list[str | None]:  # noqa: ANN001

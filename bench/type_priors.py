@@ -74,7 +74,7 @@ def sources() -> None:
         for setting, train, test in found:
             model = fit(train, labels, test[0].created_at)
             gm = model.groups["type"]
-            probs = model.probabilities_many([(r.title, r.prose) for r in test])
+            probs = model.probabilities_many([r.doc for r in test])
             pred = [max(p["type"], key=p["type"].get) if p.get("type") else None for p in probs]
             gold = [_type_of(r, types) for r in test]
             present = sorted(set(gold))  # type: ignore[arg-type]
@@ -112,7 +112,7 @@ def main() -> None:
         present = sorted(set(gold))  # type: ignore[arg-type]
         two = [n for n in ("bug", "enhancement") if n in present]
         model = fit(train, labels, test[0].created_at)
-        probs = model.probabilities_many([(r.title, r.prose) for r in test])
+        probs = model.probabilities_many([r.doc for r in test])
         vec = TfidfVectorizer(sublinear_tf=True, stop_words="english")
         vec.fit([f"{r.title} {r.prose}" for r in train] + list(desc.values()))
         sims = (

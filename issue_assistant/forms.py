@@ -17,6 +17,8 @@ NO_RESPONSE = "_No response_"
 FORMS_DIR = Path(".github/ISSUE_TEMPLATE")
 FIELD_TYPES = ("input", "textarea", "dropdown", "checkboxes")
 _HEADING = re.compile(r"^### (.+?)\s*$")
+# A Markdown template's heading: `##` to `####`, or a line in bold alone (`**Describe the bug**`).
+_TEMPLATE_HEADING = re.compile(r"^\s{0,3}(?:#{2,4}\s+(.+?)[\s#]*|\*\*([^*]+?)\*\*:?)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CHECKBOX = re.compile(r"^\s*[-*] \[([ xX])\] (.+?)\s*$")
 # What fills a field without saying anything: HTML comments, <details>/<summary> wrappers,
@@ -106,19 +108,22 @@ def _key(label: str) -> str:
     return " ".join(label.casefold().split())
 
 
-def _sections(body: str) -> list[tuple[str, list[str]]] | None:
-    """`### Label` sections outside code fences; None unless the body starts with one."""
+def _sections(
+    body: str, heading: re.Pattern[str] = _HEADING, lead: bool = False
+) -> list[tuple[str, list[str]]] | None:
+    """The sections under `heading` lines outside code fences; None when there is none, or
+    (unless `lead`) when the body does not start with one."""
     sections: list[tuple[str, list[str]]] = []
     fenced = False
     for line in body.splitlines():
         if _FENCE.match(line):
             fenced = not fenced
-        heading = None if fenced else _HEADING.match(line)
-        if heading:
-            sections.append((heading.group(1), []))
+        found = None if fenced else heading.match(line)
+        if found:
+            sections.append((next(g for g in found.groups() if g), []))
         elif sections:
             sections[-1][1].append(line)
-        elif line.strip():
+        elif line.strip() and not lead:
             return None
     return sections or None
 
@@ -130,7 +135,17 @@ def normal(text: str) -> str:
 
 def parse(body: str | None, form: IssueForm | None = None) -> Answers:
     """The form answers in `body` (empty `Answers` when it is not a form's body)."""
-    sections = _sections(body or "")
+    return _answers(_sections(body or ""), form)
+
+
+def parse_template(body: str | None) -> Answers:
+    """The sections of a body written from a Markdown template or an issue form, as answers:
+    under `##` to `####` headings and lines in bold alone, text before the first ignored (empty
+    `Answers` when the body has no such heading)."""
+    return _answers(_sections(body or "", _TEMPLATE_HEADING, lead=True), None)
+
+
+def _answers(sections: list[tuple[str, list[str]]] | None, form: IssueForm | None) -> Answers:
     if sections is None:
         return Answers()
     out: dict[str, Answer] = {}

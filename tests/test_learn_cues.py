@@ -121,7 +121,7 @@ def test_the_cues_raise_the_documentation_type_on_later_issues(history, with_cue
     gold = [t for _, t in scored]
     present = sorted(set(gold))
     assert gold.count("documentation") >= 5
-    docs = [(r.title, r.prose) for r, _ in scored]
+    docs = [r.doc for r, _ in scored]
 
     def scores(m):  # noqa: ANN001, ANN202
         top = [max(p, key=p.get) for p in _type(m, docs)]
@@ -145,8 +145,8 @@ def test_an_interrogative_title_raises_the_question_type(oldest):
     with_cues, without_cues = _fit(oldest, features.SPECS), _fit(oldest, PLAIN)
     _, _, scored = oldest
     assert "question" in with_cues.groups["type"].classes
-    stated = [(r.title, r.prose) for r, _ in scored[:60]]
-    asked = [(f"How do I avoid this: {t}?", p) for t, p in stated]
+    stated = [r.doc for r, _ in scored[:60]]
+    asked = [(f"How do I avoid this: {t}?", p, f) for t, p, f in stated]
 
     def rise(m):  # noqa: ANN001, ANN202
         before, after = _type(m, stated), _type(m, asked)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from issue_assistant.learn import logistic
-from issue_assistant.learn.features import TOKEN, fit_features
+from issue_assistant.learn.features import OPTIONAL, TOKEN, fit_features
 from issue_assistant.learn.linear import LinearHead
 
 WORDS = [
@@ -66,7 +66,7 @@ def _vectorizers() -> list:
     for part in FEATURES.parts:
         spec = part.spec
         vec = TfidfVectorizer(
-            analyzer=part.text_part().terms if spec.analyzer == "cues" else spec.analyzer,
+            analyzer=part.text_part().terms if spec.analyzer in OPTIONAL else spec.analyzer,
             ngram_range=spec.ngram,
             min_df=spec.min_df,
             max_features=spec.max_features,

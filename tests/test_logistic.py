@@ -17,7 +17,7 @@ from sklearn.linear_model import LogisticRegression
 
 from issue_assistant.config.labels import load_labels
 from issue_assistant.learn import logistic
-from issue_assistant.learn.features import SPECS, TOKEN, fit_features
+from issue_assistant.learn.features import OPTIONAL, SPECS, TOKEN, fit_features
 from issue_assistant.learn.rows import rows_from
 from issue_assistant.learn.sparse import Csr, Dense
 
@@ -38,8 +38,8 @@ def _scipy(x: Csr):  # noqa: ANN202
 
 
 def test_features_equal_tfidf_vectorizer(hf_rows):
-    docs = [(r.title, r.prose) for r, _ in hf_rows[:800]]
-    later = [(r.title, r.prose) for r, _ in hf_rows[800:1000]]
+    docs = [r.doc for r, _ in hf_rows[:800]]
+    later = [r.doc for r, _ in hf_rows[800:1000]]
     feats = fit_features(docs)
     matrix = feats.matrix(docs).toarray()
     rows = feats.featurizer().rows(later)
@@ -50,7 +50,7 @@ def test_features_equal_tfidf_vectorizer(hf_rows):
     for part in feats.parts:
         spec = part.spec
         vec = TfidfVectorizer(
-            analyzer=part.text_part().terms if spec.analyzer == "cues" else spec.analyzer,
+            analyzer=part.text_part().terms if spec.analyzer in OPTIONAL else spec.analyzer,
             ngram_range=spec.ngram,
             min_df=spec.min_df,
             max_features=spec.max_features,
@@ -89,9 +89,9 @@ def test_probabilities_equal_logistic_regression(hf_rows, classes, balanced, c):
     train, test = rows[:500], rows[500:700]
     names = sorted({t for _, t in train})
     y = np.array([names.index(t) for _, t in train])
-    feats = fit_features([(r.title, r.prose) for r, _ in train])
-    x = feats.matrix([(r.title, r.prose) for r, _ in train])
-    xt = feats.matrix([(r.title, r.prose) for r, _ in test])
+    feats = fit_features([r.doc for r, _ in train])
+    x = feats.matrix([r.doc for r, _ in train])
+    xt = feats.matrix([r.doc for r, _ in test])
     kind = "binary" if len(names) == 2 else "softmax"
     weights = logistic.balanced_weights(y, len(names)) if balanced else None
     tight = logistic.fit(
@@ -125,8 +125,8 @@ def test_a_warm_start_reaches_the_same_optimum(hf_rows):
     rows = hf_rows[:600]
     names = sorted({t for _, t in rows})
     y = np.array([names.index(t) for _, t in rows])
-    feats = fit_features([(r.title, r.prose) for r, _ in rows])
-    x = feats.matrix([(r.title, r.prose) for r, _ in rows])
+    feats = fit_features([r.doc for r, _ in rows])
+    x = feats.matrix([r.doc for r, _ in rows])
     k = len(names)
     small = logistic.fit(x.take(np.arange(500)), y[:500], c=10.0, kind="softmax", classes=k)
     cold = logistic.fit(x, y, c=10.0, kind="softmax", classes=k, gtol=1e-7, max_iter=5000)

@@ -149,7 +149,7 @@ def test_a_small_history_gets_a_better_type_with_a_prior_fit_on_another_reposito
     for r, t in zip(hf_rows, hf_types, strict=True):
         kind = type_prior.kind_of(t) if t else None
         if kind:
-            docs.append((r.title, r.prose))
+            docs.append(r.doc)
             kinds.append(kind)
     prior = type_prior.fit_prior(docs, kinds, {"data": ["hf-datasets"], "date": "test"})
     monkeypatch.setattr(type_prior, "load_prior", lambda path=None: prior)
@@ -167,7 +167,7 @@ def test_a_small_history_gets_a_better_type_with_a_prior_fit_on_another_reposito
 
     def macro_f1(weight: float | None) -> float:
         model = fit(train, labels, scored[0][0].created_at, prior_weight=weight)
-        probs = model.probabilities_many([(r.title, r.prose) for r, _ in scored])
+        probs = model.probabilities_many([r.doc for r, _ in scored])
         top = [max(p["type"], key=p["type"].get) for p in probs]
         return float(f1_score(gold, top, labels=names, average="macro"))
 

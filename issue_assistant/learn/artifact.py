@@ -25,8 +25,9 @@ from issue_assistant.learn.features import TOKEN
 from issue_assistant.learn.linear import Featurizer, LinearHead, TextPart
 
 # 3: tables with folds and curves; 4: the numpy fit, checked; 5: the source and the vote's rows;
-# 6: the type prior's kinds and weight; 7: the cue blocks (`learn/cues.py`)
-FORMAT = 7
+# 6: the type prior's kinds and weight; 7: the cue blocks (`learn/cues.py`); 8: the block of
+# form terms (`learn/form_terms.py`)
+FORMAT = 8
 EMBEDDING_DIM = 384
 
 
@@ -42,8 +43,8 @@ class _Strict(BaseModel):
 
 
 class PartMeta(_Strict):
-    column: Literal[0, 1]
-    analyzer: Literal["word", "char_wb", "cues"]
+    column: Literal[0, 1, 2]
+    analyzer: Literal["word", "char_wb", "cues", "form"]
     ngram: tuple[int, int]
     token_pattern: Literal[TOKEN]  # type: ignore[valid-type]
     lowercase: bool

@@ -18,17 +18,21 @@ import numpy as np
 
 from issue_assistant.learn.linear import Featurizer, TextPart
 from issue_assistant.learn.sparse import Csr, hstack
+from issue_assistant.learn.text import Doc, column
 
 TOKEN = r"(?u)\b\w\w+\b"
+# the blocks a history may have no term of (then left out)
+OPTIONAL = ("cues", "form")
 
 
 @dataclass(frozen=True)
 class PartSpec:
-    """One block of features: which column of (title, prose), how it is cut, how many terms."""
+    """One block of features: which column of a `Doc` (title, prose, form terms), how it is cut,
+    how many terms."""
 
     name: str
     column: int
-    analyzer: str  # "word", "char_wb" or "cues" (`learn/cues.py`)
+    analyzer: str  # "word", "char_wb", "cues" (`learn/cues.py`) or "form" (`learn/form_terms.py`)
     ngram: tuple[int, int]
     min_df: int = 1
     max_features: int | None = None
@@ -42,12 +46,14 @@ class PartSpec:
 
 # Measured on hf-datasets (bench/section_labels.py, docs/benchmarks.md): the title at weight 1
 # beside the body did better than 1.5, 2 or 3; the title's cues of a question or a docs report
-# (`learn/cues.py`) at 0.35 (`bench/type_cues.py`: 0.25-0.7 tried).
+# (`learn/cues.py`) at 0.35 (`bench/type_cues.py`: 0.25-0.7 tried); the headings of the body's
+# template or form (`learn/form_terms.py`) at 0.2 (`bench/form_terms.py`: 0.15-0.5 tried).
 SPECS: tuple[PartSpec, ...] = (
     PartSpec("title_words", 0, "word", (1, 2)),
     PartSpec("title_chars", 0, "char_wb", (3, 5), min_df=2),
     PartSpec("body_words", 1, "word", (1, 2), min_df=2, max_features=50_000),
     PartSpec("title_cues", 0, "cues", (1, 1), weight=0.35),
+    PartSpec("form_terms", 2, "form", (1, 1), weight=0.2),
 )
 
 
@@ -177,8 +183,8 @@ class Features:
     def width(self) -> int:
         return sum(len(p.kept) for p in self.parts)
 
-    def matrix(self, docs: Sequence[tuple[str, str]]) -> Csr:
-        return hstack([p.matrix([d[p.spec.column] for d in docs]) for p in self.parts])
+    def matrix(self, docs: Sequence[Doc]) -> Csr:
+        return hstack([p.matrix([column(d, p.spec.column) for d in docs]) for p in self.parts])
 
     def featurizer(self) -> Featurizer:
         return Featurizer([p.text_part() for p in self.parts], fitted=self)
@@ -207,17 +213,19 @@ class Features:
 
 
 def fit_features(
-    docs: Sequence[tuple[str, str]],
+    docs: Sequence[Doc],
     specs: Sequence[PartSpec] = SPECS,
     caches: Caches | None = None,
 ) -> Features:
-    """Fit every block on `docs` ((title, prose) pairs); ValueError if a block of words has no
-    terms (a block of cues without any is left out: `learn/cues.py`)."""
+    """Fit every block on `docs`; ValueError if a block of words has no terms (a block of cues or
+    form terms without any kept is left out: `learn/cues.py`, `learn/form_terms.py`)."""
     caches = caches if caches is not None else Caches()
     parts = []
     for s in specs:
-        texts = [d[s.column] for d in docs]
-        if s.analyzer == "cues" and not len(caches.of(s).stacked(texts)[1]):
-            continue
-        parts.append(fit_part(s, caches.of(s), texts))
+        texts = [column(d, s.column) for d in docs]
+        try:
+            parts.append(fit_part(s, caches.of(s), texts))
+        except ValueError:
+            if s.analyzer not in OPTIONAL:
+                raise
     return Features(parts)

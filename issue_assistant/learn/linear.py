@@ -18,16 +18,18 @@ from typing import Any
 import numpy as np
 
 from issue_assistant.learn.cues import title_cues
+from issue_assistant.learn.text import Doc, column
 
 _WHITE_SPACES = re.compile(r"\s\s+")
 
 
 @dataclass
 class TextPart:
-    """One fitted `TfidfVectorizer` of the featurizer, reading one column of (title, prose)."""
+    """One fitted `TfidfVectorizer` of the featurizer, reading one column of a `Doc` (title,
+    prose, form terms)."""
 
     column: int
-    analyzer: str  # "word", "char_wb" or "cues" (`learn/cues.py`)
+    analyzer: str  # "word", "char_wb", "cues" (`learn/cues.py`) or "form" (`learn/form_terms.py`)
     ngram: tuple[int, int]
     token_pattern: str
     lowercase: bool
@@ -44,6 +46,8 @@ class TextPart:
             text = text.lower()
         if self.analyzer == "cues":
             return title_cues(text)
+        if self.analyzer == "form":  # the terms themselves, one by space
+            return text.split()
         lo, hi = self.ngram
         if self.analyzer == "word":
             tokens = self._token.findall(text)
@@ -103,13 +107,13 @@ class Featurizer:
     def width(self) -> int:
         return sum(len(p.idf) for p in self.parts)
 
-    def rows(self, docs: Sequence[tuple[str, str]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    def rows(self, docs: Sequence[Doc]) -> list[tuple[np.ndarray, np.ndarray]]:
         out = []
         offsets = self.offsets
         for doc in docs:
             cols, vals = [], []
             for part, off in zip(self.parts, offsets, strict=True):
-                c, v = part.vector(doc[part.column])
+                c, v = part.vector(column(doc, part.column))
                 cols.append(c + off)
                 vals.append(v)
             out.append((np.concatenate(cols), np.concatenate(vals)))

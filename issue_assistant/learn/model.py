@@ -38,7 +38,7 @@ from issue_assistant.learn.neighbours import (
 )
 from issue_assistant.learn.rows import Row, Vectors, fingerprint
 from issue_assistant.learn.sparse import Csr
-from issue_assistant.learn.text import fields
+from issue_assistant.learn.text import Doc, fields
 from issue_assistant.tracker.models import Issue
 
 # out-of-fold (probabilities, gold labels) per scored issue
@@ -82,9 +82,9 @@ class GroupModel:
     prior_weight: float = 0.0
 
     def with_prior(
-        self, docs: Sequence[tuple[str, str]], probs: list[dict[str, float]]
+        self, docs: Sequence[Doc], probs: list[dict[str, float]]
     ) -> list[dict[str, float]]:
-        """`probs` (of `docs`, (title, prose)) blended with the type prior, when it has one."""
+        """`probs` (of `docs`) blended with the type prior, when it has one."""
         if self.prior_weight <= 0 or not self.prior_kinds or not docs:
             return probs
         evidence = type_prior.load_prior().known_evidence(docs)
@@ -182,7 +182,7 @@ def _fit_groups(
         return None, {g: GroupModel(g, "vote", why) for g in GROUPS}, None
     fitting = fitting if fitting is not None else Fitting()
     with fitting.lock:
-        docs = [(r.title, r.prose) for r in rows]
+        docs = [r.doc for r in rows]
         try:
             feats = fit_features(docs, caches=fitting.caches)
         except ValueError as exc:  # an empty vocabulary, say
@@ -271,9 +271,9 @@ class LabelModel:
         return any(g.dense is not None for g in self.groups.values())
 
     def probabilities_many(
-        self, docs: Sequence[tuple[str, str]], vectors: np.ndarray | None = None
+        self, docs: Sequence[Doc], vectors: np.ndarray | None = None
     ) -> list[dict[str, dict]]:
-        """Per doc ((title, prose)), per learned group, each label's probability; `vectors`
+        """Per doc (`Doc`), per learned group, each label's probability; `vectors`
         (one embedding row per doc) feed the groups' embedding heads."""
         if self.featurizer is None or not docs:
             return [{} for _ in docs]
@@ -308,7 +308,7 @@ class LabelModel:
         learned = {g: gm for g, gm in self.groups.items() if gm.mode == "learned"}
         if self.featurizer is None:
             return {g: [{} for _ in rows] for g in learned}
-        docs = [(r.title, r.prose) for r in rows]
+        docs = [r.doc for r in rows]
         dense = _dense_rows(vectors, rows)
         if self.featurizer.fitted is not None:
             x = self.featurizer.fitted.matrix(docs)

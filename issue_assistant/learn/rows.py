@@ -12,7 +12,8 @@ import numpy as np
 
 from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.index import IssueIndex
-from issue_assistant.learn.text import fields, prose, title
+from issue_assistant.learn.form_terms import form_text
+from issue_assistant.learn.text import Doc, fields, prose, title
 from issue_assistant.tracker.asof import rewind
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
@@ -30,6 +31,12 @@ class Row:
     title: str
     prose: str
     labels: frozenset[str]
+    form: str = ""  # the body's template or form terms (`learn/form_terms.py`)
+
+    @property
+    def doc(self) -> Doc:
+        """What the features read: (title, prose, form terms)."""
+        return self.title, self.prose, self.form
 
 
 def rows_from(
@@ -56,8 +63,8 @@ def rows_from(
     found.sort(key=lambda f: (f[0], f[1]))
     out = []
     for created, number, issue, mine in found:  # the text only for the rows kept
-        title, prose = fields(issue)
-        out.append(Row(number, created, title, prose, mine))
+        title, prose, form = fields(issue)
+        out.append(Row(number, created, title, prose, mine, form))
     return out
 
 
@@ -110,6 +117,8 @@ def rows_from_index(index: IssueIndex, labels: LabelsConfig, before: datetime) -
         mine = frozenset(labels.known(list(hit.labels)))
         if mine:
             at = hit.created_at if hit.created_at.tzinfo else hit.created_at.replace(tzinfo=UTC)
-            out.append(Row(hit.number, at, title(hit.title), prose(hit.body), mine))
+            out.append(
+                Row(hit.number, at, title(hit.title), prose(hit.body), mine, form_text(hit.body))
+            )
     out.sort(key=lambda r: (r.created_at, r.number))
     return out

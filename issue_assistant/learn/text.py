@@ -1,10 +1,15 @@
-"""The text a label model reads: the title, and the reporter's prose with templates reduced."""
+"""The text a label model reads: the title, the reporter's prose with templates reduced, and the
+terms of the body's template or form (`learn/form_terms.py`)."""
 
 from __future__ import annotations
 
 import re
 
+from issue_assistant.learn.form_terms import form_text
 from issue_assistant.tracker.models import Issue
+
+# (title, prose, form terms): the columns the features read
+Doc = tuple[str, str, str]
 
 _COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
 _FENCE = re.compile(r"```[^\n]*\n?(.*?)(```|$)", re.DOTALL)
@@ -37,6 +42,11 @@ def title(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def fields(issue: Issue) -> tuple[str, str]:
-    """(title, prose) of an issue, as the features read them."""
-    return title(issue.title), prose(issue.body)
+def column(doc: Doc | tuple[str, str], i: int) -> str:
+    """Column `i` of `doc`; a doc of (title, prose) alone has no form terms ("")."""
+    return doc[i] if i < len(doc) else ""
+
+
+def fields(issue: Issue) -> Doc:
+    """(title, prose, form terms) of an issue, as the features read them."""
+    return title(issue.title), prose(issue.body), form_text(issue.body)

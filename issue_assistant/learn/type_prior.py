@@ -31,6 +31,7 @@ import numpy as np
 
 from issue_assistant.learn.linear import TextPart
 from issue_assistant.learn.sparse import Csr
+from issue_assistant.learn.text import Doc
 
 PRIOR_FILE = Path(__file__).with_name("type_prior.npz")
 KINDS = ("bug", "feature", "question", "docs")
@@ -86,7 +87,7 @@ def _bucket(block: int, term: str) -> int:
     return zlib.crc32(f"{block}\x1f{term}".encode()) % BUCKETS
 
 
-def hashed_counts(docs: Sequence[tuple[str, str]]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+def hashed_counts(docs: Sequence[Doc]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
     """Per doc, per block, (bucket ids, term counts): each bucket once."""
     parts = _parts()
     out = []
@@ -147,9 +148,7 @@ class TypePrior:
     about: dict
     base: np.ndarray  # each kind's mean out-of-fold probability on the data it was fit on
     # the evidence of the texts read so far (`known_evidence`), at most EVIDENCE_KEPT of them
-    _kept: dict[tuple[str, str], dict[str, float]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
+    _kept: dict[Doc, dict[str, float]] = field(default_factory=dict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -157,18 +156,18 @@ class TypePrior:
         """Which prior this is (what it was fit on, when, at which commit)."""
         return f"{self.about.get('date', '')}:{self.about.get('commit', '')}:{len(self.buckets)}"
 
-    def kind_probabilities(self, docs: Sequence[tuple[str, str]]) -> np.ndarray:
+    def kind_probabilities(self, docs: Sequence[Doc]) -> np.ndarray:
         """Each doc's probability of each of `kinds` (rows sum to 1)."""
         x = matrix(hashed_counts(docs), self.buckets, self.idf)
         return _softmax(x.dot(self.coef.astype(np.float64)) + self.intercept)
 
-    def evidence(self, docs: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
+    def evidence(self, docs: Sequence[Doc]) -> list[dict[str, float]]:
         """Per doc, each kind's probability over its `base`: above 1 where the prior says the
         kind more than it does of an issue on average."""
         ratios = self.kind_probabilities(docs) / np.maximum(self.base, 1e-6)
         return [dict(zip(self.kinds, r, strict=True)) for r in ratios.tolist()]
 
-    def known_evidence(self, docs: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
+    def known_evidence(self, docs: Sequence[Doc]) -> list[dict[str, float]]:
         """`evidence(docs)`, each doc read once per loaded prior (the folds and evaluate's
         buckets score the same issues again)."""
         with self._lock:
@@ -229,7 +228,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 
 
 def fit_prior(
-    docs: Sequence[tuple[str, str]], kinds: Sequence[str], about: dict, c: float | None = None
+    docs: Sequence[Doc], kinds: Sequence[str], about: dict, c: float | None = None
 ) -> TypePrior:
     """The prior on `docs` ((title, prose)) of the given `kinds`: a multinomial logistic
     regression, each kind weighted as much as the others, over the buckets seen in two docs;

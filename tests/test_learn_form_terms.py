@@ -1,0 +1,160 @@
+"""The headings of an issue's template or form as terms (`learn/form_terms.py`): what they read on
+real bodies of the shared data, and what the type model learns from them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from issue_assistant.config.labels import load_labels
+from issue_assistant.learn import artifact, features, store
+from issue_assistant.learn.form_terms import form_terms
+from issue_assistant.learn.model import fit
+from issue_assistant.learn.rows import rows_from
+from issue_assistant.tracker.snapshot import read_snapshot
+from tests.test_learn_cues import _fit
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+HF, POETRY = DATA / "hf-datasets.jsonl.gz", DATA / "poetry-sample.jsonl.gz"
+LABELS = ROOT / "bench" / "hf-datasets.labels.toml"
+PLAIN = tuple(s for s in features.SPECS if s.analyzer != "form")
+needs_data = pytest.mark.skipif(not HF.exists(), reason="the shared data is not here")
+
+
+@pytest.fixture(scope="module")
+def bodies():
+    out = {}
+    for name, path in (("hf", HF), ("poetry", POETRY)):
+        for issue in read_snapshot(path).all_issues():
+            out[name, issue.number] = issue.body or ""
+    return out
+
+
+@needs_data
+@pytest.mark.parametrize(
+    ("repo", "number", "terms"),
+    [
+        # a Markdown template's `##` headings (2021)
+        (
+            "hf",
+            2239,
+            [
+                "h_describe_the_bug",
+                "h_steps_to_reproduce_the_bug",
+                "h_expected_results",
+                "h_actual_results",
+                "h_versions",
+            ],
+        ),
+        # a template's headings in bold lines, the one left out of the body absent
+        (
+            "hf",
+            2271,
+            ["h_is_your_feature_request_related_to", "h_describe_the_solution_you_d_like"],
+        ),
+        # an issue form's feature request
+        ("hf", 4694, ["h_feature_request", "h_motivation", "h_your_contribution"]),
+        # an issue form's bug report: its "Reproduction" field left empty gives no term
+        ("hf", 5690, ["h_describe_the_bug", "h_logs", "h_system_info"]),
+        # poetry's feature form: its dropdown's answer gives no term, its heading does
+        ("poetry", 10113, ["h_issue_kind", "h_description", "h_impact", "h_workarounds"]),
+        # a body of prose and a traceback in a fence: no heading, no term
+        ("hf", 6, []),
+    ],
+)
+def test_a_body_says_the_headings_of_its_template_or_form(bodies, repo, number, terms):
+    assert form_terms(bodies[repo, number]) == terms
+
+
+@needs_data
+def test_the_measured_variants_read_empty_fields_and_dropdown_answers(bodies):
+    assert "e_reproduction" in form_terms(bodies["hf", 5690], empty="mark")
+    assert "h_reproduction" in form_terms(bodies["hf", 5690], empty="same")
+    chosen = form_terms(bodies["poetry", 10113], choices=True)
+    assert "c_issue_kind__brand_new_capability" in chosen
+
+
+def test_a_heading_inside_a_code_fence_or_a_title_heading_is_no_term():
+    assert form_terms("I ran this:\n```\n### not a heading\n## nor this\n```\nand it failed") == []
+    assert form_terms("# a comment line of pasted code\nx = 1") == []
+    assert form_terms(None) == [] and form_terms("") == []
+
+
+def test_a_history_without_form_terms_has_no_block_and_one_with_them_has_it():
+    plain = [("Crash on load", "Traceback", ""), ("Add an option", "It would be nice", "")] * 3
+    assert "form_terms" not in [p.spec.name for p in features.fit_features(plain).parts]
+    formed = [
+        *plain,
+        ("Crash", "x", "h_describe_the_bug h_steps_to_reproduce_the_bug"),
+        ("Option", "y", "h_feature_request h_motivation"),
+    ]
+    feats = features.fit_features(formed)
+    (part,) = [p for p in feats.parts if p.spec.analyzer == "form"]
+    assert sorted(part.text_part().vocabulary) == [
+        "h_describe_the_bug",
+        "h_feature_request",
+        "h_motivation",
+        "h_steps_to_reproduce_the_bug",
+    ]
+    x = feats.matrix(formed).toarray()
+    block = x[:, feats.width - 4 :]
+    assert (block[:6] == 0).all() and (block[6] > 0).sum() == 2 and (block[7] > 0).sum() == 2
+    # a doc of (title, prose) alone reads as one without form terms
+    assert (feats.matrix([formed[0][:2]]).toarray() == x[:1]).all()
+
+
+@pytest.fixture(scope="module")
+def history():
+    """hf-datasets' 300 labelled issues before its newest 200 bug or enhancement reports, and
+    those 200 with their type."""
+    labels = load_labels(LABELS)
+    snapshot = read_snapshot(HF)
+    rows = rows_from(snapshot, labels, snapshot.repository.fetched_at)
+    kinds = {"bug", "enhancement"}
+    two = [(r, t) for r in rows for t in r.labels & kinds if len(r.labels & kinds) == 1]
+    scored = two[-200:]
+    train = [r for r in rows if r.created_at < scored[0][0].created_at][-300:]
+    return labels, train, scored
+
+
+BUG_FORM = "h_describe_the_bug h_steps_to_reproduce_the_bug h_expected_behavior h_environment_info"
+
+
+@needs_data
+def test_the_bug_forms_headings_move_a_report_towards_bug(history):
+    """Later feature requests written with the feature form, their form terms swapped for the bug
+    form's: the model with the block moves them towards bug; the one without it cannot tell."""
+    _, train, scored = history
+    assert sum("h_describe_the_bug" in r.form for r in train) >= 20
+    asked = [r.doc for r, t in scored if t == "enhancement" and "h_feature_request" in r.form]
+    asked = asked[:60]
+    assert len(asked) == 60
+    swapped = [(t, p, BUG_FORM) for t, p, _ in asked]
+
+    def rise(m):  # noqa: ANN001, ANN202
+        before = [p["type"] for p in m.probabilities_many(asked)]
+        after = [p["type"] for p in m.probabilities_many(swapped)]
+        return [a["bug"] / b["bug"] for a, b in zip(after, before, strict=True)]
+
+    with_form, without_form = rise(_fit(history, features.SPECS)), rise(_fit(history, PLAIN))
+    assert all(r == pytest.approx(1.0) for r in without_form)
+    assert sum(with_form) / len(with_form) > 3 and min(with_form) > 1.5, with_form
+
+
+@needs_data
+def test_a_saved_model_keeps_the_form_block(tmp_path):
+    """poetry-sample's history, every report written with a form: the block is fit, saved and
+    read back, and the loaded model reads a new body's headings as the fit did."""
+    labels = load_labels(ROOT / "tests" / "data" / "evaluate" / "poetry.labels.toml")
+    snapshot = read_snapshot(POETRY)
+    rows = rows_from(snapshot, labels, snapshot.repository.fetched_at)
+    m = fit(rows[:70], labels, rows[70].created_at, calibrate=False)
+    assert "form_terms" in [p.spec.name for p in m.featurizer.fitted.parts]
+    _, loaded = artifact.read(store.save_model(m, tmp_path, "key"))
+    assert loaded is not None
+    (part,) = [p for p in loaded.featurizer.parts if p.analyzer == "form"]
+    assert part.column == 2 and "h_issue_kind" in part.vocabulary
+    docs = [r.doc for r in rows[70:]]
+    assert loaded.probabilities_many(docs) == m.probabilities_many(docs)
