@@ -67,7 +67,8 @@ def build(prefix: Path, extras: str = "") -> Path:
     return site
 
 
-def table(site: Path) -> str:
+def shares(site: Path) -> list[tuple[int, str]]:
+    """(bytes, distribution) for each distribution in `site`, largest first."""
     rows, claimed = [], set()
     for record in site.glob("*.dist-info/RECORD"):
         name = record.parent.name.removesuffix(".dist-info").rsplit("-", 1)[0]
@@ -76,9 +77,18 @@ def table(site: Path) -> str:
         tops = {t for t in tops - {"__pycache__", "bin"} if (site / t).exists()} - claimed
         claimed |= tops
         rows.append((sum(_size(site / t) for t in tops), name))
+    return sorted(rows, reverse=True)
+
+
+def total_mb(site: Path) -> float:
+    """The whole site-packages, in MB."""
+    return _size(site) / 1e6
+
+
+def table(site: Path) -> str:
     lines = ["| distribution | MB |", "| --- | --- |"]
-    lines += [f"| {name} | {n / 1e6:.1f} |" for n, name in sorted(rows, reverse=True)]
-    total = _size(site) / 1e6
+    lines += [f"| {name} | {n / 1e6:.1f} |" for n, name in shares(site)]
+    total = total_mb(site)
     lines.append(f"| **site-packages in all** | **{total:.1f}** |")
     lines.append(f"| the base image (not measured: `BASE_MB`) | about {BASE_MB:.0f} |")
     lines.append(f"| **the image, estimated** | **about {total + BASE_MB:.0f}** |")

@@ -37,12 +37,12 @@ SMALL = 300
 BODY_CHARS = features.PartSpec("body_chars", 1, "char_wb", (3, 5), min_df=2, max_features=100_000)
 
 
-def vectors(snapshot) -> dict[int, np.ndarray]:  # noqa: ANN001
-    """Every labelled issue's embedding, computed once and cached."""
+def vectors(snapshot, name: str = "hf-datasets") -> dict[int, np.ndarray]:  # noqa: ANN001
+    """Every labelled issue's embedding, computed once and cached (under `name`)."""
     from issue_assistant.index.duplicates import embedding_text
     from issue_assistant.index.embeddings import load_embedder
 
-    path = CACHE / "hf-datasets-vectors.npz"
+    path = CACHE / f"{name}-vectors.npz"
     if path.is_file():
         data = np.load(path)
         return dict(zip(data["numbers"].tolist(), data["vectors"], strict=True))

@@ -32,13 +32,16 @@ GOALS = {"--help": 0.2, "search (warm index)": 0.5, "analyze (warm index and mod
 ISSUE = 7100
 
 
-def _time(argv: list[str], repeat: int, env: dict[str, str]) -> tuple[list[float], list[float]]:
-    """Wall-clock and CPU (user + system) seconds of each run of `argv` in a fresh process."""
+def _time(
+    argv: list[str], repeat: int, env: dict[str, str], cwd: Path = ROOT
+) -> tuple[list[float], list[float]]:
+    """Wall-clock and CPU (user + system) seconds of each run of `argv` in a fresh process (in
+    `cwd`)."""
     walls, cpus = [], []
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run(argv, check=True, capture_output=True, env=env, cwd=ROOT)
+        subprocess.run(argv, check=True, capture_output=True, env=env, cwd=cwd)
         walls.append(time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)

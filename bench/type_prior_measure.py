@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from bench.fit_type_prior import DATA, POETRY, labelled
 from bench.fit_type_prior import fit as fit_prior
 from bench.section_labels import RULE, _f1, _settings, _type_of
@@ -52,9 +54,11 @@ def held_out():  # noqa: ANN201
         type_prior.load_prior = shipped
 
 
-def type_probabilities(model, rows) -> list[dict[str, float]]:  # noqa: ANN001
-    """Each row's type probabilities from a fitted `LabelModel`."""
-    return [p.get("type", {}) for p in model.probabilities_many([r.doc for r in rows])]
+def type_probabilities(model, rows, vectors=None) -> list[dict[str, float]]:  # noqa: ANN001
+    """Each row's type probabilities from a fitted `LabelModel` (`vectors`: issue number ->
+    sentence embedding, for a model fit with them)."""
+    dense = np.vstack([vectors(r.number) for r in rows]) if vectors and rows else None
+    return [p.get("type", {}) for p in model.probabilities_many([r.doc for r in rows], dense)]
 
 
 def proposed(gm, probs: list[dict[str, float]], rule: TierRule = RULE) -> list[str | None]:  # noqa: ANN001
