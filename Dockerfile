@@ -36,14 +36,17 @@ COPY issue_assistant ./issue_assistant
 # (requirements.lock, from `scripts/lock`), then the package itself; `pip check` fails the build
 # when the lock no longer satisfies pyproject.toml. No dev or local-model extras. EXTRAS:
 # optional extras for a larger variant, e.g. --build-arg EXTRAS='[mcp]': their own packages are
-# not in the lock, and are installed beside the locked ones without hash checks.
+# not in the lock, and are installed beside the locked ones without hash checks, the lock's
+# versions (its hashes left out: a constraint with a hash asks one of `.` too) constraining
+# those it holds, so no locked package gets a second version.
 ARG EXTRAS=""
 ARG SITE=/usr/local/lib/python3.11/site-packages
 RUN pip install --ignore-installed --no-compile --prefix /install \
         --require-hashes --no-deps --requirement requirements.lock \
     && pip install --ignore-installed --no-compile --prefix /install --no-deps . \
     && export PYTHONPATH=/install/lib/python3.11/site-packages \
-    && if [ -n "$EXTRAS" ]; then pip install --no-compile --prefix /install ".${EXTRAS}"; fi \
+    && if [ -n "$EXTRAS" ]; then sed -e '/--hash=/d' -e 's/ *\\$//' requirements.lock > /tmp/locked.txt \
+        && pip install --no-compile --prefix /install --constraint /tmp/locked.txt ".${EXTRAS}"; fi \
     && pip check
 # Trim (docs/github-action.md, "What goes in the image"): the libraries' own test suites, what
 # only builds or type-checks against numpy (f2py, distutils, C headers, `.pyi` stubs), Pygments

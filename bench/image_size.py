@@ -48,7 +48,16 @@ def build(prefix: Path, extras: str = "") -> Path:
     subprocess.run([*pip, *locked], check=True, cwd=ROOT)
     subprocess.run([*pip, "--no-deps", "."], check=True, cwd=ROOT)
     if extras:
-        subprocess.run([*pip, f".{extras}"], check=True, cwd=ROOT)
+        # as the Dockerfile: the lock's versions, without its hashes, constrain the locked
+        # packages the extras need too
+        lock = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+        versions = "\n".join(
+            line.rstrip(" \\") for line in lock.splitlines() if "--hash=" not in line
+        )
+        locked_versions = prefix / "locked.txt"
+        locked_versions.write_text(versions + "\n", encoding="utf-8")
+        constrained = ["--constraint", str(locked_versions), f".{extras}"]
+        subprocess.run([*pip, *constrained], check=True, cwd=ROOT)
     for tests in [p for p in prefix.rglob("tests") if p.is_dir()]:
         shutil.rmtree(tests, ignore_errors=True)
     site = next(prefix.glob("lib/python3*/site-packages"))
