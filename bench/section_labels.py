@@ -297,27 +297,58 @@ def _multi(rows: list[Row], labels, quick: bool) -> list[str]:  # noqa: ANN001
         if gm.mode != "learned":
             out.append(f"| {group} | vote ({gm.reason}) | – | – | – | – | – | – |")
             continue
-        covered = made = right = given = 0
-        by_tier: Counter[str] = Counter()
-        right_tier: Counter[str] = Counter()
-        for r, p in zip(test, probs, strict=True):
-            theirs = {x for x in r.labels if labels.group_of(x) == group}
-            given += len(theirs)
-            c = choose(
-                gm.table, p.get(group, {}), single=False, limit=labels.limit(group), rule=RULE
-            )
-            mine = {name: t.tier for name, _, t in c.chosen}
-            covered += bool(mine)
-            made += len(mine)
-            right += len(set(mine) & theirs)
-            for name, tier in mine.items():
-                by_tier[tier] += 1
-                right_tier[tier] += name in theirs
-        curves = gm.table.curves if gm.table else {}
-        reach = sum(1 for c in curves.values() if RULE.bounds(c, per_label=True).possible)
-        tiers = " / ".join(f"{by_tier[t]} ({_share(right_tier[t], by_tier[t])})" for t in TIERS)
+        s = score_multi(gm, test, probs, labels, group, RULE)
+        tiers = " / ".join(
+            f"{s.by_tier[t]} ({_share(s.right_tier[t], s.by_tier[t])})" for t in TIERS
+        )
         out.append(
-            f"| {group} | {len(gm.classes)} | {reach} | {covered / len(test):.2f} | "
-            f"{_share(right, made)} | {_share(right, given)} | {tiers} | {fit_s:.1f} s |"
+            f"| {group} | {len(gm.classes)} | {s.reachable} | {s.covered / s.scored:.2f} | "
+            f"{_share(s.right, s.made)} | {_share(s.right, s.given)} | {tiers} | {fit_s:.1f} s |"
         )
     return out
+
+
+class MultiScore:
+    """What the engine proposes for one multi-label group on scored issues, against their labels:
+    issues scored and covered (at least one proposal), proposals made and right, gold labels
+    given; per tier, per label and per label and tier likewise; labels whose curve can reach
+    the floor. (A plain class: `bench/run.py` loads this module outside `sys.modules`, where a
+    dataclass cannot be made.)"""
+
+    def __init__(self, scored: int) -> None:
+        self.scored = scored
+        self.covered = self.made = self.right = self.given = self.reachable = 0
+        self.by_tier: Counter[str] = Counter()
+        self.right_tier: Counter[str] = Counter()
+        self.label_made: Counter[str] = Counter()
+        self.label_right: Counter[str] = Counter()
+        self.label_given: Counter[str] = Counter()
+        self.label_tier: Counter[tuple[str, str]] = Counter()
+        self.label_tier_right: Counter[tuple[str, str]] = Counter()
+
+
+def score_multi(  # noqa: ANN001 - gm: learn.model.GroupModel, probs and labels as `_multi`'s
+    gm, test: list[Row], probs, labels, group: str, rule: TierRule
+) -> MultiScore:
+    """Score `group`'s proposals (`learn.tiers.choose` under `rule`, as the engine calls it) on
+    `test`, given `probs` (`LabelModel.probabilities_many` of the test docs)."""
+    s = MultiScore(len(test))
+    for r, p in zip(test, probs, strict=True):
+        theirs = {x for x in r.labels if labels.group_of(x) == group}
+        s.given += len(theirs)
+        s.label_given.update(theirs)
+        c = choose(gm.table, p.get(group, {}), single=False, limit=labels.limit(group), rule=rule)
+        mine = {name: t.tier for name, _, t in c.chosen}
+        s.covered += bool(mine)
+        s.made += len(mine)
+        s.right += len(set(mine) & theirs)
+        for name, tier in mine.items():
+            s.by_tier[tier] += 1
+            s.right_tier[tier] += name in theirs
+            s.label_made[name] += 1
+            s.label_right[name] += name in theirs
+            s.label_tier[name, tier] += 1
+            s.label_tier_right[name, tier] += name in theirs
+    curves = gm.table.curves if gm.table else {}
+    s.reachable = sum(1 for c in curves.values() if rule.bounds(c, per_label=True).possible)
+    return s
