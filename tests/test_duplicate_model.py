@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from issue_assistant.cli import main
@@ -343,3 +344,19 @@ def test_reports_filed_again_leave_the_threshold_where_the_scores_put_it():
     counted = [dm.Outcome(o.scored, o.duplicate, o.accept) for o in ruled]
     _, pulled = dm.choose_threshold(scored + counted, 0.8, 10, 0.05)
     assert pulled != alone[1]  # counted as scores, the ruled claims would move it
+
+
+def test_reports_filed_again_do_not_count_towards_a_threshold_of_its_own(
+    poetry_snapshot, poetry_index
+):
+    """A repository whose only known pairs are reports filed again has nothing a threshold can
+    be measured on: `calibrates` is false for them, so the prior's threshold answers."""
+    from issue_assistant.config.labels import LabelsConfig
+
+    replay = replayer(poetry_snapshot, poetry_index, LabelsConfig())
+    copies = [replay(poetry_snapshot.get_issue(n)) for n in (10284, 10285)]
+    assert all(r.positives and r.ruled and not r.calibrates for r in copies)
+    unruled = [
+        replace(r, pairs=tuple((n, replace(f, refiled=False)) for n, f in r.pairs)) for r in copies
+    ]
+    assert all(r.calibrates for r in unruled)  # as scored pairs, they would count

@@ -186,7 +186,7 @@ def duplicate_calibration(
     target = config.duplicates.target_precision
     table, chosen = dm.choose_threshold(outcomes, target, len(dups), config.duplicates.margin)
     found = sum(1 for r in replayed if r.positives)
-    if found < dm.MIN_CALIBRATION_PAIRS:
+    if sum(1 for r in replayed if r.calibrates) < dm.MIN_CALIBRATION_PAIRS:
         chosen = None  # too few known pairs to trust a threshold: the prior answers
     n_neg = len(others)
     return DuplicateCalibration(

@@ -61,6 +61,18 @@ class Replayed:
     def positives(self) -> int:
         return sum(1 for n, _ in self.pairs if n in self.accept)
 
+    @property
+    def ruled(self) -> bool:
+        """A candidate is claimed whatever the threshold: the issue is a report filed again
+        (`PairFeatures.refiled`), so it tells nothing of where the threshold belongs."""
+        return any(f.refiled and f.claimable for _, f in self.pairs)
+
+    @property
+    def calibrates(self) -> bool:
+        """A known pair a threshold can be measured on: its original among the candidates, and
+        not `ruled`."""
+        return bool(self.positives) and not self.ruled
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -109,8 +121,7 @@ def outcome(r: Replayed, weights: dict[str, float] | None) -> Outcome:
     """`r`'s candidates scored with `weights` (None: the hand weights) as the engine claims:
     0 where evidence does not carry a claim or the pair is a follow-up (`PairFeatures.claim`)."""
     scored = sorted(((n, f.claim(weights)) for n, f in r.pairs), key=lambda ns: -ns[1])
-    ruled = any(f.refiled and f.claimable for _, f in r.pairs)
-    return Outcome(tuple(scored), r.duplicate, r.accept, ruled)
+    return Outcome(tuple(scored), r.duplicate, r.accept, r.ruled)
 
 
 def cross_validated(
@@ -266,7 +277,7 @@ class BucketDuplicates:
                 outcomes, weights = cross_validated(replayed, learn=True)
                 cfg = self.config.duplicates
                 _, chosen = choose_threshold(outcomes, cfg.target_precision, len(dups), cfg.margin)
-                if sum(1 for r in replayed if r.positives) < MIN_CALIBRATION_PAIRS:
+                if sum(1 for r in replayed if r.calibrates) < MIN_CALIBRATION_PAIRS:
                     chosen = None  # too few known pairs: the prior's threshold answers
                 self._fits[cutoff] = (weights, chosen, len(dups))
             return self._fits[cutoff]
