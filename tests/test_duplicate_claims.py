@@ -289,6 +289,25 @@ def test_the_same_title_over_a_body_that_said_nothing_is_filed_again(
     assert not filed_again(first, elsewhere)
 
 
+def test_a_report_its_reporter_closed_before_filing_it_again_is_replaced_not_duplicated():
+    """The reporter closed the first copy, then filed the report again (a better-formatted one,
+    say): the second replaces the first, it is not its duplicate. Closed after the second was
+    filed, the first still counts."""
+    from issue_assistant.tracker.duplicates import filed_again
+
+    first = _report(1, "alice", 0, "Poetry ignores my certificate", BODY)
+    later = _report(2, "alice", 5, "Poetry ignores my certificate", BODY)
+    assert filed_again(first, later)
+    closed_first = first.model_copy(
+        update={"state": "closed", "closed_at": first.created_at + timedelta(minutes=3)}
+    )
+    assert not filed_again(closed_first, later)
+    closed_later = first.model_copy(
+        update={"state": "closed", "closed_at": later.created_at + timedelta(minutes=3)}
+    )
+    assert filed_again(closed_later, later)
+
+
 def test_a_pair_is_claimed_on_the_dataset_id_both_name(hf_snapshot, hf_index):
     """huggingface/datasets #4454 is #4453 filed again ("Dataset Viewer issue for
     Yaxin/SemEval2015": the first an empty form, the second with a line of description) by its

@@ -62,8 +62,11 @@ def filed_again(first: Issue, later: Issue) -> bool:
     """Whether `later` is `first` filed again by its reporter: the same reporter (not a deleted
     account), within `REFILE_MINUTES`, with nearly the same title and body, or with the same
     title where one body says nothing beyond it (an empty form filled in the second time,
-    huggingface/datasets #4453 and #4454). Pull requests are not issues here."""
+    huggingface/datasets #4453 and #4454); not when the first was closed before the second was
+    filed (the second replaces it). Pull requests are not issues here."""
     if first.is_pull_request or later.is_pull_request:
+        return False
+    if first.closed_at is not None and first.closed_at <= later.created_at:
         return False
     if later.user.login in _NOBODY or first.user.login != later.user.login:
         return False
