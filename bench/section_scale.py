@@ -310,12 +310,17 @@ def dense_ms(rows: int = 100_000, dim: int = 384) -> float:
     vecs = rng.standard_normal((rows, dim)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     store = VectorStore(folder, "bench", dim)
-    store._append([(i, i * 60, i) for i in range(rows)], list(vecs))
+    # issue numbers start at 1 (a store with a number that is not positive is rebuilt empty)
+    store._append([(i + 1, (i + 1) * 60, i + 1) for i in range(rows)], list(vecs))
     store = VectorStore(folder, "bench", dim)
+    if len(store) != rows:
+        raise RuntimeError(f"bench scale: the dense store holds {len(store)} of {rows} vectors")
     cpus = []
     for i in range(30):
         start = time.process_time()
-        store.nearest(vecs[i], before=datetime.now().astimezone(), exclude=i, limit=50)
+        found = store.nearest(vecs[i], before=datetime.now().astimezone(), exclude=i + 1, limit=50)
+        if len(found) != 50:
+            raise RuntimeError(f"bench scale: the dense search found {len(found)} of 50")
         cpus.append((time.process_time() - start) * 1000)
     shutil.rmtree(folder, ignore_errors=True)
     return statistics.median(cpus)
