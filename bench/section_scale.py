@@ -347,11 +347,13 @@ def measure(copies: int) -> dict:
     row["update"] = _cli("index", "--snapshot", str(make_update(copies)), "--cache-dir", str(cache))
     row["calibrate"] = _cli("calibrate", *common)
     row["live"] = _live(copies, cache)
-    report = Path(tempfile.gettempdir()) / "issue-assistant-bench-reports" / f"x{copies}.md"
-    row["evaluate"] = _cli(
-        "evaluate", *common, "--limit", str(EVALUATE), "--engine", "similar",
-        "--report", str(report),
-    )  # fmt: skip
+    # a folder of its own each run: a report left by an earlier run is refused, and the log
+    # beside it would make the run resume instead of starting from nothing
+    with tempfile.TemporaryDirectory(prefix="issue-assistant-bench-reports-") as reports:
+        row["evaluate"] = _cli(
+            "evaluate", *common, "--limit", str(EVALUATE), "--engine", "similar",
+            "--report", str(Path(reports) / f"x{copies}.md"),
+        )  # fmt: skip
     return row
 
 
