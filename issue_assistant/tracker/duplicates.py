@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from difflib import SequenceMatcher
 
+from issue_assistant.forms import NO_RESPONSE
 from issue_assistant.tracker.base import Tracker
 from issue_assistant.tracker.models import Issue
 
@@ -53,7 +54,8 @@ _NOBODY = frozenset({"ghost"})
 # What fills a body without saying anything: HTML comments (template hints), headings (a form's
 # field names), an unanswered form field.
 _FILLER = re.compile(
-    r"<!--.*?(-->|$)|^[ ]{0,3}#{1,6}[ \t][^\n]*$|_No response_", re.DOTALL | re.MULTILINE
+    r"<!--.*?(-->|$)|^[ ]{0,3}#{1,6}[ \t][^\n]*$|" + re.escape(NO_RESPONSE),
+    re.DOTALL | re.MULTILINE,
 )
 _WORD = re.compile(r"\w{2,}")
 
