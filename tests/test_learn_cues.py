@@ -43,10 +43,10 @@ def test_a_title_says_its_cues(title, cues):
 
 
 def test_a_history_without_a_cue_has_no_cue_block_and_one_with_them_has_it():
-    stated = [("Crash on load", "Traceback"), ("Add an option", "It would be nice")] * 3
+    stated = [("Crash on load", "Traceback", ""), ("Add an option", "It would be nice", "")] * 3
     feats = features.fit_features(stated)
     assert [p.spec.name for p in feats.parts] == ["title_words", "title_chars", "body_words"]
-    asked = [*stated, ("How do I load a file?", "I tried"), ("Typo in the docs", "here")]
+    asked = [*stated, ("How do I load a file?", "I tried", ""), ("Typo in the docs", "here", "")]
     feats = features.fit_features(asked)
     (part,) = [p for p in feats.parts if p.spec.analyzer == "cues"]
     assert part.text_part().vocabulary == {"cue_ask": 0, "cue_docs": 1, "cue_qmark": 2}
@@ -159,7 +159,7 @@ def test_an_interrogative_title_raises_the_question_type(oldest):
 def test_a_bug_with_a_traceback_titled_as_a_question_is_still_a_bug(history, with_cues):
     _, _, scored = history
     bugs = [
-        (r.title.rstrip(" ?."), r.prose)
+        (r.title.rstrip(" ?."), r.prose, r.form)
         for r, t in scored
         if t == "bug" and "codeblock" in r.prose and "Error" in r.prose
     ]
@@ -167,6 +167,6 @@ def test_a_bug_with_a_traceback_titled_as_a_question_is_still_a_bug(history, wit
         d for d, p in zip(bugs, _type(with_cues, bugs), strict=True) if max(p, key=p.get) == "bug"
     ]
     assert len(called) >= 10
-    asked = [(f"Why does this fail: {t}?", p) for t, p in called]
+    asked = [(f"Why does this fail: {t}?", p, f) for t, p, f in called]
     still = [max(p, key=p.get) == "bug" for p in _type(with_cues, asked)]
     assert sum(still) >= 0.9 * len(called), (sum(still), len(called))

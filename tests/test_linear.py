@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from issue_assistant.learn import logistic
 from issue_assistant.learn.features import OPTIONAL, TOKEN, fit_features
 from issue_assistant.learn.linear import LinearHead
+from issue_assistant.learn.text import Doc
 
 WORDS = [
     "crash",
@@ -35,13 +36,13 @@ WORDS = [
 ]
 
 
-def corpus(n: int, seed: int = 3) -> list[tuple[str, str]]:
+def corpus(n: int, seed: int = 3) -> list[Doc]:
     rnd = random.Random(seed)
     docs = []
     for _ in range(n):
         title = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 6)))
         body = "  ".join(rnd.choice(WORDS) for _ in range(rnd.randint(0, 30)))
-        docs.append((title, body))
+        docs.append((title, body, ""))
     return docs
 
 
@@ -50,7 +51,7 @@ FEATURES = fit_features(DOCS)
 FEATS = FEATURES.featurizer()
 
 
-def _sparse_rows(docs: list[tuple[str, str]]) -> np.ndarray:
+def _sparse_rows(docs: list[Doc]) -> np.ndarray:
     dense = np.zeros((len(docs), FEATS.width))
     for i, (cols, vals) in enumerate(FEATS.rows(docs)):
         np.add.at(dense[i], cols, vals)
@@ -77,7 +78,7 @@ def _vectorizers() -> list:
     return out
 
 
-def _reference(docs: list[tuple[str, str]]) -> np.ndarray:
+def _reference(docs: list[Doc]) -> np.ndarray:
     return np.hstack(
         [
             spec.weight * vec.transform([d[spec.column] for d in docs]).toarray()
@@ -94,7 +95,7 @@ text = st.text(
 @settings(max_examples=200, deadline=None)
 @given(title=text, body=text)
 def test_features_equal_scikit_learn_on_any_text(title, body):
-    doc = [(title, body)]
+    doc = [(title, body, "")]
     assert np.allclose(_sparse_rows(doc), _reference(doc), atol=1e-12)
     # the fit's own matrix (float32) says the same for texts it never saw
     assert np.allclose(FEATURES.matrix(doc).toarray(), _reference(doc), atol=1e-6)
@@ -135,7 +136,7 @@ def test_answering_imports_no_scikit_learn(tmp_path):
     labels = LabelsConfig.model_validate({"type": [{"name": "bug"}, {"name": "feature"}]})
     rows = [
         Row(i, datetime(2024, 1, 1, tzinfo=UTC).replace(minute=i % 60, hour=i // 60), t, b, lab)
-        for i, ((t, b), lab) in enumerate(
+        for i, ((t, b, _), lab) in enumerate(
             zip(DOCS, [frozenset({("bug", "feature")[n]}) for n in _targets("binary")], strict=True)
         )
     ]

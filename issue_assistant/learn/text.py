@@ -42,9 +42,9 @@ def title(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def column(doc: Doc | tuple[str, str], i: int) -> str:
-    """Column `i` of `doc`; a doc of (title, prose) alone has no form terms ("")."""
-    return doc[i] if i < len(doc) else ""
+def column(doc: Doc, i: int) -> str:
+    """Column `i` of `doc` (0: title, 1: prose, 2: form terms)."""
+    return doc[i]
 
 
 def fields(issue: Issue) -> Doc:
