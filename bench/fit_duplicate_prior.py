@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -47,6 +47,7 @@ from issue_assistant.tracker.duplicates import (  # noqa: E402
     refiled,
 )
 from issue_assistant.tracker.duplicates import originals as known_originals  # noqa: E402
+from issue_assistant.tracker.models import Issue  # noqa: E402
 from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -66,24 +67,31 @@ METHOD = (
 )
 
 
-def selection(snapshot, sample: int = SAMPLE):  # noqa: ANN001, ANN201
-    """(known duplicates with their original in the snapshot, then the reports their reporter
-    filed again (`tracker.duplicates.refiled`), sampled non-duplicates)."""
+@dataclass(frozen=True)
+class Selected:
+    """A snapshot's known duplicates with their original in it (the named ones, then the
+    reports their reporters filed again), the sampled non-duplicates, and `again`
+    (`tracker.duplicates.refiled`: each refiled report's earlier copies)."""
+
+    pairs: list[Issue]
+    others: list[Issue]
+    again: dict[int, frozenset[int]]
+
+    @property
+    def refiled(self) -> int:
+        """The reports filed again that nobody marked (counted among `pairs`)."""
+        return sum(1 for i in self.pairs if not i.duplicate_of)
+
+
+def selection(snapshot, sample: int = SAMPLE) -> Selected:  # noqa: ANN001
+    """The snapshot's pairs and negatives; the negatives are drawn as `calibrate` and `evaluate`
+    draw theirs (`duplicate_model.negatives`)."""
     issues = [i for i in snapshot.all_issues() if not i.is_pull_request]
-    pairs = [i for i in issues if i.duplicate_of and i.duplicate_of in snapshot]
     again = refiled(issues)
+    pairs = [i for i in issues if i.duplicate_of and i.duplicate_of in snapshot]
     pairs += [i for i in issues if i.number in again and not i.duplicate_of]
-    others = [
-        i
-        for i in issues
-        if i.state == "closed"
-        and not i.duplicate_of
-        and i.state_reason != "duplicate"
-        and "duplicate" not in i.labels
-    ]
-    random.Random(7).shuffle(others)
-    # the sample drawn as before the refiled reports were counted, less those
-    return pairs, [i for i in others[:sample] if i.number not in again]
+    closed = [i for i in issues if i.state == "closed"]
+    return Selected(pairs, dm.negatives(closed, again, sample), again)
 
 
 def originals(snapshot, issue, again: dict[int, frozenset[int]]) -> frozenset[int]:  # noqa: ANN001
@@ -100,11 +108,13 @@ def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replay
     index = open_index(snapshot, CACHE, embeddings=embeddings)
     if embeddings and not len(index.vectors or []):
         raise SystemExit("embeddings are not installed: pip install -e '.[embeddings]'")
-    pairs, others = selection(snapshot, sample)
-    again = refiled(snapshot.all_issues())
+    chosen = selection(snapshot, sample)
     config = Config()
     base = open_moment(snapshot, index, LabelsConfig(), config, Beside())
-    return [replay_pairs(base, i, config=config, again=again) for i in pairs + others]
+    return [
+        replay_pairs(base, i, config=config, again=chosen.again)
+        for i in chosen.pairs + chosen.others
+    ]
 
 
 def fit(replayed: dict[str, list[dm.Replayed]], names: tuple[str, ...]) -> PriorRow:
@@ -125,9 +135,9 @@ def main() -> None:
     for dense in (False, True):
         replayed = {name: replays(name, dense) for name in SNAPSHOTS}
         rows[dense] = fit(replayed, SNAPSHOTS)
-    snapshots = [read_snapshot(DATA / n) for n in SNAPSHOTS]
-    pairs = sum(len(selection(s)[0]) for s in snapshots)
-    again = sum(1 for s in snapshots for i in selection(s)[0] if not i.duplicate_of)
+    chosen = [selection(read_snapshot(DATA / n)) for n in SNAPSHOTS]
+    pairs = sum(len(c.pairs) for c in chosen)
+    again = sum(c.refiled for c in chosen)
     prior = DuplicatePrior(
         score_version=SCORE_VERSION,
         data=[f"../shared/data/{n}" for n in SNAPSHOTS],

@@ -51,11 +51,10 @@ def _load(name: str, embeddings: bool = True):  # noqa: ANN202
     return snapshot, index
 
 
-def _recall(snapshot, index, pairs) -> dict[str, list[int | None]]:  # noqa: ANN001
+def _recall(snapshot, index, pairs, again) -> dict[str, list[int | None]]:  # noqa: ANN001
     """Per mode, the rank of the true original for each pair (None: not in the top 10)."""
     ranks: dict[str, list[int | None]] = {m: [] for _, m in (*MODES, ("hybrid", "hybrid"))}
     retriever = Retriever(index)
-    again = refiled(snapshot.all_issues())
     for dup in pairs:
         view = AsOfView.for_issue(snapshot, dup.number)
         target = view.target()
@@ -68,10 +67,9 @@ def _recall(snapshot, index, pairs) -> dict[str, list[int | None]]:  # noqa: ANN
     return ranks
 
 
-def _scores(snapshot, index, issues, config: Config):  # noqa: ANN001, ANN202
+def _scores(snapshot, index, issues, again, config: Config):  # noqa: ANN001, ANN202
     """(issue, [(candidate number, score)], accepted originals) for the decision."""
     out = []
-    again = refiled(snapshot.all_issues())
     for issue in issues:
         view = AsOfView.for_issue(snapshot, issue.number)
         target, limit = view.target(), config.duplicates.candidates
@@ -254,11 +252,11 @@ def run(quick: bool = False) -> str:
     for name in SNAPSHOTS:
         snapshot, index = _load(name)
         vectors += len(index.vectors or [])
-        pairs, others = selection(snapshot, sample)
-        pair_numbers += [p.number for p in pairs]
-        for mode, ranks in _recall(snapshot, index, pairs).items():
+        chosen = selection(snapshot, sample)
+        pair_numbers += [p.number for p in chosen.pairs]
+        for mode, ranks in _recall(snapshot, index, chosen.pairs, chosen.again).items():
             all_ranks.setdefault(mode, []).extend(ranks)
-        rows += _scores(snapshot, index, pairs + others, config)
+        rows += _scores(snapshot, index, chosen.pairs + chosen.others, chosen.again, config)
     n = len(all_ranks["hybrid"])
     lines = [
         f"Data: every known duplicate pair with its original in the same snapshot, and every "
