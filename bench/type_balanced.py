@@ -59,9 +59,10 @@ BODY_CHARS = PartSpec("body_chars", 1, "char_wb", (3, 5), min_df=2, max_features
 VARIANTS: dict[str, tuple[PartSpec, ...]] = {
     "title 1": title_at(1.0),
     "title 0.7": title_at(0.7),
+    "title 0.6 (shipped)": features.SPECS,
     "title 0.5": title_at(0.5),
     "title 0.3": title_at(0.3),
-    "shipped, body char grams": (*features.SPECS, BODY_CHARS),
+    "title 0.6, body char grams": (*features.SPECS, BODY_CHARS),
 }
 
 
