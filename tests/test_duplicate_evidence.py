@@ -108,6 +108,32 @@ def test_an_error_message_matches_at_other_sizes_and_values():
     assert message_key("OSError: /a/b.txt not found here") != message_key("OSError: disk full")
 
 
+def test_a_quoted_name_tells_errors_apart_and_a_quoted_file_or_value_does_not():
+    """hf-datasets #7391's `module 'pyarrow.lib' has no attribute 'ListViewType'` is not the
+    same error as #6881's about `'PIL.Image'` (the comment called it so); the same error about
+    another file, or another path, still is."""
+    arrow = message_key("AttributeError: module 'pyarrow.lib' has no attribute 'ListViewType'")
+    pil = message_key("AttributeError: module 'PIL.Image' has no attribute 'ExifTags'")
+    assert arrow and pil and arrow != pil
+    assert arrow == message_key(
+        'AttributeError: module "pyarrow.lib" has no attribute `ListViewType`'
+    )
+    assert message_key("FileNotFoundError: Unable to find 'train.json' in the data dir") == (
+        message_key("FileNotFoundError: Unable to find 'test-00001.parquet' in the data dir")
+    )
+    assert message_key("NotADirectoryError: Not a directory: '/root/a/cn'") == message_key(
+        "NotADirectoryError: Not a directory: '/home/b/x y'"
+    )
+    mine = traits(
+        "pyarrow fails",
+        "```\nAttributeError: module 'pyarrow.lib' has no attribute 'ListViewType'\n```",
+    )
+    theirs = traits(
+        "PIL fails", "```\nAttributeError: module 'PIL.Image' has no attribute 'ExifTags'\n```"
+    )
+    assert shared(mine, theirs).errors == ()
+
+
 def test_frames_are_read_from_python_ipython_colab_javascript_and_java():
     text = (
         'File "/x/load.py", line 3, in load_dataset\n'

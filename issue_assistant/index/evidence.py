@@ -1,12 +1,13 @@
 """What two issues share that a maintainer can check: the evidence behind a duplicate.
 
 Read from each issue once (`traits`): its error lines (compared by their message with numbers,
-quoted values and paths taken out, so `Requested slice [:10] incompatible with 20 examples` and
-the same error at other sizes match), exception names, stack frames in the order they appear
-(Python tracebacks, IPython's and Colab's, JavaScript and Java `at` lines), file paths,
-identifiers, the title's words and the body's. `shared` keeps what both have, in the new issue's
-own words (and the title words both titles and both bodies use: what both are about);
-`describe` quotes it (each piece one code span) for the comment's table, which sanitizes it
+quoted values other than names, and paths taken out, so `Requested slice [:10] incompatible with
+20 examples` and the same error at other sizes match, and `module 'pyarrow.lib' has no attribute
+'ListViewType'` and the same words about `'PIL.Image'` do not), exception names, stack frames in
+the order they appear (Python tracebacks, IPython's and Colab's, JavaScript and Java `at` lines),
+file paths, identifiers, the title's words and the body's. `shared` keeps what both have, in the
+new issue's own words (and the title words both titles and both bodies use: what both are
+about); `describe` quotes it (each piece one code span) for the comment's table, which sanitizes it
 again; `strongest` names the one piece that makes a duplicate likely, for the duplicate line.
 `follow_up` tells a port, backport or follow-up of the other issue: related, never its duplicate.
 """
@@ -43,6 +44,14 @@ _EXCEPTION_HEAD = re.compile(
     r"^(?:[\w.]*(?:Error|Exception|Warning|Invalid)\s*[:(]|(?:[a-z_]\w*\.)+[A-Z]\w*\s*:)\s*"
 )
 _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
+# A quoted name kept in an error message: a module, class, attribute or key (`pyarrow.lib`,
+# `ListViewType`), not a file (`train.json`) nor a value with spaces, slashes or digits alone.
+_NAME = re.compile(r"[A-Za-z_][\w.]{0,63}")
+_FILE_NAME = re.compile(
+    r"\.(?:json|jsonl|csv|tsv|txt|parquet|arrow|py|ipynb|ya?ml|toml|md|zip|gz|tar|bz2|xz|zst"
+    r"|png|jpe?g|gif|webp|wav|mp3|flac|mp4|h5|hdf5|pt|pth|bin|safetensors|npy|npz|pkl|lock)$",
+    re.IGNORECASE,
+)
 _PATHLIKE = re.compile(r"(?:[A-Za-z]:)?(?:[~.\w-]*[/\\])+[\w.-]*")
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{1,39}")
@@ -104,11 +113,22 @@ class Traits:
     body_words: frozenset[str] = frozenset()  # the body's word stems, as `_word_key` keys them
 
 
+def _unquoted(m: re.Match[str]) -> str:
+    """A quoted name stays in a message (`module 'pyarrow.lib' has no attribute 'ListViewType'`
+    is another error than the same words about `'PIL.Image'`); any other quoted value, a file
+    name or a path among them, goes."""
+    inner = m.group(0)[1:-1]
+    if _NAME.fullmatch(inner) and not _FILE_NAME.search(inner):
+        return f" {inner} "
+    return " "
+
+
 def message_key(line: str) -> str:
-    """An error line's message for comparison: the exception's name, quoted values, paths and
-    numbers taken out, lower-cased; "" when fewer than `MIN_MESSAGE_WORDS` words remain."""
+    """An error line's message for comparison: the exception's name, quoted values but names,
+    paths and numbers taken out, lower-cased; "" when fewer than `MIN_MESSAGE_WORDS` words
+    remain."""
     text = _EXCEPTION_HEAD.sub("", _URL.sub(" ", line.strip()))
-    text = _QUOTED.sub(" ", text)
+    text = _QUOTED.sub(_unquoted, text)
     text = _PATHLIKE.sub(" ", text)
     text = _NUMBER.sub(" ", text)
     words = [w.lower() for w in _WORD.findall(text)]
