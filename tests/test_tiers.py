@@ -664,6 +664,25 @@ def test_the_why_notes_name_every_group_and_stay_bounded():
     assert len(kept) == WHY_NOTES and all(len(n) <= WHY_MAX for n in kept)
 
 
+def test_a_guess_never_right_at_its_confidence_says_never():
+    """0 of 595 read "rarely right ... too rarely to propose" in the golden comment."""
+    from issue_assistant.engines.similar_labels import plain_reason
+    from issue_assistant.learn.tiers import Choice
+
+    def reason(correct: int, proposals: int) -> str:
+        info = LabelTier(
+            tier="possible", precision=correct / proposals, correct=correct, proposals=proposals
+        )
+        return plain_reason(Choice(abstained="below floor", guess="docs", guess_info=info))
+
+    assert reason(0, 595) == (
+        "the best guess `docs` was never right at this confidence on this repository's "
+        "history (0 of 595)"
+    )
+    assert "rarely right" in reason(10, 163) and reason(10, 163).endswith("too rarely to propose")
+    assert "right only 4 in 10 times" in reason(4, 10)
+
+
 def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
     """calibrate's text for a multi-label group: each label's out-of-fold precision where the
     per-label rule proposes it, and "never proposed" where it does not."""

@@ -212,12 +212,12 @@ def plain_reason(choice: tiers.Choice) -> str:
     info = choice.guess_info
     guess = f"the best guess `{choice.guess}`"
     if choice.abstained == "below floor" and info is not None:
+        counts = f"on this repository's history ({info.correct} of {info.proposals})"
+        if not info.correct:
+            return f"{guess} was never right at this confidence {counts}"
         tenths = tiers.in_tenths(info.precision or 0.0)
         right = f"right only {tenths} in 10 times" if tenths else "rarely right"
-        return (
-            f"{guess} is {right} at this confidence on this repository's history "
-            f"({info.correct} of {info.proposals}), too rarely to propose"
-        )
+        return f"{guess} is {right} at this confidence {counts}, too rarely to propose"
     if choice.abstained == "below floor":
         return f"{guess} is less sure than any guess measured on this repository's history"
     if choice.abstained == "tier" and info is not None:
