@@ -267,6 +267,8 @@ def test_report_has_the_label_measures(tmp_path, hf_snapshot):
     assert "### Type: per label" in text and "| `bug` |" in text
     assert "| Confidence ≥ | Coverage | Precision |" in text
     assert "Calibration used" in text and "out-of-fold precision" in text
+    # plain English for a group whose name starts with a vowel
+    assert "If the engine proposed an area label whenever" in text and "a area" not in text
 
 
 def test_hf_labels_learned(hf_snapshot):
