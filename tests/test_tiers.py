@@ -20,12 +20,14 @@ from issue_assistant.engines import create
 from issue_assistant.index.local import open_index
 from issue_assistant.learn import folds
 from issue_assistant.learn.confidence import (
+    LABEL_CURVE_MIN,
     MIN_BUCKET,
     Bucket,
     Curve,
     ThresholdTable,
     fit_curve,
     isotonic,
+    table_for,
     wilson,
 )
 from issue_assistant.learn.model import fit
@@ -183,6 +185,74 @@ def test_a_bucket_surely_under_the_floor_holds_back_the_ones_below_it():
     assert c.abstained == "below floor" and c.guess_info is not None
     up = choose(curve, {"bug": 0.7, "feature": 0.3}, single=True, limit=1, rule=RULE)
     assert [(n, t.tier) for n, _, t in up.chosen] == [("bug", "high")]
+
+
+def test_a_frequent_label_is_judged_on_its_own_proposals_not_on_a_rare_ones():
+    """Out of fold, low guesses of `question` were nearly always wrong and low guesses of `bug`
+    right 6 in 10 times: together surely under the floor, so a low `bug` was held back with
+    them. A label proposed `LABEL_CURVE_MIN` times or more has a curve of its own; one proposed
+    less often is still judged on the top label's."""
+    rng = random.Random(5)
+
+    def guesses(name: str, n: int, low: float, high: float, right: float):
+        out = []
+        for _ in range(n):
+            p = rng.uniform(low, high)
+            rest = {o: (1 - p) / 2 for o in ("bug", "question", "docs") if o != name}
+            gold = name if rng.random() < right else next(iter(rest))
+            out.append(({name: p, **rest}, [gold]))
+        return out
+
+    preds = (
+        guesses("bug", 100, 0.35, 0.5, 0.6)
+        + guesses("bug", 100, 0.8, 0.95, 0.97)
+        + guesses("question", 150, 0.35, 0.5, 0.05)
+        + guesses("docs", LABEL_CURVE_MIN - 1, 0.35, 0.5, 0.6)
+    )
+    table = table_for(preds, single=True, limit=1)
+    assert sorted(table.curves) == ["", "bug", "question"]  # docs: too few of its own
+    pooled = table.model_copy(update={"curves": {"": table.curves[""]}})
+    low = {"bug": 0.42, "question": 0.3, "docs": 0.28}
+    assert not choose(pooled, low, single=True, limit=1, rule=RULE).chosen
+    [(name, _, info)] = choose(table, low, single=True, limit=1, rule=RULE).chosen
+    own = table.curves["bug"].bucket_at(0.42)
+    assert name == "bug" and own is not None
+    assert (info.correct, info.proposals) == (own.correct, own.proposals)  # what the comment says
+    for held in ({"question": 0.42, "bug": 0.3, "docs": 0.28}, {"docs": 0.42, "bug": 0.3}):
+        assert choose(table, held, single=True, limit=1, rule=RULE).abstained == "below floor"
+
+
+def test_under_a_labels_own_curve_the_top_labels_answers_unless_its_own_is_surely_under():
+    """A label's own curve that starts at 0.43 says nothing of a proposal at 0.3: the top
+    label's curve answers there. One whose lowest bucket is surely under the floor holds the
+    label back below it too (precision never rises as confidence falls)."""
+
+    def curve(*buckets: tuple[float, int, int]) -> Curve:
+        return Curve(buckets=[Bucket(low=lo, correct=c, proposals=n) for lo, c, n in buckets])
+
+    top = curve((0.2, 30, 50), (0.5, 45, 50), (0.8, 48, 50))
+    t = ThresholdTable(
+        rows=[],
+        method="stratified",
+        folds=5,
+        predictions=top.predictions,
+        curves={
+            "": top,
+            "request": curve((0.43, 42, 45)),
+            "question": curve((0.4, 2, 40), (0.7, 30, 40)),
+        },
+    )
+    [(name, _, info)] = choose(
+        t, {"request": 0.3, "bug": 0.2}, single=True, limit=1, rule=RULE
+    ).chosen
+    assert name == "request" and (info.correct, info.proposals) == (30, 50)
+    [(name, _, info)] = choose(
+        t, {"request": 0.6, "bug": 0.2}, single=True, limit=1, rule=RULE
+    ).chosen
+    assert (info.correct, info.proposals) == (42, 45)
+    held = choose(t, {"question": 0.3, "bug": 0.2}, single=True, limit=1, rule=RULE)
+    assert held.abstained == "below floor" and held.guess_info is not None
+    assert (held.guess_info.correct, held.guess_info.proposals) == (2, 40)
 
 
 @examples(200)  # a pure function of a curve of up to 300 pairs: cheap
@@ -501,6 +571,12 @@ def test_the_comment_says_each_tier_in_words():
     assert (
         "- `docs`: possible, from the labels of the most similar earlier issues (not measured)"
     ) in why
+    every = plan.model_copy(
+        update={"tiers": {"bug": LabelTier(tier="high", precision=1.0, correct=67, proposals=67)}}
+    )
+    assert "- `bug`: very likely, right every time at this confidence on this repository's " in (
+        render_comment(every)
+    )
     # The tier is in the plan marker, so approval and re-rendering keep it.
     from issue_assistant.comment import extract_plan
 

@@ -36,10 +36,11 @@ def test_the_type_floor_does_not_flip_with_the_fold_shuffle(oldest, held_out, se
     chosen = [choose(gm.table, p, single=True, limit=1, rule=RULE) for p in probs]
     proposed = [(c.chosen[0][0], t) for c, (_, t) in zip(chosen, scored, strict=True) if c.chosen]
     # Dealt by these seeds, the floor by point precision abstained on 0.08, 0.17 and 0.13 of
-    # these issues (`bench/floor_seeds.py`); held where the history is sure, on at most 0.075
-    # (seed 1, since the title's blocks weigh 0.6: 31 of 79 out-of-fold proposals right at
-    # confidence 0.25-0.55), so coverage stays at issue 30's 0.9 or more.
-    assert len(proposed) >= 0.9 * len(scored)
+    # these issues (`bench/floor_seeds.py`); the history is sure of none of it. Judged on the
+    # top label's curve alone it held back 0.075 under seed 1 (since the title weighs 0.6: 31
+    # of 79 out-of-fold proposals of every label right at confidence 0.25-0.55); on each
+    # frequent label's own curve, 0.02.
+    assert len(proposed) >= 0.95 * len(scored)
     assert sum(a == t for a, t in proposed) >= 0.85 * len(proposed)
     # What the floor still holds back is what the history was sure of: under 5 in 10.
     for c in chosen:

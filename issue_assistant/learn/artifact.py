@@ -26,8 +26,9 @@ from issue_assistant.learn.linear import Featurizer, LinearHead, TextPart
 
 # 3: tables with folds and curves; 4: the numpy fit, checked; 5: the source and the vote's rows;
 # 6: the type prior's kinds and weight; 7: the cue blocks (`learn/cues.py`); 8: the block of
-# form terms (`learn/form_terms.py`); 9: the title's blocks at half weight (`learn/features.py`)
-FORMAT = 9
+# form terms (`learn/form_terms.py`); 9: the title's blocks at 0.6 (`learn/features.py`); 10: a
+# single-label group's curve per label (`learn/confidence.LABEL_CURVE_MIN`)
+FORMAT = 10
 EMBEDDING_DIM = 384
 
 

@@ -24,6 +24,10 @@ FOLDS = (0.4, 0.6, 0.8, 1.0)
 MIN_PROPOSALS = 5
 # The fewest out-of-fold predictions a curve bucket pools.
 MIN_BUCKET = 15
+# A single-label group's label with at least this many out-of-fold proposals has a curve of its
+# own beside the top label's: its proposals are judged on how often it was right, not on every
+# label's (a rare label's wrong low guesses no longer hold a frequent one back, `tiers.choose`).
+LABEL_CURVE_MIN = 40
 # z of the two-sided 90% Wilson interval reported beside each bucket's precision.
 Z90 = 1.6449
 
@@ -215,8 +219,10 @@ class ThresholdTable(BaseModel):
     """A group's out-of-fold measures: coverage and precision at each confidence threshold (with
     the counts behind them), how the folds were made, and the smoothed curve per label.
 
-    `curves` has one curve under the key "" for a single-label group (the top label's confidence
-    against its being right) and one per learned label for a multi-label group.
+    `curves` has, for a single-label group, one curve under the key "" (the top label's
+    confidence against its being right) and one under each label proposed at least
+    `LABEL_CURVE_MIN` times out of fold (its own proposals alone); for a multi-label group, one
+    per learned label (its probability against its being given).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -255,16 +261,25 @@ def proposals(probs: dict[str, float], threshold: float, *, single: bool, limit:
 def curves_for(
     predictions: Sequence[tuple[dict[str, float], list[str]]], *, single: bool
 ) -> dict[str, Curve]:
-    """The curves over (probabilities, gold labels) pairs: "" for a single-label group, else
-    one per label (its probability against its being given)."""
+    """The curves over (probabilities, gold labels) pairs: "" for a single-label group, and each
+    label's own where it has enough proposals; else one per label (its probability against its
+    being given)."""
     if single:
-        pairs = []
-        for probs, gold in predictions:
-            if probs:
-                name, p = max(probs.items(), key=lambda kv: (kv[1], kv[0]))
-                pairs.append((p, name in gold))
-        curve = fit_curve(pairs)
-        return {"": curve} if curve is not None else {}
+        tops = [
+            (*max(probs.items(), key=lambda kv: (kv[1], kv[0])), gold)
+            for probs, gold in predictions
+            if probs
+        ]
+        curve = fit_curve([(p, name in gold) for name, p, gold in tops])
+        if curve is None:
+            return {}
+        curves = {"": curve}
+        for label in sorted({name for name, _, _ in tops}):
+            own = [(p, name in gold) for name, p, gold in tops if name == label]
+            mine = fit_curve(own) if len(own) >= LABEL_CURVE_MIN else None
+            if mine is not None:
+                curves[label] = mine
+        return curves
     out = {}
     names = sorted({n for probs, _ in predictions for n in probs})
     for name in names:

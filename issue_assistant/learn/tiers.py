@@ -212,6 +212,18 @@ def _unmeasured(probs: dict[str, float], single: bool, limit: int, rule: TierRul
     return Choice([(n, p, possible) for n, p in names[: max(limit, 0)]], measured=False)
 
 
+def _single_curve(table: ThresholdTable, name: str, confidence: float, rule: TierRule) -> Curve:
+    """The curve a single-label group's proposal of `name` is judged on: the label's own, where
+    it was proposed often enough out of fold (`confidence.LABEL_CURVE_MIN`) and at this
+    confidence, or lower and surely under the floor there; else the top label's."""
+    own = table.curves.get(name)
+    if own is not None and (
+        own.bucket_at(confidence) is not None or under_floor(own, rule.floor_of(True))[0]
+    ):
+        return own
+    return table.curves[""]
+
+
 def choose(
     table: ThresholdTable | None,
     probs: dict[str, float],
@@ -229,7 +241,7 @@ def choose(
     bounds = {key: rule.bounds(curve, per_label=not single) for key, curve in table.curves.items()}
     if single:
         name, p = max(probs.items(), key=lambda kv: (kv[1], kv[0]))
-        tier, info = _tier_of(table.curves[""], p, rule)
+        tier, info = _tier_of(_single_curve(table, name, p, rule), p, rule)
         if tier is not None and info is not None and rule.allows(tier):
             return Choice([(name, p, info)], bounds=bounds)
         return Choice(
