@@ -31,6 +31,7 @@ from issue_assistant.config.sections import Config, LabelModelConfig
 from issue_assistant.decision import TIERS
 from issue_assistant.engines import create
 from issue_assistant.index.local import open_index
+from issue_assistant.learn.confidence import LABEL_CURVE_MIN
 from issue_assistant.learn.model import fit
 from issue_assistant.learn.neighbours import SOURCES
 from issue_assistant.learn.rows import Row, rows_from
@@ -165,7 +166,8 @@ def _run(quick: bool) -> str:
         "always answers; *proposed* is what the engine proposes: its best label unless the "
         "training history, out of fold, is sure proposals at that confidence are right less "
         f"often than {RULE.floor_of(True)} (`[labels] type_min_precision`; the upper end of the "
-        "90% interval there under it). The type prior beside the "
+        "90% interval there under it), measured on that label's own proposals where it made "
+        f"{LABEL_CURVE_MIN} or more, else on every label's. The type prior beside the "
         "model is the one fit on poetry-sample alone (held out; the shipped one is fit on this "
         "repository too).",
         "",
