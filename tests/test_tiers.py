@@ -638,6 +638,8 @@ def test_calibrate_records_the_thresholds_and_tier_bounds(tmp_path, written):
     assert t["threshold"] == t["bounds"][""]["possible"] is not None
     assert data["min_precision"] == 0.6 and data["propose"] == "possible"
     assert t["table"]["curves"][""]["buckets"]
+    # each type proposed often enough out of fold has a curve of its own, and its bounds
+    assert set(t["table"]["curves"]) == set(t["bounds"]) == {"", "bug", "enhancement"}
 
 
 TAMPERED = [
@@ -814,3 +816,66 @@ def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
     assert "  cli: precision 0.95 (38/40) where proposed; possible from 0.40" in text
     assert "  docs: never proposed; possible from –" in text
     assert f"on at least {MIN_LABEL_EVIDENCE} out-of-fold predictions" in text
+
+
+def test_calibrate_prints_a_type_labels_own_curve_beside_the_top_labels():
+    """calibrate's text for a single-label group: the top label's curve, then each label's own
+    (what its proposals are held to, `tiers.choose`)."""
+    from datetime import UTC, datetime
+
+    from issue_assistant.learn.calibration_file import CalibrationFile, GroupCalibration
+    from issue_assistant.learn.tiers import MIN_LABEL_EVIDENCE, proposed_record
+    from issue_assistant.render import render
+
+    top = Curve(
+        buckets=[
+            Bucket(low=0.2, correct=20, proposals=60),
+            Bucket(low=0.6, correct=57, proposals=60),
+        ]
+    )
+    bug = Curve(
+        buckets=[
+            Bucket(low=0.3, correct=30, proposals=40),
+            Bucket(low=0.6, correct=39, proposals=40),
+        ]
+    )
+    curves = {"": top, "bug": bug}
+    table = ThresholdTable(rows=[], method="stratified", folds=5, predictions=160, curves=curves)
+    group = GroupCalibration(
+        model="learned",
+        issues=160,
+        method="stratified",
+        measured=True,
+        threshold=0.2,
+        bounds={k: RULE.bounds(c) for k, c in curves.items()},
+        table=table,
+    )
+    cal = CalibrationFile(
+        repository="o/r",
+        cutoff=datetime(2024, 1, 1, tzinfo=UTC),
+        fingerprint="0123456789abcdef",
+        labelled_issues=160,
+        target_precision=0.9,
+        labels={"type": group},
+    )
+    text = render(
+        "calibrate.txt.j2",
+        cal=cal,
+        rule=RULE,
+        measure_min=MEASURE_MIN,
+        min_evidence=MIN_LABEL_EVIDENCE,
+        record=proposed_record,
+        min_positives=20,
+        min_pairs=10,
+        source="snapshot s.jsonl",
+        path="calibration.json",
+        seconds=1.0,
+    )
+    assert (
+        "  curve (confidence from: precision [90% interval] (right/proposals)): 0.2: 0.33" in text
+    )
+    assert (
+        "  bug, on its own 80 proposals (what its proposals are held to): possible from 0.30"
+        in text
+    )
+    assert "    curve: 0.3: 0.75" in text
