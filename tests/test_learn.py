@@ -310,3 +310,17 @@ def test_labels_in_another_casing_are_learned(tmp_path):
     assert rows and all(r.labels <= {"bug", "enhancement", "cli"} for r in rows)
     model = fit(rows, LABELS, issues[-1].created_at, calibrate=False)
     assert model.mode("type") == "learned"
+
+
+def test_report_lists_a_type_labels_own_bounds_beside_the_top_labels(tmp_path):
+    """With enough history to measure, each type proposed often enough out of fold has its own
+    row (what its proposals were held to), and the report says so."""
+    issues = synthetic(200)
+    ev = evaluator(snap(issues), tmp_path, [issues[180].created_at])
+    results = [ev.one(i, p) for p, i in enumerate(issues[180:])]
+    header = RunHeader(repository="o/r", engine="similar", day=T0.date(), requested=20, selected=20)
+    text = render_report(header, results)
+    bounds = text.split("Thresholds and tier bounds the engine used")[1].split("\n\n")[1]
+    rows = [line.split(" | ")[0] for line in bounds.splitlines()[2:]]
+    assert rows == ["| top label", "| `bug`", "| `enhancement`"]
+    assert "a label's own row, where it was proposed often enough" in text
