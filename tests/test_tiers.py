@@ -761,46 +761,35 @@ def test_a_guess_never_right_at_its_confidence_says_never():
     assert "right only 4 in 10 times" in reason(4, 10)
 
 
-def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
-    """calibrate's text for a multi-label group: each label's out-of-fold precision where the
-    per-label rule proposes it, and "never proposed" where it does not."""
+def _calibrate_text(group: str, curves: dict[str, Curve], **more) -> str:  # noqa: ANN003
+    """calibrate's text for one learned, measured group with these out-of-fold curves."""
     from datetime import UTC, datetime
 
     from issue_assistant.learn.calibration_file import CalibrationFile, GroupCalibration
     from issue_assistant.learn.tiers import MIN_LABEL_EVIDENCE, proposed_record
     from issue_assistant.render import render
 
-    sure = Curve(
-        buckets=[
-            Bucket(low=0.0, correct=2, proposals=200),
-            Bucket(low=0.4, correct=38, proposals=40),
-        ]
-    )
-    lucky = Curve(
-        buckets=[
-            Bucket(low=0.0, correct=2, proposals=225),
-            Bucket(low=0.5, correct=9, proposals=15),
-        ]
-    )
-    curves = {"cli": sure, "docs": lucky}
-    table = ThresholdTable(rows=[], method="stratified", folds=5, predictions=240, curves=curves)
-    group = GroupCalibration(
+    n = sum(b.proposals for b in next(iter(curves.values())).buckets)
+    single = "" in curves
+    table = ThresholdTable(rows=[], method="stratified", folds=5, predictions=n, curves=curves)
+    calibration = GroupCalibration(
         model="learned",
-        issues=240,
+        issues=n,
         method="stratified",
         measured=True,
-        bounds={k: RULE.bounds(c, per_label=True) for k, c in curves.items()},
+        bounds={k: RULE.bounds(c, per_label=not single) for k, c in curves.items()},
         table=table,
+        **more,
     )
     cal = CalibrationFile(
         repository="o/r",
         cutoff=datetime(2024, 1, 1, tzinfo=UTC),
         fingerprint="0123456789abcdef",
-        labelled_issues=240,
+        labelled_issues=n,
         target_precision=0.9,
-        labels={"area": group},
+        labels={group: calibration},
     )
-    text = render(
+    return render(
         "calibrate.txt.j2",
         cal=cal,
         rule=RULE,
@@ -813,6 +802,20 @@ def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
         path="calibration.json",
         seconds=1.0,
     )
+
+
+def _curve(*buckets: tuple[float, int, int]) -> Curve:
+    return Curve(buckets=[Bucket(low=lo, correct=c, proposals=n) for lo, c, n in buckets])
+
+
+def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
+    """calibrate's text for a multi-label group: each label's out-of-fold precision where the
+    per-label rule proposes it, and "never proposed" where it does not."""
+    from issue_assistant.learn.tiers import MIN_LABEL_EVIDENCE
+
+    sure = _curve((0.0, 2, 200), (0.4, 38, 40))
+    lucky = _curve((0.0, 2, 225), (0.5, 9, 15))
+    text = _calibrate_text("area", {"cli": sure, "docs": lucky})
     assert "  cli: precision 0.95 (38/40) where proposed; possible from 0.40" in text
     assert "  docs: never proposed; possible from –" in text
     assert f"on at least {MIN_LABEL_EVIDENCE} out-of-fold predictions" in text
@@ -821,56 +824,9 @@ def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
 def test_calibrate_prints_a_type_labels_own_curve_beside_the_top_labels():
     """calibrate's text for a single-label group: the top label's curve, then each label's own
     (what its proposals are held to, `tiers.choose`)."""
-    from datetime import UTC, datetime
-
-    from issue_assistant.learn.calibration_file import CalibrationFile, GroupCalibration
-    from issue_assistant.learn.tiers import MIN_LABEL_EVIDENCE, proposed_record
-    from issue_assistant.render import render
-
-    top = Curve(
-        buckets=[
-            Bucket(low=0.2, correct=20, proposals=60),
-            Bucket(low=0.6, correct=57, proposals=60),
-        ]
-    )
-    bug = Curve(
-        buckets=[
-            Bucket(low=0.3, correct=30, proposals=40),
-            Bucket(low=0.6, correct=39, proposals=40),
-        ]
-    )
-    curves = {"": top, "bug": bug}
-    table = ThresholdTable(rows=[], method="stratified", folds=5, predictions=160, curves=curves)
-    group = GroupCalibration(
-        model="learned",
-        issues=160,
-        method="stratified",
-        measured=True,
-        threshold=0.2,
-        bounds={k: RULE.bounds(c) for k, c in curves.items()},
-        table=table,
-    )
-    cal = CalibrationFile(
-        repository="o/r",
-        cutoff=datetime(2024, 1, 1, tzinfo=UTC),
-        fingerprint="0123456789abcdef",
-        labelled_issues=160,
-        target_precision=0.9,
-        labels={"type": group},
-    )
-    text = render(
-        "calibrate.txt.j2",
-        cal=cal,
-        rule=RULE,
-        measure_min=MEASURE_MIN,
-        min_evidence=MIN_LABEL_EVIDENCE,
-        record=proposed_record,
-        min_positives=20,
-        min_pairs=10,
-        source="snapshot s.jsonl",
-        path="calibration.json",
-        seconds=1.0,
-    )
+    top = _curve((0.2, 20, 60), (0.6, 57, 60))
+    bug = _curve((0.3, 30, 40), (0.6, 39, 40))
+    text = _calibrate_text("type", {"": top, "bug": bug}, threshold=0.2)
     assert (
         "  curve (confidence from: precision [90% interval] (right/proposals)): 0.2: 0.33" in text
     )
