@@ -18,7 +18,7 @@ import numpy as np
 
 from issue_assistant.learn.linear import Featurizer, TextPart
 from issue_assistant.learn.sparse import Csr, hstack
-from issue_assistant.learn.text import Doc, column
+from issue_assistant.learn.text import Doc
 
 TOKEN = r"(?u)\b\w\w+\b"
 # the blocks a history may have no term of (then left out)
@@ -186,7 +186,7 @@ class Features:
         return sum(len(p.kept) for p in self.parts)
 
     def matrix(self, docs: Sequence[Doc]) -> Csr:
-        return hstack([p.matrix([column(d, p.spec.column) for d in docs]) for p in self.parts])
+        return hstack([p.matrix([d[p.spec.column] for d in docs]) for p in self.parts])
 
     def featurizer(self) -> Featurizer:
         return Featurizer([p.text_part() for p in self.parts], fitted=self)
@@ -224,7 +224,7 @@ def fit_features(
     caches = caches if caches is not None else Caches()
     parts = []
     for s in specs:
-        texts = [column(d, s.column) for d in docs]
+        texts = [d[s.column] for d in docs]
         try:
             parts.append(fit_part(s, caches.of(s), texts))
         except ValueError:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from issue_assistant.learn.cues import title_cues
-from issue_assistant.learn.text import Doc, column
+from issue_assistant.learn.text import Doc
 
 _WHITE_SPACES = re.compile(r"\s\s+")
 
@@ -113,7 +113,7 @@ class Featurizer:
         for doc in docs:
             cols, vals = [], []
             for part, off in zip(self.parts, offsets, strict=True):
-                c, v = part.vector(column(doc, part.column))
+                c, v = part.vector(doc[part.column])
                 cols.append(c + off)
                 vals.append(v)
             out.append((np.concatenate(cols), np.concatenate(vals)))

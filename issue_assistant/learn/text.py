@@ -42,11 +42,6 @@ def title(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def column(doc: Doc, i: int) -> str:
-    """Column `i` of `doc` (0: title, 1: prose, 2: form terms)."""
-    return doc[i]
-
-
 def fields(issue: Issue) -> Doc:
     """(title, prose, form terms) of an issue, as the features read them."""
     return title(issue.title), prose(issue.body), form_text(issue.body)

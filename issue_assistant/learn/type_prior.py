@@ -230,7 +230,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 def fit_prior(
     docs: Sequence[Doc], kinds: Sequence[str], about: dict, c: float | None = None
 ) -> TypePrior:
-    """The prior on `docs` ((title, prose)) of the given `kinds`: a multinomial logistic
+    """The prior on `docs` of the given `kinds`: a multinomial logistic
     regression, each kind weighted as much as the others, over the buckets seen in two docs;
     with each kind's mean out-of-fold probability on those docs (`base`: what the prior says
     of an issue it did not see, on average)."""
