@@ -184,17 +184,15 @@ def duplicate_calibration(
     ]
     outcomes, weights = dm.cross_validated(replayed, learn=True)
     target = config.duplicates.target_precision
-    table, chosen = dm.choose_threshold(outcomes, target, len(dups), config.duplicates.margin)
+    margin = config.duplicates.margin
+    table, chosen = dm.calibrated_threshold(replayed, outcomes, target, len(dups), margin)
     found = sum(1 for r in replayed if r.positives)
-    if sum(1 for r in replayed if r.calibrates) < dm.MIN_CALIBRATION_PAIRS:
-        chosen = None  # too few known pairs to trust a threshold: the prior answers
-    n_neg = len(others)
     return DuplicateCalibration(
         target_precision=target,
         threshold=chosen,
         score_version=SCORE_VERSION,
         duplicates=len(dups),
-        negatives=n_neg,
+        negatives=len(others),
         model="learned" if weights is not None else "hand-weighted",
         weights=weights,
         positives_found=found,
@@ -204,7 +202,7 @@ def duplicate_calibration(
                 proposals=p,
                 correct=c,
                 duplicates=len(dups),
-                negatives=n_neg,
+                negatives=len(others),
                 false=f,
             )
             for t, p, c, f in table

@@ -165,6 +165,22 @@ def choose_threshold(  # noqa: ANN201
     return rows, chosen
 
 
+def calibrated_threshold(  # noqa: ANN201
+    replayed: Sequence[Replayed],
+    outcomes: Sequence[Outcome],
+    target: float,
+    duplicates_known: int,
+    margin: float,
+):
+    """`choose_threshold` on `outcomes` (of `replayed`), the threshold None unless at least
+    `MIN_CALIBRATION_PAIRS` of `replayed` are known pairs a threshold can be measured on
+    (`Replayed.calibrates`): with fewer, the prior's threshold answers."""
+    rows, chosen = choose_threshold(outcomes, target, duplicates_known, margin)
+    if sum(1 for r in replayed if r.calibrates) < MIN_CALIBRATION_PAIRS:
+        chosen = None
+    return rows, chosen
+
+
 NEGATIVES = 200  # closed issues that are not known duplicates, sampled as negatives
 
 
@@ -276,8 +292,8 @@ class BucketDuplicates:
                 replayed = [self._replay(i) for i in dups + others]
                 outcomes, weights = cross_validated(replayed, learn=True)
                 cfg = self.config.duplicates
-                _, chosen = choose_threshold(outcomes, cfg.target_precision, len(dups), cfg.margin)
-                if sum(1 for r in replayed if r.calibrates) < MIN_CALIBRATION_PAIRS:
-                    chosen = None  # too few known pairs: the prior's threshold answers
+                _, chosen = calibrated_threshold(
+                    replayed, outcomes, cfg.target_precision, len(dups), cfg.margin
+                )
                 self._fits[cutoff] = (weights, chosen, len(dups))
             return self._fits[cutoff]
