@@ -115,8 +115,13 @@ def test_a_tampered_curve_does_not_validate():
 # -- tiers -------------------------------------------------------------------------------------
 
 
+def _curve(*buckets: tuple[float, int, int]) -> Curve:
+    """A curve of (confidence from, right, proposals) buckets."""
+    return Curve(buckets=[Bucket(low=lo, correct=c, proposals=n) for lo, c, n in buckets])
+
+
 def table(*buckets: tuple[float, int, int], key: str = "") -> ThresholdTable:
-    curve = Curve(buckets=[Bucket(low=lo, correct=c, proposals=n) for lo, c, n in buckets])
+    curve = _curve(*buckets)
     return ThresholdTable(
         rows=[], method="stratified", folds=5, predictions=curve.predictions, curves={key: curve}
     )
@@ -226,11 +231,7 @@ def test_under_a_labels_own_curve_the_top_labels_answers_unless_its_own_is_surel
     """A label's own curve that starts at 0.43 says nothing of a proposal at 0.3: the top
     label's curve answers there. One whose lowest bucket is surely under the floor holds the
     label back below it too (precision never rises as confidence falls)."""
-
-    def curve(*buckets: tuple[float, int, int]) -> Curve:
-        return Curve(buckets=[Bucket(low=lo, correct=c, proposals=n) for lo, c, n in buckets])
-
-    top = curve((0.2, 30, 50), (0.5, 45, 50), (0.8, 48, 50))
+    top = _curve((0.2, 30, 50), (0.5, 45, 50), (0.8, 48, 50))
     t = ThresholdTable(
         rows=[],
         method="stratified",
@@ -238,8 +239,8 @@ def test_under_a_labels_own_curve_the_top_labels_answers_unless_its_own_is_surel
         predictions=top.predictions,
         curves={
             "": top,
-            "request": curve((0.43, 42, 45)),
-            "question": curve((0.4, 2, 40), (0.7, 30, 40)),
+            "request": _curve((0.43, 42, 45)),
+            "question": _curve((0.4, 2, 40), (0.7, 30, 40)),
         },
     )
     [(name, _, info)] = choose(
@@ -802,10 +803,6 @@ def _calibrate_text(group: str, curves: dict[str, Curve], **more) -> str:  # noq
         path="calibration.json",
         seconds=1.0,
     )
-
-
-def _curve(*buckets: tuple[float, int, int]) -> Curve:
-    return Curve(buckets=[Bucket(low=lo, correct=c, proposals=n) for lo, c, n in buckets])
 
 
 def test_calibrate_prints_each_area_labels_precision_where_it_is_proposed():
