@@ -20,6 +20,7 @@ import json
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +49,7 @@ from issue_assistant.tracker.duplicates import (  # noqa: E402
 )
 from issue_assistant.tracker.duplicates import originals as known_originals  # noqa: E402
 from issue_assistant.tracker.models import Issue  # noqa: E402
-from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
+from issue_assistant.tracker.snapshot import Snapshot, read_snapshot  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 CACHE = ROOT / ".cache" / "bench"
@@ -101,14 +102,21 @@ def originals(snapshot, issue, again: dict[int, frozenset[int]]) -> frozenset[in
     return frozenset(known_originals(snapshot, issue, again))
 
 
+@cache
+def selected(name: str, sample: int = SAMPLE) -> tuple[Snapshot, Selected]:
+    """The snapshot `name` and its `selection`, read once per process (for each embeddings mode
+    and for the counts the prior records)."""
+    snapshot = read_snapshot(DATA / name)
+    return snapshot, selection(snapshot, sample)
+
+
 def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replayed]:
     """The snapshot's known duplicates (refiled reports among them) and sampled
     non-duplicates, replayed."""
-    snapshot = read_snapshot(DATA / name)
+    snapshot, chosen = selected(name, sample)
     index = open_index(snapshot, CACHE, embeddings=embeddings)
     if embeddings and not len(index.vectors or []):
         raise SystemExit("embeddings are not installed: pip install -e '.[embeddings]'")
-    chosen = selection(snapshot, sample)
     config = Config()
     base = open_moment(snapshot, index, LabelsConfig(), config, Beside())
     return [
@@ -135,7 +143,7 @@ def main() -> None:
     for dense in (False, True):
         replayed = {name: replays(name, dense) for name in SNAPSHOTS}
         rows[dense] = fit(replayed, SNAPSHOTS)
-    chosen = [selection(read_snapshot(DATA / n)) for n in SNAPSHOTS]
+    chosen = [selected(n)[1] for n in SNAPSHOTS]
     pairs = sum(len(c.pairs) for c in chosen)
     again = sum(c.refiled for c in chosen)
     prior = DuplicatePrior(
