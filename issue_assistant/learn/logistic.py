@@ -27,6 +27,14 @@ GTOL = 1e-4  # stop when the largest gradient entry is below this (scikit-learn'
 MAX_ITER = 300
 
 
+# Whether a gradient is small enough to stop: (gradient, tolerance) -> bool.
+Done = Callable[[np.ndarray, float], bool]
+
+
+def largest_at_most(gradient: np.ndarray, tol: float) -> bool:
+    return float(np.max(np.abs(gradient), initial=0.0)) <= tol
+
+
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
     """a . b without BLAS: its threads make one dot product much slower on a loaded machine."""
     return float(np.einsum("i,i->", a, b))
@@ -58,13 +66,16 @@ def lbfgs(
     gtol: float = GTOL,
     max_iter: int = MAX_ITER,
     memory: int = 10,
+    done: Done | None = None,
 ) -> tuple[np.ndarray, int, bool]:
-    """Minimise a smooth convex `fun` (value, gradient) from `x0`: (x, iterations, converged)."""
+    """Minimise a smooth convex `fun` (value, gradient) from `x0`: (x, iterations, converged);
+    converged once `done(gradient, gtol)` (by default: its largest entry is at most `gtol`)."""
+    done = done or largest_at_most
     x = x0.astype(np.float64, copy=True)
     f, g = fun(x)
     pairs: deque[tuple[np.ndarray, np.ndarray, float]] = deque(maxlen=memory)
     for it in range(max_iter):
-        if float(np.max(np.abs(g), initial=0.0)) <= gtol:
+        if done(g, gtol):
             return x, it, True
         # two-loop recursion: d = -H g
         q = g.copy()
@@ -102,7 +113,7 @@ def lbfgs(
         small = f - f_new <= 1e-12 * max(abs(f), abs(f_new), 1.0)
         x, f, g = x_new, f_new, g_new
         if small:
-            return x, it + 1, float(np.max(np.abs(g), initial=0.0)) <= gtol * 10
+            return x, it + 1, done(g, gtol * 10)
     return x, max_iter, False
 
 
@@ -134,11 +145,13 @@ def fit(
     warm: tuple[np.ndarray, np.ndarray] | None = None,
     gtol: float = GTOL,
     max_iter: int = MAX_ITER,
+    done: Done | None = None,
 ) -> Fitted:
     """Fit on `x` (rows, width).
 
     `kind`: "softmax" (y: class indices 0..k-1, k = `classes` >= 3), "binary" (y: 0/1, one
-    output) or "ovr" (y: (rows, k) 0/1, k independent outputs).
+    output) or "ovr" (y: (rows, k) 0/1, k independent outputs). `done`: the stopping test
+    (`lbfgs`; a fit in a row span tests the gradient on the terms, `learn/rowspace.py`).
     """
     n, width = x.shape
     if kind == "softmax":
@@ -180,7 +193,7 @@ def fit(
     if warm is not None:
         theta0[:size] = np.asarray(warm[0]).T.ravel()
         theta0[size:] = warm[1]
-    theta, iterations, converged = lbfgs(fun, theta0, gtol=gtol, max_iter=max_iter)
+    theta, iterations, converged = lbfgs(fun, theta0, gtol=gtol, max_iter=max_iter, done=done)
     coef = np.ascontiguousarray(theta[:size].reshape(k, width).T)
     return Fitted(coef, theta[size:].copy(), iterations, converged)
 
