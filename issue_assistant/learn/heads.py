@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from issue_assistant.learn.features import Features
 from issue_assistant.learn.fitting import Fitting
 from issue_assistant.learn.linear import LinearHead
 from issue_assistant.learn.logistic import Matrix
+from issue_assistant.learn.rowspace import Factor, RowSpace
 from issue_assistant.learn.sparse import Csr, Dense, Joint
 
 C_GRID = (3.0, 10.0, 30.0, 100.0)
@@ -102,11 +103,22 @@ def _fit(
     warm: tuple[np.ndarray, np.ndarray] | None = None,
     gtol: float = logistic.GTOL,
 ) -> logistic.Fitted:
-    """One head; in a multi-label group, labels never (or always) present get a constant."""
+    """One head; in a multi-label group, labels never (or always) present get a constant. On a
+    row span's `Factor`, the coefficients are the span's and the stopping test the terms'."""
+    factor = x if isinstance(x, Factor) else None
     if kind != "ovr":
         weights = _weights(y, kind, classes)
+        done = factor.settled() if factor is not None else None
         return logistic.fit(
-            x, y, c=c, kind=kind, classes=classes, sample_weight=weights, warm=warm, gtol=gtol
+            x,
+            y,
+            c=c,
+            kind=kind,
+            classes=classes,
+            sample_weight=weights,
+            warm=warm,
+            gtol=gtol,
+            done=done,
         )
     width = x.shape[1]
     positives = y.sum(axis=0)
@@ -115,7 +127,8 @@ def _fit(
     intercept = np.where(positives > 0, math.inf, -math.inf)
     if len(varied):
         part_warm = (warm[0][:, varied], warm[1][varied]) if warm is not None else None
-        got = logistic.fit(x, y[:, varied], c=c, kind="ovr", warm=part_warm, gtol=gtol)
+        done = factor.settled(varied) if factor is not None else None
+        got = logistic.fit(x, y[:, varied], c=c, kind="ovr", warm=part_warm, gtol=gtol, done=done)
         coef[:, varied], intercept[varied] = got.coef, got.intercept
         return logistic.Fitted(coef, intercept, got.iterations, got.converged)
     return logistic.Fitted(coef, intercept, 0, True)
@@ -158,12 +171,20 @@ def _head(
     fitting: Fitting,
     features: Features | None,
 ) -> tuple[LinearHead, float]:
+    """`x`: the rows' features, or their row span's `Factor` (the coefficients come back on the
+    terms)."""
     rows = x.shape[0]
     c = fitting.chosen_c(key, rows, tolerance=0.1)
     if c is None:
         c = choose_c(x, y, kind, classes, grid)
         fitting.remember_c(key, rows, c)
-    got = _fit(x, y, kind, classes, c, fitting.warm(key, rows, features))
+    warm = fitting.warm(key, rows, features)
+    if isinstance(x, Factor) and warm is not None:
+        x, start = x.space.warm_start(x, warm[0])
+        warm = (start, warm[1])
+    got = _fit(x, y, kind, classes, c, warm)
+    if isinstance(x, Factor):
+        got = replace(got, coef=x.on_terms(got.coef))
     fitting.remember(key, rows, features, got)
     head = LinearHead(kind, got.coef.astype(np.float32), got.intercept.astype(np.float64))
     return head, c
@@ -180,15 +201,18 @@ def fit_group(
     fitting: Fitting,
     *,
     single: bool,
+    space: RowSpace | None = None,
 ) -> FittedGroup:
     """The group's model on rows `idx` of `x` (and of `dense`, the embeddings: one model on
-    the TF-IDF and embedding blocks side by side)."""
+    the TF-IDF and embedding blocks side by side); without embeddings, fit in `space`, the span
+    of `x`'s rows, when given (the same fit, `learn/rowspace.py`)."""
     kind = _kind(single, len(classes))
     y = _targets(ys, classes, single)
     rows = np.asarray(idx, dtype=np.int64)
     key = (group, tuple(classes), "tfidf" if dense is None else "joint")
     if dense is None:
-        head, c = _head(key, x.take(rows), y, kind, len(classes), C_GRID, fitting, features)
+        matrix = space.rows(rows) if space is not None else x.take(rows)
+        head, c = _head(key, matrix, y, kind, len(classes), C_GRID, fitting, features)
         return FittedGroup(head, None, c)
     vectors = dense[rows]
     joint = Joint(x.take(rows), Dense(vectors))

@@ -37,6 +37,7 @@ from issue_assistant.learn.neighbours import (
     surely_better,
 )
 from issue_assistant.learn.rows import Row, Vectors, fingerprint
+from issue_assistant.learn.rowspace import RowSpace
 from issue_assistant.learn.sparse import Csr
 from issue_assistant.learn.text import Doc, fields
 from issue_assistant.tracker.models import Issue
@@ -189,6 +190,7 @@ def _fit_groups(
             return None, {g: GroupModel(g, "vote", f"no features: {exc}") for g in GROUPS}, None
         x = feats.matrix(docs)
         dense = _dense_rows(vectors, rows)
+        space: RowSpace | None = None  # built for the first group that learns
         groups: dict[str, GroupModel] = {}
         gold: dict[str, list[str | None]] = {}
         for group in GROUPS:
@@ -200,8 +202,10 @@ def _fit_groups(
             if why is not None:
                 groups[group] = GroupModel(group, "vote", why, issues=len(idx))
                 continue
+            if space is None and dense is None and RowSpace.fits(x):
+                space = RowSpace(x)
             fitted = heads.fit_group(
-                group, x, feats, dense, idx, names, ys, fitting, single=group in SINGLE
+                group, x, feats, dense, idx, names, ys, fitting, single=group in SINGLE, space=space
             )
             groups[group] = GroupModel(
                 group,

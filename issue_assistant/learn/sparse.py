@@ -123,6 +123,16 @@ class Csr:
     def squared_norms(self) -> np.ndarray:
         return np.bincount(self.row_ids(), weights=self.data**2, minlength=self.shape[0])
 
+    def columns(self, cols: np.ndarray) -> np.ndarray:
+        """Columns `cols` (distinct), dense: (rows, len(cols)) float64."""
+        where = np.full(self.width, -1, dtype=np.intp)
+        where[cols] = np.arange(len(cols))
+        hit = where[self.indices]
+        kept = hit >= 0
+        out = np.zeros((self.shape[0], len(cols)))
+        out[self.row_ids()[kept], hit[kept]] = self.data[kept]
+        return out
+
     def toarray(self) -> np.ndarray:
         out = np.zeros(self.shape)
         out[self.row_ids(), self.indices] = self.data
