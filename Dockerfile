@@ -67,7 +67,8 @@ RUN find /install -type d -name tests -prune -exec rm -rf {} + \
 FROM slim AS base
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    PYDANTIC_DISABLE_PLUGINS=__all__
+    PYDANTIC_DISABLE_PLUGINS=__all__ \
+    OPENBLAS_NUM_THREADS=1
 # Byte-compiled in the build stage (against the final paths, checked by hash rather than mtime),
 # so a run does not compile the package and its libraries on every start.
 COPY --from=build /install /usr/local

@@ -114,8 +114,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     try:
-        from issue_assistant.settings import Settings, using
+        from issue_assistant.settings import Settings, pin_native_threads, using
 
+        pin_native_threads()
         settings = Settings.from_env()
         with using(settings):
             if settings.search_socket and args.command != "search":

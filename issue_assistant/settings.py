@@ -10,7 +10,7 @@ of their `AliasChoices`, then the configuration files, then the default.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -22,6 +22,18 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from issue_assistant.errors import NO_REPOSITORY, NO_TOKEN, UserError
 
 DEFAULT_API_URL = "https://api.github.com"
+# numpy's BLAS pool, one thread: the label models multiply small matrices beside a thread of their
+# own, and a pool sized for every core only spins waiting for work (a third more CPU for the same
+# evaluate, docs/benchmarks.md). The image sets the same (Dockerfile).
+NATIVE_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
+
+
+def pin_native_threads(env: MutableMapping[str, str] | None = None) -> None:
+    """Give native libraries their thread counts (`NATIVE_THREADS`) where the user set none; only
+    effective before numpy is first imported, as the CLI calls it."""
+    target = os.environ if env is None else env
+    for name, value in NATIVE_THREADS.items():
+        target.setdefault(name, value)
 
 
 def _env(*names: str) -> Any:

@@ -154,3 +154,39 @@ def test_caches_go_to_the_flag_the_variable_the_config_runner_temp_then_the_user
     env["ISSUE_ASSISTANT_CACHE"] = "var"
     assert Settings.from_env(env).cache_root("conf") == Path("var")
     assert Settings.from_env(env).cache_root("conf", "flag") == Path("flag")
+
+
+def test_native_threads_get_a_default_only_where_the_user_set_none():
+    from issue_assistant.settings import NATIVE_THREADS, pin_native_threads
+
+    env = {"PATH": "/bin"}
+    pin_native_threads(env)
+    assert env == {"PATH": "/bin", **NATIVE_THREADS}
+    mine = {"OPENBLAS_NUM_THREADS": "4"}
+    pin_native_threads(mine)
+    assert mine == {"OPENBLAS_NUM_THREADS": "4"}
+
+
+def test_the_cli_pins_native_threads_before_numpy_loads(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import os, sys\n"
+        "import issue_assistant.settings as s\n"
+        "pin = s.pin_native_threads\n"
+        "def watched(env=None):\n"
+        "    print('numpy before:', 'numpy' in sys.modules)\n"
+        "    pin(env)\n"
+        "s.pin_native_threads = watched\n"
+        "from issue_assistant.cli import main\n"
+        "main(['calibrate', '--snapshot', 'missing.jsonl.gz'])\n"
+        "print('blas:', os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert "numpy before: False" in done.stdout, done.stdout + done.stderr
+    assert "blas: 1" in done.stdout
