@@ -19,7 +19,7 @@ from issue_assistant.learn import heads, rowspace
 from issue_assistant.learn.features import fit_features
 from issue_assistant.learn.fitting import Fitting
 from issue_assistant.learn.rows import rows_from
-from issue_assistant.learn.rowspace import RowSpace, gram
+from issue_assistant.learn.rowspace import RowSpace, Triangular, gram
 from issue_assistant.learn.sparse import Csr
 
 LABELS = Path(__file__).resolve().parents[1] / "bench" / "hf-datasets.labels.toml"
@@ -66,6 +66,18 @@ def test_gram_is_the_rows_inner_products(rows, width, empty, seed, dense_from):
     finally:
         rowspace.DENSE_FROM = shipped
     assert np.allclose(got, dense @ dense.T, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 7, rowspace.BLOCK, rowspace.BLOCK + 1, 3 * rowspace.BLOCK - 5])
+def test_triangular_solves_as_numpy_does(n):
+    rnd = np.random.default_rng(n)
+    a = rnd.normal(size=(n, n))
+    lower = np.linalg.cholesky(a @ a.T + n * np.eye(n))
+    b = rnd.normal(size=(n, 3))
+    solver = Triangular(lower)
+    assert np.allclose(solver.solve(b, upper=False), np.linalg.solve(lower, b))
+    assert np.allclose(solver.solve(b, upper=True), np.linalg.solve(lower.T, b))
+    assert solver.solve(b[:, 0], upper=True).shape == (n,)
 
 
 def _both(x, y, kind, k, c, rows, warm=None):  # noqa: ANN001, ANN202
@@ -143,7 +155,7 @@ def test_repeated_and_empty_rows_leave_the_span_smaller():
     dense[9] = 0.0  # an issue with no terms
     x = _csr(dense)
     space = RowSpace(x)
-    assert space.rank == 28 and space.lower is not None  # Cholesky of the distinct rows
+    assert space.rank == 28 and space.triangular is not None  # Cholesky of the distinct rows
     y = (dense[:, :40].sum(axis=1) > dense[:, 40:].sum(axis=1)).astype(np.int64)
     terms, spanned, coef = _both(x, y, "binary", 2, 10.0, np.arange(30))
     assert spanned.iterations == terms.iterations
@@ -180,7 +192,7 @@ def test_rows_that_depend_on_others_are_factored_by_their_eigenvectors():
     dense[11] = dense[0] + dense[1]  # distinct, but in the span of two others
     x = _csr(dense)
     space = RowSpace(x)
-    assert space.lower is None and space.rank == 11
+    assert space.triangular is None and space.rank == 11
     y = (dense[:, :20].sum(axis=1) > dense[:, 20:].sum(axis=1)).astype(np.int64)
     terms, spanned, coef = _both(x, y, "binary", 2, 10.0, np.arange(12))
     assert spanned.iterations == terms.iterations

@@ -103,13 +103,13 @@ class RowSpace:
             owner[i] = first[key]
         self.x = x.take(distinct)  # the distinct rows with terms
         k = gram(self.x)
-        self.lower: np.ndarray | None = None  # L, when Cholesky holds
+        self.triangular: Triangular | None = None  # L, when Cholesky holds
         self.lift: np.ndarray | None = None  # U / sqrt(S) otherwise
         factor = None
         try:
             lower = np.linalg.cholesky(k) if len(k) else np.zeros((0, 0))
             if len(k) and float(np.min(np.diag(lower))) ** 2 > RCOND * float(np.max(np.diag(k))):
-                self.lower, factor = lower, lower
+                self.triangular, factor = Triangular(lower), lower
         except np.linalg.LinAlgError:
             pass
         if factor is None:
@@ -122,15 +122,15 @@ class RowSpace:
 
     def up(self, b: np.ndarray) -> np.ndarray:
         """`inv(L.T) @ b` (or `U / sqrt(S) @ b`): span coefficients to the rows' dual weights."""
-        if self.lower is not None:
-            return triangular(self.lower, b, upper=True)
+        if self.triangular is not None:
+            return self.triangular.solve(b, upper=True)
         assert self.lift is not None
         return self.lift @ b
 
     def down(self, b: np.ndarray) -> np.ndarray:
         """`inv(L) @ b` (or `(U / sqrt(S)).T @ b`): the transpose of `up`."""
-        if self.lower is not None:
-            return triangular(self.lower, b, upper=False)
+        if self.triangular is not None:
+            return self.triangular.solve(b, upper=False)
         assert self.lift is not None
         return self.lift.T @ b
 
@@ -244,18 +244,26 @@ class Settled:
         return float(np.max(largest, initial=0.0)) <= tol
 
 
-def triangular(lower: np.ndarray, b: np.ndarray, *, upper: bool) -> np.ndarray:
-    """`inv(L) @ b`, or `inv(L.T) @ b` with `upper`, for a lower triangular `L`: substitution
-    block by block (numpy's `solve` would factor `L` again, at the cost of a cube)."""
-    n = len(lower)
-    out = np.array(b, dtype=np.float64, copy=True).reshape(n, -1)
-    starts = list(range(0, n, BLOCK))
-    for a in reversed(starts) if upper else starts:
-        z = min(a + BLOCK, n)
-        if upper:  # rows a:z of L.T @ x = b, where L.T[a:z, z:] = L[z:, a:z].T
-            out[a:z] -= lower[z:, a:z].T @ out[z:]
-            out[a:z] = np.linalg.solve(lower[a:z, a:z].T, out[a:z])
-        else:
-            out[a:z] -= lower[a:z, :a] @ out[:a]
-            out[a:z] = np.linalg.solve(lower[a:z, a:z], out[a:z])
-    return out.reshape(np.shape(b))
+class Triangular:
+    """Solves with a lower triangular `L` and its transpose, block by block, each diagonal block
+    inverted once (numpy's `solve` would factor `L` again, at the cost of a cube, every time)."""
+
+    def __init__(self, lower: np.ndarray) -> None:
+        self.lower = lower
+        n = len(lower)
+        self.blocks = [(a, min(a + BLOCK, n)) for a in range(0, n, BLOCK)]
+        self.inverses = [np.linalg.inv(lower[a:z, a:z]) for a, z in self.blocks]
+
+    def solve(self, b: np.ndarray, *, upper: bool) -> np.ndarray:
+        """`inv(L) @ b`, or `inv(L.T) @ b` with `upper`."""
+        lower = self.lower
+        out = np.array(b, dtype=np.float64, copy=True).reshape(len(lower), -1)
+        steps = list(zip(self.blocks, self.inverses, strict=True))
+        for (a, z), inverse in reversed(steps) if upper else steps:
+            if upper:  # rows a:z of L.T @ x = b, where L.T[a:z, z:] = L[z:, a:z].T
+                out[a:z] -= lower[z:, a:z].T @ out[z:]
+                out[a:z] = inverse.T @ out[a:z]
+            else:
+                out[a:z] -= lower[a:z, :a] @ out[:a]
+                out[a:z] = inverse @ out[a:z]
+        return out.reshape(np.shape(b))
