@@ -21,7 +21,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -317,7 +317,19 @@ def sanitize(
 
     `table`: the text goes in a table cell (`|` escaped in code spans too). `plain`: for a log,
     no Markdown escaping, but mentions, links and control characters are handled the same.
+    The same arguments give the same text: the last `KEPT` answers are kept (a candidate's title
+    is shown again in the comment on every issue it is similar to).
     """
+    return _sanitize(text or "", repository, limit, issue, table, plain)
+
+
+KEPT = 4096
+
+
+@lru_cache(maxsize=KEPT)
+def _sanitize(
+    text: str, repository: str, limit: int, issue: int | None, table: bool, plain: bool
+) -> str:
     # Cut before cleaning too (a generous prefix): the time then depends on the limit only.
     flat = clean((text or "")[: 8 * limit + 4096])
     if not flat:

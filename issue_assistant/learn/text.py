@@ -4,6 +4,7 @@ terms of the body's template or form (`learn/form_terms.py`)."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from issue_assistant.learn.form_terms import form_text
 from issue_assistant.tracker.models import Issue
@@ -44,4 +45,10 @@ def title(text: str) -> str:
 
 def fields(issue: Issue) -> Doc:
     """(title, prose, form terms) of an issue, as the features read them."""
-    return title(issue.title), prose(issue.body), form_text(issue.body)
+    return _fields(issue.title, issue.body or "")
+
+
+@lru_cache(maxsize=8192)
+def _fields(raw_title: str, body: str) -> Doc:
+    """Kept by text: evaluate reads each earlier issue again for every time bucket."""
+    return title(raw_title), prose(body), form_text(body)

@@ -109,12 +109,13 @@ def _says_nothing(issue: Issue) -> bool:
 
 
 def _same_text(a: Issue, b: Issue) -> bool:
-    def ratio(x: str, y: str) -> float:
-        return SequenceMatcher(None, x[:4000], y[:4000], autojunk=False).ratio()
+    def alike(x: str, y: str, least: float) -> bool:
+        # the two quick ratios bound the ratio from above: most pairs end there
+        m = SequenceMatcher(None, x[:4000], y[:4000], autojunk=False)
+        return m.real_quick_ratio() >= least and m.quick_ratio() >= least and m.ratio() >= least
 
-    return (
-        ratio(a.title.strip().lower(), b.title.strip().lower()) >= REFILE_TITLE
-        and ratio(a.body or "", b.body or "") >= REFILE_BODY
+    return alike(a.title.strip().lower(), b.title.strip().lower(), REFILE_TITLE) and alike(
+        a.body or "", b.body or "", REFILE_BODY
     )
 
 
