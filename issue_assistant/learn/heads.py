@@ -4,7 +4,9 @@ Single-label groups (type, priority) get a multinomial model (binary with two la
 each label counts as much as the others (scikit-learn's class_weight="balanced"); multi-label
 groups (area, topic) one binary model per label. C, the inverse regularisation strength, is
 chosen per head by stratified k-fold cross-validation on the training issues alone (the most
-recent `CV_ROWS` of them on a large history), by the mean log loss of the held-out issues.
+recent `CV_ROWS` of them on a large history), by the mean log loss of the held-out issues. On a
+short history the TF-IDF fits run in the span of the training rows (`learn/rowspace.py`): the
+same fits, cheaper.
 """
 
 from __future__ import annotations
