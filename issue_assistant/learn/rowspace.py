@@ -32,8 +32,9 @@ MAX_ROWS = 2000
 # Columns in at least this many rows go through one dense product; the rest, pair by pair.
 DENSE_FROM = 32
 PAIRS_AT_ONCE = 1 << 21
-# Directions of the span whose K eigenvalue is under this share of the largest are left out: no
-# row reaches them (a repeated row, a row without terms).
+# How small against K's largest a direction may be before the span leaves it out (rows that are
+# a combination of others): Cholesky is kept only while each pivot stays above it, and otherwise
+# the eigenvectors under it are dropped.
 RCOND = 1e-10
 TRACKED = 32  # gradient entries on the terms checked before all of them
 BLOCK = 128  # rows per step of a triangular solve
