@@ -19,7 +19,7 @@ from issue_assistant.learn import heads, rowspace
 from issue_assistant.learn.features import fit_features
 from issue_assistant.learn.fitting import Fitting
 from issue_assistant.learn.rows import rows_from
-from issue_assistant.learn.rowspace import RowSpace, Triangular, gram
+from issue_assistant.learn.rowspace import Eigen, RowSpace, Triangular, gram
 from issue_assistant.learn.sparse import Csr
 
 LABELS = Path(__file__).resolve().parents[1] / "bench" / "hf-datasets.labels.toml"
@@ -155,7 +155,7 @@ def test_repeated_and_empty_rows_leave_the_span_smaller():
     dense[9] = 0.0  # an issue with no terms
     x = _csr(dense)
     space = RowSpace(x)
-    assert space.rank == 28 and space.triangular is not None  # Cholesky of the distinct rows
+    assert space.rank == 28 and isinstance(space.basis, Triangular)  # Cholesky of the distinct rows
     y = (dense[:, :40].sum(axis=1) > dense[:, 40:].sum(axis=1)).astype(np.int64)
     terms, spanned, coef = _both(x, y, "binary", 2, 10.0, np.arange(30))
     assert spanned.iterations == terms.iterations
@@ -192,7 +192,7 @@ def test_rows_that_depend_on_others_are_factored_by_their_eigenvectors():
     dense[11] = dense[0] + dense[1]  # distinct, but in the span of two others
     x = _csr(dense)
     space = RowSpace(x)
-    assert space.triangular is None and space.rank == 11
+    assert isinstance(space.basis, Eigen) and space.rank == 11
     y = (dense[:, :20].sum(axis=1) > dense[:, 20:].sum(axis=1)).astype(np.int64)
     terms, spanned, coef = _both(x, y, "binary", 2, 10.0, np.arange(12))
     assert spanned.iterations == terms.iterations

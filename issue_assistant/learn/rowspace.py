@@ -104,36 +104,17 @@ class RowSpace:
             owner[i] = first[key]
         self.x = x.take(distinct)  # the distinct rows with terms
         k = gram(self.x)
-        self.triangular: Triangular | None = None  # L, when Cholesky holds
-        self.lift: np.ndarray | None = None  # U / sqrt(S) otherwise
-        factor = None
-        try:
-            lower = np.linalg.cholesky(k) if len(k) else np.zeros((0, 0))
-            if len(k) and float(np.min(np.diag(lower))) ** 2 > RCOND * float(np.max(np.diag(k))):
-                self.triangular, factor = Triangular(lower), lower
-        except np.linalg.LinAlgError:
-            pass
-        if factor is None:
-            s, u = np.linalg.eigh(k)
-            keep = s > RCOND * max(float(s[-1]), 0.0) if len(s) else np.zeros(0, bool)
-            root = np.sqrt(s[keep])
-            factor, self.lift = u[:, keep] * root, u[:, keep] / root
-        padded = np.vstack([factor, np.zeros((1, factor.shape[1]))])
+        self.basis: Triangular | Eigen = _factored(k)
+        padded = np.vstack([self.basis.factor, np.zeros((1, self.basis.rank))])
         self.factor = padded[owner]  # -1: the zero row
 
     def up(self, b: np.ndarray) -> np.ndarray:
         """`inv(L.T) @ b` (or `U / sqrt(S) @ b`): span coefficients to the rows' dual weights."""
-        if self.triangular is not None:
-            return self.triangular.solve(b, upper=True)
-        assert self.lift is not None
-        return self.lift @ b
+        return self.basis.solve(b, upper=True)
 
     def down(self, b: np.ndarray) -> np.ndarray:
         """`inv(L) @ b` (or `(U / sqrt(S)).T @ b`): the transpose of `up`."""
-        if self.triangular is not None:
-            return self.triangular.solve(b, upper=False)
-        assert self.lift is not None
-        return self.lift.T @ b
+        return self.basis.solve(b, upper=False)
 
     @property
     def rank(self) -> int:
@@ -192,14 +173,12 @@ class Factor:
     def tdot_t(self, gt: np.ndarray) -> np.ndarray:
         return gt @ self.values
 
-    def on_terms(self, coef: np.ndarray, outputs: np.ndarray | None = None) -> np.ndarray:
-        """Coefficients of a fit on this factor (columns, k) on the terms (width, k); `outputs`:
-        which of the directions' outputs the k are (all by default)."""
+    def on_terms(self, coef: np.ndarray) -> np.ndarray:
+        """Coefficients of a fit on this factor (columns, k) on the terms (width, k)."""
         rank = self.space.rank
         out = self.space.on_terms(coef[:rank])
         if self.directions is not None:
-            directions = self.directions if outputs is None else self.directions[:, outputs]
-            out += directions * coef[rank]
+            out += self.directions * coef[rank]
         return out
 
     def settled(self, outputs: np.ndarray | None = None) -> Settled:
@@ -245,12 +224,47 @@ class Settled:
         return float(np.max(largest, initial=0.0)) <= tol
 
 
+def _factored(k: np.ndarray) -> Triangular | Eigen:
+    """`K`'s Cholesky factor where it holds with every pivot above `RCOND`, else its
+    eigenvectors with the near-null directions left out."""
+    if len(k):
+        try:
+            lower = np.linalg.cholesky(k)
+        except np.linalg.LinAlgError:
+            pass
+        else:
+            if float(np.min(np.diag(lower))) ** 2 > RCOND * float(np.max(np.diag(k))):
+                return Triangular(lower)
+    s, u = np.linalg.eigh(k)
+    keep = s > RCOND * max(float(s[-1]), 0.0) if len(s) else np.zeros(0, bool)
+    return Eigen(u[:, keep], np.sqrt(s[keep]))
+
+
+class Eigen:
+    """`K = U S U.T` with the near-null directions left out: the factor `U sqrt(S)`, and solves
+    with it by products with `U / sqrt(S)`."""
+
+    def __init__(self, vectors: np.ndarray, root: np.ndarray) -> None:
+        self.factor = vectors * root
+        self.lift = vectors / root
+
+    @property
+    def rank(self) -> int:
+        return int(self.factor.shape[1])
+
+    def solve(self, b: np.ndarray, *, upper: bool) -> np.ndarray:
+        """`lift @ b`, or `lift.T @ b` without `upper`: what `Triangular.solve` is for `L`."""
+        return self.lift @ b if upper else self.lift.T @ b
+
+
 class Triangular:
     """Solves with a lower triangular `L` and its transpose, block by block, each diagonal block
     inverted once (numpy's `solve` would factor `L` again, at the cost of a cube, every time)."""
 
     def __init__(self, lower: np.ndarray) -> None:
         self.lower = lower
+        self.factor = lower
+        self.rank = len(lower)
         n = len(lower)
         self.blocks = [(a, min(a + BLOCK, n)) for a in range(0, n, BLOCK)]
         self.inverses = [np.linalg.inv(lower[a:z, a:z]) for a, z in self.blocks]
