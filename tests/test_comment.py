@@ -153,3 +153,11 @@ def test_links_outside_the_repository_become_text():
     }
     for text, expected in cases.items():
         assert safe_text(text, "o/r") == expected, text
+
+
+def test_large_counts_read_with_thousands_separators():
+    from issue_assistant.decision import LabelTier
+
+    tier = LabelTier(tier="high", precision=0.95, correct=1_900, proposals=2_000)
+    body = render_comment(plan(tiers={"bug": tier}, duplicate=None))
+    assert "on this repository's history (1,900 of 2,000)" in body

@@ -760,6 +760,7 @@ def test_a_guess_never_right_at_its_confidence_says_never():
     )
     assert "rarely right" in reason(10, 163) and reason(10, 163).endswith("too rarely to propose")
     assert "right only 4 in 10 times" in reason(4, 10)
+    assert reason(3, 12_345).endswith("history (3 of 12,345), too rarely to propose")
 
 
 def _calibrate_text(group: str, curves: dict[str, Curve], **more) -> str:  # noqa: ANN003

@@ -212,7 +212,7 @@ def plain_reason(choice: tiers.Choice) -> str:
     info = choice.guess_info
     guess = f"the best guess `{choice.guess}`"
     if choice.abstained == "below floor" and info is not None:
-        counts = f"on this repository's history ({info.correct} of {info.proposals})"
+        counts = f"on this repository's history ({info.correct:,} of {info.proposals:,})"
         if not info.correct:
             return f"{guess} was never right at this confidence {counts}"
         tenths = tiers.in_tenths(info.precision or 0.0)
@@ -259,13 +259,13 @@ def why_notes(
             notes.append(f"{group}: not proposed — {why}.")
     learned = [g for g, m in answer.modes.items() if m == "learned"]
     if model is not None and learned:
-        note = f"The labels were learned from {model.issues} labelled earlier issues"
+        note = f"The labels were learned from {model.issues:,} labelled earlier issues"
         if answer.unmeasured and set(answer.unmeasured) == set(learned):
             note += "; how often they are right is not measured yet, so they are at most “possible”"
         notes.append(note + ".")
         if answer.unmeasured and set(answer.unmeasured) != set(learned):
             notes += [
-                f"{g}: learned from {n} labelled issues, not measured yet, so at most “possible”."
+                f"{g}: learned from {n:,} labelled issues, not measured yet, so at most “possible”."
                 for g, n in answer.unmeasured.items()
             ]
     return notes
