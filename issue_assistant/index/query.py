@@ -300,10 +300,14 @@ def _distinct(items, limit: int) -> tuple[str, ...]:  # noqa: ANN001
     return tuple(seen)
 
 
+def _errors(text: str) -> tuple[str, ...]:
+    return _distinct((m.group(0)[:160] for m in _ERROR_LINE.finditer(text)), 8)
+
+
 def signals(title: str, body: str | None) -> Signals:
     """The problem's identifying strings in the title and the (template-stripped) body."""
     text = f"{title}\n{strip_template(body)}"
-    errors = _distinct((m.group(0)[:160] for m in _ERROR_LINE.finditer(text)), 8)
+    errors = _errors(text)
     frames = _distinct(
         (f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}" for m in _FRAME.finditer(text)), 12
     )
@@ -340,9 +344,9 @@ def problem_query(title: str, body: str | None, limit: int = 48) -> str:
 
 def problem_text(title: str, body: str | None, limit: int = 1200) -> str:
     """The text to embed: the cleaned title, the error lines, then the reporter's prose."""
-    sig = signals(title, body)
-    prose = _URL.sub(" ", _FENCE.sub(" ", strip_template(body)))
+    stripped = strip_template(body)
+    prose = _URL.sub(" ", _FENCE.sub(" ", stripped))
     prose = re.sub(r"\s+", " ", prose).strip()
     head = clean_title(title)
-    errors = " ".join(sig.errors[:3])
+    errors = " ".join(_errors(f"{title}\n{stripped}")[:3])
     return f"{head}. {errors} {prose}"[:limit].strip()
