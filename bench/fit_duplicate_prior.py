@@ -8,7 +8,8 @@ a duplicate of the first, marked or not) and 400 sampled closed issues per snaps
 known duplicates (less the refiled ones among them) are replayed a minute after opening; the
 hand-weighted duplicate score (`index/duplicates.py`) is applied by the engine's own rule at each
 threshold, and `duplicate_prior.choose_prior` picks the threshold, once for the score without
-embeddings and once with them. `--check` only prints.
+sentence embeddings (its candidates found with the shipped word vectors beside BM25, the default)
+and once with them. `--check` only prints.
 `fit(names)` is also what the retrieval benchmark calls to fit a prior without a repository
 (leave-one-repository-out), so a repository's figure is not measured on its own pairs.
 """
@@ -28,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import commit  # noqa: E402
 from issue_assistant.config.labels import LabelsConfig  # noqa: E402
-from issue_assistant.config.sections import Config  # noqa: E402
+from issue_assistant.config.sections import Config, VectorKind  # noqa: E402
 from issue_assistant.index.duplicates import SCORE_VERSION  # noqa: E402
 from issue_assistant.index.local import open_index  # noqa: E402
 from issue_assistant.learn import duplicate_model as dm  # noqa: E402
@@ -110,12 +111,12 @@ def selected(name: str, sample: int = SAMPLE) -> tuple[Snapshot, Selected]:
     return snapshot, selection(snapshot, sample)
 
 
-def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replayed]:
+def replays(name: str, vectors: VectorKind, sample: int = SAMPLE) -> list[dm.Replayed]:
     """The snapshot's known duplicates (refiled reports among them) and sampled
-    non-duplicates, replayed."""
+    non-duplicates, replayed with `vectors` beside BM25."""
     snapshot, chosen = selected(name, sample)
-    index = open_index(snapshot, CACHE, embeddings=embeddings)
-    if embeddings and not len(index.vectors or []):
+    index = open_index(snapshot, CACHE, vectors=vectors)
+    if vectors == "sentences" and not len(index.vectors or []):
         raise SystemExit("embeddings are not installed: pip install -e '.[embeddings]'")
     config = Config()
     base = open_moment(snapshot, index, LabelsConfig(), config, Beside())
@@ -123,6 +124,12 @@ def replays(name: str, embeddings: bool, sample: int = SAMPLE) -> list[dm.Replay
         replay_pairs(base, i, config=config, again=chosen.again)
         for i in chosen.pairs + chosen.others
     ]
+
+
+def kind_of(dense: bool) -> VectorKind:
+    """The vectors a prior row is fit with: sentence embeddings for the row of the score with a
+    dense cosine, else the default word vectors."""
+    return "sentences" if dense else "words"
 
 
 def fit(replayed: dict[str, list[dm.Replayed]], names: tuple[str, ...]) -> PriorRow:
@@ -141,7 +148,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = {}
     for dense in (False, True):
-        replayed = {name: replays(name, dense) for name in SNAPSHOTS}
+        replayed = {name: replays(name, kind_of(dense)) for name in SNAPSHOTS}
         rows[dense] = fit(replayed, SNAPSHOTS)
     chosen = [selected(n)[1] for n in SNAPSHOTS]
     pairs = sum(len(c.pairs) for c in chosen)

@@ -10,7 +10,8 @@ opened; the true original (or the original it is itself a duplicate of) counts w
 top k. Negatives for the decision are closed issues that are not known duplicates (some surely are,
 so the false-duplicate rate is pessimistic). Then the decision as the engine makes it with the
 duplicate prior, fit without the scored snapshot (leave-one-repository-out) and as shipped
-(in-sample), with and without embeddings, also on the 200 issues `evaluate` scores on hf-datasets.
+(in-sample), with the default word vectors and with sentence embeddings, also on the 200 issues
+`evaluate` scores on hf-datasets.
 Vectors are cached in `.cache/bench` (the first run embeds every issue: minutes).
 """
 
@@ -23,7 +24,7 @@ from pathlib import Path
 from bench.common import commit
 from bench.fit_duplicate_prior import originals
 from issue_assistant.config.labels import LabelsConfig
-from issue_assistant.config.sections import Config
+from issue_assistant.config.sections import Config, VectorKind
 from issue_assistant.context import Context
 from issue_assistant.index import duplicates
 from issue_assistant.index.candidates import similar_candidates
@@ -42,12 +43,13 @@ DATA = ROOT.parent / "shared" / "data"
 CACHE = ROOT / ".cache" / "bench"
 SNAPSHOTS = ("hf-datasets.jsonl.gz", "poetry-sample.jsonl.gz")
 MODES = (("BM25, title", "title"), ("BM25, title + body", "bm25"), ("dense", "dense"))
+VECTOR_WORDS = {"words": "word vectors", "sentences": "sentence embeddings"}
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
-def _load(name: str, embeddings: bool = True):  # noqa: ANN202
+def _load(name: str, vectors: VectorKind = "sentences"):  # noqa: ANN202
     snapshot = read_snapshot(DATA / name)
-    index = open_index(snapshot, CACHE, embeddings=embeddings)
+    index = open_index(snapshot, CACHE, vectors=vectors)
     return snapshot, index
 
 
@@ -168,7 +170,7 @@ def _decision_lines(quick: bool) -> list[str]:
     """The duplicate decision as the engine makes it with the prior, per snapshot and mode:
     the prior fit without the scored repository (leave-one-repository-out) and the shipped one
     (fit on both, so in-sample for each), on the bench's sample and on evaluate's 200."""
-    from bench.fit_duplicate_prior import fit, replays
+    from bench.fit_duplicate_prior import fit, kind_of, replays
     from issue_assistant.config.labels import load_labels
     from issue_assistant.learn.duplicate_prior import load_prior
 
@@ -189,7 +191,7 @@ def _decision_lines(quick: bool) -> list[str]:
         "Evaluate's 200: the issues `evaluate --limit 200` scores on hf-datasets (its known "
         "duplicates and the other issues).",
         "",
-        "| data | embeddings | prior | threshold | right / known duplicates | false / others "
+        "| data | vectors | prior | threshold | right / known duplicates | false / others "
         "| quoted / proposals | original possibly related |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -198,8 +200,9 @@ def _decision_lines(quick: bool) -> list[str]:
     labels = load_labels(ROOT / "bench" / "hf-datasets.labels.toml")
     scored_eval = _eval_set(hf)
     for dense in (False, True):
-        replayed = {name: replays(name, dense, sample) for name in SNAPSHOTS}
-        index = open_index(hf, CACHE, embeddings=dense)
+        kind = kind_of(dense)
+        replayed = {name: replays(name, kind, sample) for name in SNAPSHOTS}
+        index = open_index(hf, CACHE, vectors=kind)
         again = refiled(hf.all_issues())
         base = open_moment(hf, index, labels, config, Beside())
         eval_replays = [replay_pairs(base, i, config=config, again=again) for i in scored_eval]
@@ -219,13 +222,12 @@ def _decision_lines(quick: bool) -> list[str]:
                 ):
                     o = _engine_rows(data, row.threshold, margin)
                     if prior_name == in_sample and o["false_pairs"]:
-                        mode = "with" if dense else "without"
                         falses.append(
-                            f"{label}, {mode} embeddings: "
+                            f"{label}, {VECTOR_WORDS[kind]}: "
                             + ", ".join(f"#{a} → #{b}" for a, b in o["false_pairs"])
                         )
                     lines.append(
-                        f"| {label} | {'on' if dense else 'off'} | {prior_name} | "
+                        f"| {label} | {VECTOR_WORDS[kind]} | {prior_name} | "
                         f"{row.threshold:.3f} ({row.rule}) | {o['right']} / {o['dups']} | "
                         f"{o['false']} / {o['others']} | {o['quoted']} / {o['proposals']} | "
                         f"{o['related']} / {o['dups']} |"
@@ -256,6 +258,10 @@ def run(quick: bool = False) -> str:
         pair_numbers += [p.number for p in chosen.pairs]
         for mode, ranks in _recall(snapshot, index, chosen.pairs, chosen.again).items():
             all_ranks.setdefault(mode, []).extend(ranks)
+        _, words = _load(name, "words")
+        for mode, ranks in _recall(snapshot, words, chosen.pairs, chosen.again).items():
+            if mode in ("dense", "hybrid"):
+                all_ranks.setdefault(f"words {mode}", []).extend(ranks)
         rows += _scores(snapshot, index, chosen.pairs + chosen.others, chosen.again, config)
     n = len(all_ranks["hybrid"])
     lines = [
@@ -272,7 +278,12 @@ def run(quick: bool = False) -> str:
         "| retrieval | recall@1 | recall@5 | recall@10 |",
         "| --- | --- | --- | --- |",
     ]
-    for label, mode in (*MODES, ("**hybrid** (BM25 + dense, reciprocal rank fusion)", "hybrid")):
+    for label, mode in (
+        *MODES,
+        ("**hybrid** (BM25 + dense, reciprocal rank fusion)", "hybrid"),
+        ("word vectors (shipped, no model)", "words dense"),
+        ("**hybrid, word vectors** (BM25 + word vectors: the default)", "words hybrid"),
+    ):
         ranks = all_ranks[mode]
         cells = [
             _share(sum(1 for r in ranks if r is not None and r <= k), len(ranks))

@@ -65,7 +65,7 @@ def run_index(
     start = time.perf_counter()
     now = now or datetime.now(UTC)
     cache = str(current().cache_root(config.index.cache_dir, cache_dir))
-    index = refresh_index(tracker, cache, now, config.index.embeddings)
+    index = refresh_index(tracker, cache, now, config.index.vectors)
     model_text, refit_now, fit_seconds = None, False, 0.0
     if config.labels.model == "learned":
         model, refit_now = refit(tracker, index, labels, now, replay=False)

@@ -288,7 +288,7 @@ def analyze_live(
     if moment is None:
         flag = str(cache_dir) if cache_dir is not None else None
         cache = str(current().cache_root(config.index.cache_dir, flag))
-        index = refresh_index(tracker, cache, now, config.index.embeddings)
+        index = refresh_index(tracker, cache, now, config.index.vectors)
         moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
     if evidence is not None:
         issue = evidence(issue, comments)

@@ -16,6 +16,7 @@ from pathlib import Path
 from issue_assistant.atomic import write_atomic
 from issue_assistant.cachelock import holding
 from issue_assistant.comment import IndexProgress
+from issue_assistant.config.sections import VectorKind
 from issue_assistant.errors import GitHubError
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.local import index_path
@@ -59,7 +60,7 @@ def refresh_index(
     tracker: WritableTracker,
     cache_dir: str | Path,
     now: datetime,
-    embeddings: bool = False,
+    vectors: VectorKind = "off",
     *,
     margin: int | None = None,
 ) -> IssueIndex:
@@ -72,23 +73,20 @@ def refresh_index(
     run goes on from the last chunk committed. While no listing has completed yet the index is
     marked as building.
 
-    With embeddings, vectors missing from the index are computed for at most
+    With `vectors`, those missing from the index are computed for at most
     `EMBED_BUDGET_S` seconds per run (newest first), so a large repository's first build is
     spread over runs. Both show their progress (`issue_assistant.progress`)."""
     path = index_path(cache_dir, tracker.repository.full_name)
     with holding(path):  # one writer per cache: a second run waits, then says so
-        return _refresh(tracker, path, now, embeddings, margin)
+        return _refresh(tracker, path, now, vectors, margin)
 
 
 def _refresh(
-    tracker: WritableTracker, path: Path, now: datetime, embeddings: bool, margin: int | None
+    tracker: WritableTracker, path: Path, now: datetime, vectors: VectorKind, margin: int | None
 ) -> IssueIndex:
-    from issue_assistant.index.embeddings import load_embedder
-
     index = IssueIndex(path)
     tracker.keep_discussions(path / DISCUSSIONS_FILE)
-    if embeddings:
-        index.enable_embeddings(lambda: load_embedder(True))
+    index.enable_vectors(vectors)
     stamp = path / SYNC_FILE
     cursor = path / CURSOR_FILE
     since: datetime | None = None
@@ -173,7 +171,7 @@ def _refresh(
         log.info("index: listing stopped after %d issues; the next run goes on from there", listed)
     index.mark_building(not stamp.is_file())
     log.info("index: %d issues added or changed (%d in all)", written, len(index))
-    if embeddings and index.vectors is not None and len(index.vectors) < index.issue_count():
+    if index.vectors is not None and len(index.vectors) < index.issue_count():
         with Progress("embeddings") as vectors:  # may stop on its time budget, before the end
             embedded = index.embed(
                 index.all_stored(), budget_s=EMBED_BUDGET_S, progress=vectors.report

@@ -72,6 +72,6 @@ def replayer(
 def settings_context(folder: Path) -> Any:
     """A context reduced to what the duplicate settings read: the index's folder (without
     vectors), the issue's time, and the learned state beside the index."""
-    index = SimpleNamespace(path=folder, vectors=None)
+    index = SimpleNamespace(path=folder, vectors=None, sentences=None)
     issue = SimpleNamespace(created_at=datetime(2024, 1, 1, tzinfo=UTC))
     return SimpleNamespace(index=index, issue=issue, moment=SimpleNamespace(learned=Beside()))

@@ -76,7 +76,7 @@ def test_a_row_without_a_vector_leaves_the_embeddings_out(tmp_path):
 def test_analyze_with_embeddings_on_fits_and_uses_them(tmp_path):
     issues = synthetic(70)
     snapshot = snap(issues)
-    index = open_index(snapshot, tmp_path, embeddings=True)  # the real MiniLM model
+    index = open_index(snapshot, tmp_path, vectors="sentences")  # the real MiniLM model
     assert index.vectors is not None and len(index.vectors) == 70
     config = Config.model_validate({"index": {"embeddings": True}})
     view = AsOfView.for_issue(snapshot, 65)

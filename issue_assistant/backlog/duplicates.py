@@ -83,7 +83,7 @@ def duplicates_offline(
 
     snap = read_snapshot(snapshot)
     moment = as_of or snap.repository.fetched_at
-    index = open_index(snap, cache_dir, embeddings=config.index.embeddings)
+    index = open_index(snap, cache_dir, vectors=config.index.vectors)
     view = AsOfView(snap, moment)
     opened = [i for i in view.all_issues() if i.state == "open" and not i.is_pull_request]
     at = Moment(view, index, labels, Beside(), as_of=moment)
@@ -115,7 +115,7 @@ def duplicates_live(
     now = now or datetime.now(UTC)
     cache = current().cache_root(config.index.cache_dir, str(cache_dir) if cache_dir else None)
     margin = config.backlog.rate_margin  # the run's own margin, not the Action's
-    index = refresh_index(tracker, cache, now, config.index.embeddings, margin=margin)
+    index = refresh_index(tracker, cache, now, config.index.vectors, margin=margin)
     view = CachedReads(tracker, index)
     opened = [i for i in index.all_stored() if i.state == "open" and not i.is_pull_request]
     groups = find_groups(Moment(view, index, labels, Beside(), as_of=now), config, opened, now)

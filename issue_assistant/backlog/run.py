@@ -288,7 +288,7 @@ def _run(
 ) -> BacklogRun:
     groups = checked_groups(labels, config)
     margin = config.backlog.rate_margin  # the run's own margin, not the Action's
-    index = refresh_index(tracker, cache, now, config.index.embeddings, margin=margin)
+    index = refresh_index(tracker, cache, now, config.index.vectors, margin=margin)
     state_path = index.path / STATE_FILE
     state = BacklogState.load(state_path, now.date())
     selection = select(index.all_stored(), labels, config, state, now, order)

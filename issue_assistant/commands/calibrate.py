@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(NO_SOURCE)
     tracker, source, _ = _tracker(args, labels, config)
     start = time.perf_counter()
-    index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
+    index = open_index(tracker, cache_dir(args, config), vectors=config.index.vectors)
     moment = tracker.repository.fetched_at if args.snapshot else datetime.now(UTC)
     view = AsOfView(tracker, moment)
     model, _ = refit(view, index, labels, moment, force=True, replay=True)

@@ -11,9 +11,9 @@ from issue_assistant.errors import UserError
 
 if TYPE_CHECKING:
     from issue_assistant.config.labels import LabelsConfig
-    from issue_assistant.config.sections import Config
+    from issue_assistant.config.sections import Config, VectorKind
     from issue_assistant.index import IssueIndex
-    from issue_assistant.tracker.models import Repository
+    from issue_assistant.tracker.models import Issue, Repository
     from issue_assistant.tracker.snapshot import IndexedSnapshot, Snapshot
 
 
@@ -72,11 +72,12 @@ def cache_dir(args: argparse.Namespace, config: Config) -> Path:
 
 
 def snapshot_and_index(
-    args: argparse.Namespace, config: Config
+    args: argparse.Namespace, config: Config, *, vectors: bool = True
 ) -> tuple[Snapshot | IndexedSnapshot, IssueIndex]:
     """The snapshot and its index, brought up to date; when the index was last updated from
     this very file (same size and mtime) the snapshot is not parsed at all (a warm run), and
-    after a change only the issue lines that changed are parsed (`read_changed`)."""
+    after a change only the issue lines that changed are parsed (`read_changed`). `vectors`:
+    with the vectors `[index]` asks for (False: BM25 alone, as a text search needs)."""
     from issue_assistant.cachelock import holding
     from issue_assistant.index.local import index_path
     from issue_assistant.tracker.snapshot import read_repository
@@ -85,16 +86,27 @@ def snapshot_and_index(
     path = Path(args.snapshot)
     repository = read_repository(path)
     with holding(index_path(cache, repository.full_name)):  # one writer per cache
-        return _up_to_date(path, repository, cache, config)
+        return _up_to_date(path, repository, cache, config.index.vectors if vectors else "off")
+
+
+def _fill_vectors(index: IssueIndex, changed: list[Issue]) -> None:
+    """The vectors of the `changed` issues, or of every stored issue that lacks one when more
+    lack one (vectors asked for since the index was built, or by a text search)."""
+    from issue_assistant.progress import callback
+
+    if index.vectors is None:
+        return
+    lacking = index.issue_count() - len(index.vectors)
+    todo = changed if lacking <= len(changed) else index.all_stored()
+    index.embed(todo, progress=callback("embeddings"))
 
 
 def _up_to_date(
-    path: Path, repository: Repository, cache: Path, config: Config
+    path: Path, repository: Repository, cache: Path, vectors: VectorKind
 ) -> tuple[Snapshot | IndexedSnapshot, IssueIndex]:
     import logging
 
     from issue_assistant.index import IssueIndex
-    from issue_assistant.index.embeddings import load_embedder
     from issue_assistant.index.local import index_path, open_index
     from issue_assistant.tracker.snapshot import Extras, IndexedSnapshot, file_stamp, read_changed
 
@@ -102,8 +114,8 @@ def _up_to_date(
     index = IssueIndex(index_path(cache, repository.full_name))
     extras = Extras.load(index.path, stamp)
     if index.source == stamp and index.repository is not None and extras is not None:
-        if config.index.embeddings:
-            index.enable_embeddings(lambda: load_embedder(True))
+        index.enable_vectors(vectors)
+        _fill_vectors(index, [])
         return IndexedSnapshot(index.repository, index, path, extras), index
     known = index.source_lines() if len(index) else {}
     scan = read_changed(path, known)
@@ -113,18 +125,17 @@ def _up_to_date(
     lines = {**known, **{next(new_lines): issue.number for issue in scan.issues}}
     lines = {h: lines[h] for h in scan.lines}
     if not known:
-        index = open_index(read, cache, embeddings=config.index.embeddings)
+        index = open_index(read, cache, vectors=vectors)
         extras.save(index.path)  # before the source: a warm run never finds one without the other
         index.mark_source(stamp, read.repository, lines)
         return read, index
-    if config.index.embeddings:
-        index.enable_embeddings(lambda: load_embedder(True))
-    from issue_assistant.progress import callback, counted
+    index.enable_vectors(vectors)
+    from issue_assistant.progress import counted
 
     written = index.update(counted(scan.issues, "index", total=len(scan.issues)))
     # Issues whose line left the snapshot and came back under no other line: gone from it.
     index.remove(set(known.values()) - set(lines.values()))
-    index.embed(scan.issues, progress=callback("embeddings"))
+    _fill_vectors(index, scan.issues)
     extras.save(index.path)
     index.mark_source(stamp, scan.repository, lines)
     logging.getLogger("issue_assistant.pipeline").info(

@@ -300,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
         tracker, source, examined = _tracker(args, labels, config, None if args.snapshot else saved)
     selection = select(tracker, labels, config.approval.bot_login, args.limit, examined=examined)
     items = shard(selection.issues, *shard_of) if shard_of else list(enumerate(selection.issues))
-    index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
+    index = open_index(tracker, cache_dir(args, config), vectors=config.index.vectors)
     # Label models in time buckets over the whole selection (shards and resumed runs share them).
     cutoffs = bucket_cutoffs([i.created_at for i in selection.issues], BUCKET)
     evaluator = Evaluator(

@@ -35,7 +35,7 @@ def backlog_evaluation(
     from issue_assistant.index.local import open_index
     from issue_assistant.render import render
 
-    index = open_index(tracker, cache_dir(args, config), embeddings=config.index.embeddings)
+    index = open_index(tracker, cache_dir(args, config), vectors=config.index.vectors)
     limit = args.limit  # --limit: the first N cases
     evaluation = evaluate_backlog(tracker, index, labels, config, engine_name=engine, limit=limit)
     out = unused_report(report_path(report), chosen=bool(args.report), force=args.force)

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.render import render
 
     config = load_config_only(args)
-    snapshot, index = snapshot_and_index(args, config)
+    snapshot, index = snapshot_and_index(args, config, vectors=False)
     hits = index.search(
         args.query, as_of=args.as_of, limit=max(1, args.limit), include_prs=args.include_prs
     )

@@ -131,11 +131,24 @@ class BacklogConfig(Strict):
     original: Literal["oldest", "most-discussed"] = "oldest"
 
 
+# What finds candidates beside BM25: sentence embeddings (the `embeddings` extra), the word
+# vectors shipped with the package, or nothing.
+VectorKind = Literal["sentences", "words", "off"]
+
+
 class IndexConfig(Strict):
     # "": the default place (`Settings.cache_root`: $RUNNER_TEMP in Actions, else the user's
     # cache folder); a relative path is taken from the current folder.
     cache_dir: str = ""
     embeddings: StrictBool = False
+    word_vectors: StrictBool = True
+
+    @property
+    def vectors(self) -> VectorKind:
+        """Sentence embeddings where asked for, else the word vectors unless switched off."""
+        if self.embeddings:
+            return "sentences"
+        return "words" if self.word_vectors else "off"
 
 
 def _migrate(data: Any) -> tuple[Any, list[str]]:

@@ -205,7 +205,7 @@ class SimilarEngine(Engine):
 
 def _issue_vector(context: Context, model: LabelModel):  # noqa: ANN202
     """The issue's sentence embedding when the label model has embedding heads, else None."""
-    if not model.uses_embeddings or context.index.vectors is None:
+    if not model.uses_embeddings or context.index.sentences is None:
         return None
     from issue_assistant.index.retrieval import Retriever
 

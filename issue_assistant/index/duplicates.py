@@ -273,11 +273,11 @@ def features(
     mine = mine or side(index, issue, boiler, moment)
     theirs = side(index, other, boiler, moment)
     dense: float | None = None
-    if query_vec is not None and index.vectors is not None:
+    if query_vec is not None and index.sentences is not None:
         if cand.dense is not None:
             dense = cand.dense
         else:
-            vec = index.vectors.vector(other.number)
+            vec = index.sentences.vector(other.number)
             # no vector for the candidate yet: the lexical weights apply
             dense = float(vec @ query_vec) if vec is not None else None
     age_days = max((issue.created_at - other.created_at).total_seconds(), 0) / 86400
@@ -372,7 +372,7 @@ def _pair_features(
     if not has_own_words(context.issue, mine.body):
         return []
     query_vec = None
-    if index.vectors is not None and len(index.vectors):
+    if index.sentences is not None and len(index.sentences):
         query_vec = Retriever(index).query_vector(context.issue)
     best = max((c.bm25 for c in cands), default=0.0)
     rarity = Rarity(index, context.as_of)

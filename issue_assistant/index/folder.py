@@ -25,9 +25,11 @@ log = logging.getLogger(__name__)
 PARSED = 20_000  # parsed records kept in memory
 
 if TYPE_CHECKING:
+    from issue_assistant.config.sections import VectorKind
     from issue_assistant.index.boilerplate import Boilerplate
     from issue_assistant.index.embeddings import Embedder
     from issue_assistant.index.vectors import VectorStore
+    from issue_assistant.index.word_vectors import WordVectors
 
 SCHEMA_VERSION = 3  # 3: the title before a rename, searched as of a moment before it
 META = "issue-assistant-meta.json"
@@ -115,23 +117,53 @@ class IndexFolder:
         self._cached_searcher: tantivy.Searcher | None = None
         self._addresses: dict[int, tantivy.DocAddress] = {}  # hits of `ranked`, this searcher
         self._parsed: dict[int, Issue] = {}
+        # The vectors that find candidates beside BM25: sentence embeddings or the shipped word
+        # vectors (`enable_vectors`), None for BM25 alone.
         self.vectors: VectorStore | None = None
-        self._embedder: Embedder | None = None
-        self._embedder_loader: Callable[[], Embedder | None] | None = None
+        self._sentences = False
+        self._embedder: Embedder | WordVectors | None = None
+        self._embedder_loader: Callable[[], Embedder | WordVectors | None] | None = None
         self._boilerplate: Boilerplate | None = None
 
     # ---- embeddings ------------------------------------------------------------------------
 
+    def enable_vectors(self, kind: VectorKind) -> None:
+        """Keep `kind` of vectors beside the index ("off": none, BM25 alone)."""
+        if kind == "sentences":
+            from issue_assistant.index.embeddings import load_embedder
+
+            self.enable_embeddings(lambda: load_embedder(True))
+        elif kind == "words":
+            self.enable_word_vectors()
+
     def enable_embeddings(self, loader: Callable[[], Embedder | None]) -> None:
-        """Keep vectors beside the index; the model is loaded (by `loader`) only when needed."""
+        """Keep sentence embeddings beside the index; the model is loaded (by `loader`) only
+        when needed."""
         from issue_assistant.index.embeddings import DIM, MODEL_ID
         from issue_assistant.index.vectors import VectorStore
 
         self.vectors = VectorStore(self.path / "vectors", MODEL_ID, DIM)
+        self._sentences = True
         self._embedder_loader = loader
 
+    def enable_word_vectors(self) -> None:
+        """Keep the shipped word vectors beside the index (`index/word_vectors.py`): they find
+        candidates, and nothing reads their cosine as meaning."""
+        from issue_assistant.index.vectors import VectorStore
+        from issue_assistant.index.word_vectors import DIM, MODEL_ID, load_word_vectors
+
+        self.vectors = VectorStore(self.path / "word-vectors", MODEL_ID, DIM)
+        self._sentences = False
+        self._embedder_loader = load_word_vectors
+
     @property
-    def embedder(self) -> Embedder | None:
+    def sentences(self) -> VectorStore | None:
+        """The vectors when they are sentence embeddings, whose cosine the duplicate score and
+        the label model read as meaning; None with word vectors or none."""
+        return self.vectors if self._sentences else None
+
+    @property
+    def embedder(self) -> Embedder | WordVectors | None:
         if self._embedder is None and self._embedder_loader is not None:
             self._embedder = self._embedder_loader()
             self._embedder_loader = None

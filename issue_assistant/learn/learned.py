@@ -133,7 +133,7 @@ def prior_settings(
     from issue_assistant.learn.duplicate_prior import load_prior
 
     prior = load_prior()
-    dense = index.vectors is not None and len(index.vectors) > 0
+    dense = index.sentences is not None and len(index.sentences) > 0
     where = f"{prior.describe(dense)}: {why}"
     return DuplicateSettings(weights, prior.row(dense).threshold, "prior", where)
 

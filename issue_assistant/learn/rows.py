@@ -104,7 +104,7 @@ def fingerprint(rows: Sequence[Row], labels: LabelsConfig) -> str:
 def index_vectors(index: IssueIndex | None) -> Vectors | None:
     """The index's stored sentence embeddings by issue number, or None without embeddings (or
     without an index)."""
-    store = index.vectors if index is not None else None
+    store = index.sentences if index is not None else None
     if store is None or not len(store):
         return None
     return store.vector
