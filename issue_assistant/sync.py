@@ -43,6 +43,9 @@ LIST_BUDGET = 30_000
 # for the other runs of the hour (a warm run makes about 8).
 RATE_MARGIN = 100
 EMBED_BUDGET_S = 120.0
+# The issues of a run kept for their vectors; a longer listing looks for what lacks one in the
+# whole index instead.
+FRESH_KEPT = 1000
 
 
 def _rate_left(tracker: WritableTracker) -> int | None:
@@ -107,6 +110,7 @@ def _refresh(
     last: datetime | None = None
     complete = False
     chunk: list[Issue] = []
+    fresh: list[Issue] = []  # this run's issues while few (`FRESH_KEPT`): their vectors
 
     def commit() -> None:
         nonlocal written, last, chunk
@@ -133,6 +137,8 @@ def _refresh(
             shown.start(None)
             for issue in listing:
                 chunk.append(issue)
+                if len(fresh) < FRESH_KEPT:
+                    fresh.append(issue)
                 seen.add(issue.number)
                 listed += 1
                 shown.advance(note="listed")
@@ -171,13 +177,22 @@ def _refresh(
         log.info("index: listing stopped after %d issues; the next run goes on from there", listed)
     index.mark_building(not stamp.is_file())
     log.info("index: %d issues added or changed (%d in all)", written, len(index))
-    if index.vectors is not None and len(index.vectors) < index.issue_count():
-        with Progress("embeddings") as vectors:  # may stop on its time budget, before the end
-            embedded = index.embed(
-                index.all_stored(), budget_s=EMBED_BUDGET_S, progress=vectors.report
-            )
-        log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
+    if index.vectors is not None:
+        _vectors(index, fresh, partial=listed > len(fresh))
     return index
+
+
+def _vectors(index: IssueIndex, fresh: list[Issue], *, partial: bool) -> None:
+    """The vectors of this run's issues (`fresh`, all of them unless `partial`: some were not
+    kept), or of every stored issue lacking one when more lack one than that (a first build,
+    or vectors asked for since the index was built); at most `EMBED_BUDGET_S` seconds."""
+    assert index.vectors is not None
+    lacking = index.issue_count() - len(index.vectors)
+    todo = index.all_stored() if lacking > (0 if partial else len(fresh)) else fresh
+    with Progress("embeddings") as vectors:  # may stop on its time budget, before the end
+        embedded = index.embed(todo, budget_s=EMBED_BUDGET_S, progress=vectors.report)
+    if embedded:
+        log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
 
 
 def _since_full(stamp: Path, now: datetime) -> bool:

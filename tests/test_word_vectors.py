@@ -110,7 +110,10 @@ def test_an_index_built_by_a_text_search_gets_its_vectors_on_the_next_analysis(t
     capsys.readouterr()
 
 
-def test_a_live_refresh_keeps_a_vector_per_issue(tmp_path):
+def test_a_live_refresh_keeps_a_vector_per_issue(tmp_path, monkeypatch):
+    """The first build embeds every issue; a later run embeds what it listed (a new issue, an
+    edited one) without reading the whole index again."""
+    from issue_assistant.index.query import problem_text
     from issue_assistant.sync import refresh_index
 
     with FakeGitHub(REPO, token="test-token") as gh:
@@ -118,5 +121,17 @@ def test_a_live_refresh_keeps_a_vector_per_issue(tmp_path):
         index = refresh_index(make_tracker(gh), tmp_path, NOW, "words")
         assert index.vectors is not None
         assert {n for n in numbers if index.vectors.vector(n) is not None} == set(numbers)
-        off = refresh_index(make_tracker(gh), tmp_path / "off", NOW, "off")
+        before = index.vectors.vector(numbers[0])
+        later = NOW + timedelta(hours=1)
+        gh.clock = later - timedelta(minutes=5)
+        new = gh.add_issue("Crash when saving", "Traceback: disk full", created_at=gh.clock)
+        edited = gh.issues[numbers[0]]
+        edited.body, edited.updated_at = "It would help to read Avro files too.", gh.clock
+        monkeypatch.setattr(IssueIndex, "all_stored", lambda self: pytest.fail("read all"))
+        again = refresh_index(make_tracker(gh), tmp_path, later, "words")
+        assert again.vectors is not None and again.vectors.vector(new) is not None
+        text = problem_text(edited.title, edited.body)
+        after = again.vectors.vector(numbers[0], text)
+        assert after is not None and not np.array_equal(after, before)
+        off = refresh_index(make_tracker(gh), tmp_path / "off", later, "off")
         assert off.vectors is None and off.sentences is None

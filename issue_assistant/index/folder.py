@@ -28,8 +28,7 @@ if TYPE_CHECKING:
     from issue_assistant.config.sections import VectorKind
     from issue_assistant.index.boilerplate import Boilerplate
     from issue_assistant.index.embeddings import Embedder
-    from issue_assistant.index.vectors import VectorStore
-    from issue_assistant.index.word_vectors import WordVectors
+    from issue_assistant.index.vectors import TextVectors, VectorStore
 
 SCHEMA_VERSION = 3  # 3: the title before a rename, searched as of a moment before it
 META = "issue-assistant-meta.json"
@@ -121,8 +120,8 @@ class IndexFolder:
         # vectors (`enable_vectors`), None for BM25 alone.
         self.vectors: VectorStore | None = None
         self._sentences = False
-        self._embedder: Embedder | WordVectors | None = None
-        self._embedder_loader: Callable[[], Embedder | WordVectors | None] | None = None
+        self._embedder: TextVectors | None = None
+        self._embedder_loader: Callable[[], TextVectors | None] | None = None
         self._boilerplate: Boilerplate | None = None
 
     # ---- embeddings ------------------------------------------------------------------------
@@ -163,7 +162,7 @@ class IndexFolder:
         return self.vectors if self._sentences else None
 
     @property
-    def embedder(self) -> Embedder | WordVectors | None:
+    def embedder(self) -> TextVectors | None:
         if self._embedder is None and self._embedder_loader is not None:
             self._embedder = self._embedder_loader()
             self._embedder_loader = None

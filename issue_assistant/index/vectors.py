@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -46,6 +47,16 @@ def text_fingerprint(text: str) -> int:
 
 def _seconds(moment: datetime) -> int:
     return int(moment.timestamp())
+
+
+class TextVectors(Protocol):
+    """Text to unit vectors: sentence embeddings (`embeddings.Embedder`) or the shipped word
+    vectors (`word_vectors.WordVectors`)."""
+
+    model_id: str
+    dim: int
+
+    def embed_one(self, text: str) -> np.ndarray: ...
 
 
 class VectorStore:
