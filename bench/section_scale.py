@@ -9,7 +9,8 @@ process, and the machine's load average when it ran): the cold index build, the 
 `analyze` (it fits the label model), a warm `analyze`, a snapshot update with ten new issues,
 `calibrate`, `evaluate` of 200 issues, and a warm live `analyze` against the fake GitHub of the
 tests (the index and model in place, one new issue), also at about 200k. Candidate search is
-timed in process. Embeddings are off (BM25 only); the dense search is timed apart on synthetic
+timed in process. Sentence embeddings are off; the shipped word vectors find candidates beside
+BM25, as by default; the dense search is timed apart on synthetic
 vectors.
 """
 
@@ -450,7 +451,8 @@ def run(quick: bool = False) -> str:
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} at commit `{commit()}`. Data: renumbered copies "
         "of `hf-datasets` (copy k: numbers + k x 10,000, times + k x 3 years); labels "
-        f"`bench/hf-datasets.labels.toml`; embeddings off. {platform.machine()}, "
+        f"`bench/hf-datasets.labels.toml`; the default word vectors, sentence embeddings off. "
+        f"{platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}. Rerun: "
         "`python bench/run.py --only scale` (about 13 minutes on 2 quiet cores).",
         "",
