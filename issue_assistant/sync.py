@@ -189,7 +189,7 @@ def _vectors(index: IssueIndex, fresh: list[Issue], *, partial: bool) -> None:
     assert index.vectors is not None
     lacking = index.issue_count() - len(index.vectors)
     todo = index.all_stored() if lacking > (0 if partial else len(fresh)) else fresh
-    with Progress("embeddings") as vectors:  # may stop on its time budget, before the end
+    with Progress("vectors") as vectors:  # may stop on its time budget, before the end
         embedded = index.embed(todo, budget_s=EMBED_BUDGET_S, progress=vectors.report)
     if embedded:
         log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))

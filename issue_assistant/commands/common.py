@@ -98,7 +98,7 @@ def _fill_vectors(index: IssueIndex, changed: list[Issue]) -> None:
         return
     lacking = index.issue_count() - len(index.vectors)
     todo = changed if lacking <= len(changed) else index.all_stored()
-    index.embed(todo, progress=callback("embeddings"))
+    index.embed(todo, progress=callback("vectors"))
 
 
 def _up_to_date(

@@ -40,7 +40,7 @@ def open_index(
         if written:
             log.info("index: %d issues added or changed (%d in all)", written, len(index))
         if index.vectors is not None:
-            embedded = index.embed(issues, progress=callback("embeddings"))
+            embedded = index.embed(issues, progress=callback("vectors"))
             if embedded:
                 log.info("index: %d issue vectors computed", embedded)
     return index

@@ -130,7 +130,7 @@ class VectorStore:
 
     def _reset(self, problem: str) -> None:
         """The stored files removed, in one logged line: the vectors are computed again."""
-        log.warning("embeddings: %s cannot be used (%s); rebuilt", self.path, problem)
+        log.warning("vectors: %s cannot be used (%s); rebuilt", self.path, problem)
         for name in (INFO, VECTORS, ROWS):
             where = self.path / name
             if where.is_dir() and not where.is_symlink():
@@ -206,7 +206,7 @@ class VectorStore:
         for done, (issue, text) in enumerate(ordered):
             if budget_s is not None and time.monotonic() - start > budget_s:
                 left = len(ordered) - done
-                log.info("embeddings: %d of %d left for the next run", left, len(ordered))
+                log.info("vectors: %d of %d left for the next run", left, len(ordered))
                 break
             fp = text_fingerprint(text)
             if fp in fresh:
@@ -285,7 +285,7 @@ class VectorStore:
         self._rewrite(np.asarray(rows), np.asarray(vecs))
         old.unlink(missing_ok=True)
         (self.path / OLD_ROWS).unlink(missing_ok=True)
-        log.info("embeddings: %d vectors converted to the append-only store", len(rows))
+        log.info("vectors: %d converted to the append-only store", len(rows))
 
     # ---- search ----------------------------------------------------------------------------
 
@@ -308,7 +308,7 @@ class VectorStore:
         scores = np.asarray(self.vectors) @ query.astype(np.float32)
         bad = ~np.isfinite(scores)
         if bad.any():  # a row that is not a vector (NaN, inf): never served, dropped
-            log.warning("embeddings: %d stored vectors are not finite; recomputed", int(bad.sum()))
+            log.warning("vectors: %d stored ones are not finite; recomputed", int(bad.sum()))
             ok &= ~bad
             self.remove(int(n) for n in numbers[bad])
             count = int(ok.sum())
