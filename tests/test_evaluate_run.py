@@ -97,6 +97,7 @@ def test_similar_engine_offline(cache, checkout):
     assert evaluate(cache, "--engine", "similar", "--issues", "20", "--report", str(out)) == 0
     text = out.read_text()
     assert "| Engine | `similar` |" in text and "| Issues evaluated | 20 |" in text
+    assert "| Candidates | BM25 and the word vectors shipped with the package |" in text
     _, results, _ = read_results(out.with_suffix(".jsonl"))
     assert len(results) == 20 and not any(r.error for r in results.values())
     assert sum(1 for r in results.values() if r.decision.type) >= 10

@@ -281,6 +281,7 @@ def run(args: argparse.Namespace) -> int:
         engine=engine.name,
         model=engine.model,
         strategy=engine.strategy,
+        vectors=config.index.vectors,
         day=datetime.now(UTC).date(),
         requested=args.limit,
         selected=0,

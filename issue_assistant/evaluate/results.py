@@ -35,6 +35,8 @@ class RunHeader(BaseModel):
     engine: str
     model: str = ""
     strategy: str = ""
+    # What found the candidates beside BM25 (`[index]`: sentences, words or off; "" unknown).
+    vectors: str = ""
     day: date
     source: str = ""
     requested: int
@@ -48,7 +50,7 @@ class RunHeader(BaseModel):
     shard: str | None = None
 
     def same_run(self, other: RunHeader) -> bool:
-        keys = ("repository", "engine", "model", "strategy", "requested", "shard")
+        keys = ("repository", "engine", "model", "strategy", "vectors", "requested", "shard")
         return all(getattr(self, k) == getattr(other, k) for k in keys)
 
 
