@@ -67,5 +67,5 @@ def test_the_shipped_vectors_tokenize_as_the_model_does(both, hf_snapshot):
     shipped = load_word_vectors()
     issue = hf_snapshot.get_issue(7100)
     text = embedding_text(issue)
-    ids = shipped._pieces.encode(text, MAX_TOKENS)
+    ids = shipped.pieces.encode(text, MAX_TOKENS)
     assert ids == _theirs(reference, text)[:MAX_TOKENS] == mine.encode(text, MAX_TOKENS)

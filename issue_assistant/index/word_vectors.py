@@ -29,7 +29,7 @@ MODEL_ID = f"minilm-words-{DIM}-1"
 
 
 class WordVectors:
-    """Text to unit vectors from the shipped table (the interface of `embeddings.Embedder`)."""
+    """Text to unit vectors from the shipped table (`vectors.TextVectors`)."""
 
     model_id = MODEL_ID
     dim = DIM
@@ -47,10 +47,10 @@ class WordVectors:
         if self._table.shape != (len(vocabulary), DIM):
             shape = f"{len(vocabulary)} x {DIM}"
             raise ValueError(f"{path}: a table of {self._table.shape}, not {shape}")
-        self._pieces = WordPiece(vocabulary)
+        self.pieces = WordPiece(vocabulary)  # the model's tokenizer
 
     def embed_one(self, text: str) -> np.ndarray:
-        ids = self._pieces.encode(text, MAX_TOKENS)
+        ids = self.pieces.encode(text, MAX_TOKENS)
         if not ids:
             return np.zeros(DIM, dtype=np.float32)
         vec = self._table[ids].sum(axis=0)
