@@ -58,9 +58,10 @@ SNAPSHOTS = ("hf-datasets.jsonl.gz", "poetry-sample.jsonl.gz")
 SAMPLE = 400
 METHOD = (
     "hand weights (index/duplicates.py, not fit); threshold: the lowest whose precision over the "
-    "known pairs reaches the target on enough proposals, else the lowest whose false-duplicate "
+    "known pairs reaches the target on enough proposals, else, among those whose false-duplicate "
     f"rate on the sampled non-duplicates is at most {MAX_FALSE_RATE:.0%} (on at least "
-    f"{MIN_NEGATIVES} of them, else the highest), the engine's rule "
+    f"{MIN_NEGATIVES} of them, else the highest), the lowest with the most right and then the "
+    "fewest false proposals, the engine's rule "
     "(a claim only where evidence carries it and no follow-up, PairFeatures.claim; "
     f"duplicates.choose, margin {Config().duplicates.margin}) applied at each; "
     f"{SAMPLE} sampled closed non-duplicates per snapshot; a report its reporter filed again "

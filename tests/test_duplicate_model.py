@@ -293,6 +293,12 @@ def test_the_prior_shows_its_false_rate_only_on_enough_negatives():
     assert MIN_NEGATIVES > 57 and (few.threshold, few.rule) == (0.975, "highest")
     enough = choose_prior(rows, 19, 457, 0.8)
     assert (enough.threshold, enough.rule, enough.false) == (0.7, "false rate", 4)
+    # under the cap, a lower threshold that adds a false proposal and no right one is not taken
+    flat = [(0.6, 7, 2, 4), (0.65, 6, 2, 3), (0.7, 5, 2, 3), (0.8, 3, 1, 1)]
+    assert (choose_prior(flat, 19, 400, 0.8).threshold, choose_prior(flat, 19, 400, 0.8).false) == (
+        0.65,
+        3,
+    )
 
 
 def test_a_report_filed_again_is_a_known_duplicate_in_the_fits_not_a_negative(

@@ -101,7 +101,12 @@ def choose_prior(
             return row(t, p, c, f, "precision")
     # a false rate of at most 1 in 100 cannot be shown on fewer than 100 negatives
     if negatives >= MIN_NEGATIVES:
-        for t, p, c, f in rows:
-            if f / negatives <= MAX_FALSE_RATE:
-                return row(t, p, c, f, "false rate")
+        capped = [r for r in rows if r[3] / negatives <= MAX_FALSE_RATE]
+        if capped:
+            # the most right proposals under the cap, with the fewest false ones among those:
+            # a lower threshold that adds false proposals and no right one is not taken
+            most = max(c for _, _, c, _ in capped)
+            fewest = min(f for _, _, c, f in capped if c == most)
+            t, p, c, f = next(r for r in capped if r[2] == most and r[3] == fewest)
+            return row(t, p, c, f, "false rate")
     return row(*rows[-1], "highest")
