@@ -331,7 +331,7 @@ def _sanitize(
     text: str, repository: str, limit: int, issue: int | None, table: bool, plain: bool
 ) -> str:
     # Cut before cleaning too (a generous prefix): the time then depends on the limit only.
-    flat = clean((text or "")[: 8 * limit + 4096])
+    flat = clean(text[: 8 * limit + 4096])
     if not flat:
         return ""
     ctx = _Context(repository, issue, table, plain)

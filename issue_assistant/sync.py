@@ -178,21 +178,16 @@ def _refresh(
     index.mark_building(not stamp.is_file())
     log.info("index: %d issues added or changed (%d in all)", written, len(index))
     if index.vectors is not None:
-        _vectors(index, fresh, partial=listed > len(fresh))
+        with Progress("vectors") as shown:  # may stop on its time budget, before the end
+            embedded = index.embed_changed(
+                fresh,
+                complete=listed == len(fresh),
+                budget_s=EMBED_BUDGET_S,
+                progress=shown.report,
+            )
+        if embedded:
+            log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
     return index
-
-
-def _vectors(index: IssueIndex, fresh: list[Issue], *, partial: bool) -> None:
-    """The vectors of this run's issues (`fresh`, all of them unless `partial`: some were not
-    kept), or of every stored issue lacking one when more lack one than that (a first build,
-    or vectors asked for since the index was built); at most `EMBED_BUDGET_S` seconds."""
-    assert index.vectors is not None
-    lacking = index.issue_count() - len(index.vectors)
-    todo = index.all_stored() if lacking > (0 if partial else len(fresh)) else fresh
-    with Progress("vectors") as vectors:  # may stop on its time budget, before the end
-        embedded = index.embed(todo, budget_s=EMBED_BUDGET_S, progress=vectors.report)
-    if embedded:
-        log.info("index: %d issue vectors computed (%d in all)", embedded, len(index.vectors))
 
 
 def _since_full(stamp: Path, now: datetime) -> bool:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from issue_assistant.config.labels import LabelsConfig
     from issue_assistant.config.sections import Config, VectorKind
     from issue_assistant.index import IssueIndex
-    from issue_assistant.tracker.models import Issue, Repository
+    from issue_assistant.tracker.models import Repository
     from issue_assistant.tracker.snapshot import IndexedSnapshot, Snapshot
 
 
@@ -89,18 +89,6 @@ def snapshot_and_index(
         return _up_to_date(path, repository, cache, config.index.vectors if vectors else "off")
 
 
-def _fill_vectors(index: IssueIndex, changed: list[Issue]) -> None:
-    """The vectors of the `changed` issues, or of every stored issue that lacks one when more
-    lack one (vectors asked for since the index was built, or by a text search)."""
-    from issue_assistant.progress import callback
-
-    if index.vectors is None:
-        return
-    lacking = index.issue_count() - len(index.vectors)
-    todo = changed if lacking <= len(changed) else index.all_stored()
-    index.embed(todo, progress=callback("vectors"))
-
-
 def _up_to_date(
     path: Path, repository: Repository, cache: Path, vectors: VectorKind
 ) -> tuple[Snapshot | IndexedSnapshot, IssueIndex]:
@@ -115,7 +103,10 @@ def _up_to_date(
     extras = Extras.load(index.path, stamp)
     if index.source == stamp and index.repository is not None and extras is not None:
         index.enable_vectors(vectors)
-        _fill_vectors(index, [])
+        if index.vectors is not None:  # (a text search has none: it imports no progress display)
+            from issue_assistant.progress import callback
+
+            index.embed_changed([], progress=callback("vectors"))
         return IndexedSnapshot(index.repository, index, path, extras), index
     known = index.source_lines() if len(index) else {}
     scan = read_changed(path, known)
@@ -130,12 +121,12 @@ def _up_to_date(
         index.mark_source(stamp, read.repository, lines)
         return read, index
     index.enable_vectors(vectors)
-    from issue_assistant.progress import counted
+    from issue_assistant.progress import callback, counted
 
     written = index.update(counted(scan.issues, "index", total=len(scan.issues)))
     # Issues whose line left the snapshot and came back under no other line: gone from it.
     index.remove(set(known.values()) - set(lines.values()))
-    _fill_vectors(index, scan.issues)
+    index.embed_changed(scan.issues, progress=callback("vectors"))
     extras.save(index.path)
     index.mark_source(stamp, scan.repository, lines)
     logging.getLogger("issue_assistant.pipeline").info(

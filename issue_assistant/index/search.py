@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -118,6 +118,23 @@ class IssueIndex(IndexFolder):
             [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, pr)]
         )
         return self._searcher().search(q, limit=1, count=True).count
+
+    def embed_changed(
+        self,
+        changed: list[Issue],
+        *,
+        complete: bool = True,
+        budget_s: float | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """The vectors of a run's `changed` issues, or of every stored issue lacking one when
+        more lack one than `changed` holds (any, when `changed` is not `complete`): a first
+        build, or vectors asked for since the index was built; returns how many."""
+        if self.vectors is None:
+            return 0
+        lacking = self.issue_count() - len(self.vectors)
+        todo = self.all_stored() if lacking > (len(changed) if complete else 0) else changed
+        return self.embed(todo, budget_s=budget_s, progress=progress)
 
     def vector(self, text: str, field: str = "body") -> dict[str, float]:
         """TF-IDF weights of `text`'s stemmed words (the same analysis as the index's fields)."""
