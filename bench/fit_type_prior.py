@@ -70,7 +70,7 @@ def fit(names: list[str]) -> type_prior.TypePrior:
         "data": [f"../shared/data/{Path(DATA[n][0]).name}" for n in names],
         "commit": commit(),
         "date": date.today().isoformat(),
-        "features": "hashed word 1-2 grams (title, prose), char 3-5 grams (title)",
+        "features": "hashed word 1-2 grams (title, prose), char 3-5 grams (title), word vectors",
     }
     return type_prior.fit_prior(docs, kinds, about)
 

@@ -3,7 +3,9 @@
 Shipped as `type_prior.npz` beside this module, fit once on the typed issues of the shared data
 (`../shared/data`) by `bench/fit_type_prior.py`. Its features are portable: the title's and the
 prose's word 1-2 grams and the title's char 3-5 grams, hashed into `BUCKETS` columns (no
-repository's vocabulary), sublinear tf times the idf of the data it was fit on, l2 per block.
+repository's vocabulary), sublinear tf times the idf of the data it was fit on, l2 per block;
+and the title's and the prose's word vectors (`index/word_vectors.py`), which carry what it
+learned to words it never saw ("segfault" beside "crash"), times `WORDS_SCALE`.
 
 A repository's type labels are mapped onto the kinds by name (`kind_of`: `bug`, `kind/bug`,
 `type: bug`, `enhancement`, `feature request`, `question`, `support`, `docs` ...); a qualified
@@ -29,8 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
+from issue_assistant.index.word_vectors import MODEL_ID as WORDS_ID
+from issue_assistant.index.word_vectors import load_word_vectors
 from issue_assistant.learn.linear import TextPart
-from issue_assistant.learn.sparse import Csr
+from issue_assistant.learn.sparse import Csr, Dense, Joint
 from issue_assistant.learn.text import Doc
 
 PRIOR_FILE = Path(__file__).with_name("type_prior.npz")
@@ -42,6 +46,8 @@ BLOCKS = (("tw", 0, "word", (1, 2)), ("tc", 0, "char_wb", (3, 5)), ("bw", 1, "wo
 # The prior's weight with no labelled history, and the history at which it is halved.
 WEIGHT = 2.0
 HALF_AT = 150
+# The word vectors' weight beside the hashed blocks (each block has unit length).
+WORDS_SCALE = 2.0
 
 _NAMES: dict[str, tuple[str, ...]] = {
     "bug": ("bug", "bugs", "defect", "bug report", "type bug", "kind bug", "t bug"),
@@ -132,6 +138,19 @@ def matrix(
     )
 
 
+def word_block(docs: Sequence[Doc]) -> Dense:
+    """The title's and the prose's word vectors side by side, times `WORDS_SCALE`."""
+    words = load_word_vectors()
+    title = words.embed([d[0] for d in docs])
+    prose = words.embed([d[1] for d in docs])
+    return Dense(np.hstack([title, prose]).astype(np.float64) * WORDS_SCALE)
+
+
+def features(docs: Sequence[Doc], buckets: np.ndarray, idf: np.ndarray) -> Joint:
+    """The prior's rows: the hashed blocks over `buckets`, then the word vectors."""
+    return Joint(matrix(hashed_counts(docs), buckets, idf), word_block(docs))
+
+
 # The most texts whose evidence a loaded prior keeps.
 EVIDENCE_KEPT = 50_000
 
@@ -143,7 +162,7 @@ class TypePrior:
     kinds: list[str]
     buckets: np.ndarray
     idf: np.ndarray
-    coef: np.ndarray  # (buckets, kinds)
+    coef: np.ndarray  # (buckets + the word vectors' columns, kinds)
     intercept: np.ndarray
     about: dict
     base: np.ndarray  # each kind's mean out-of-fold probability on the data it was fit on
@@ -153,12 +172,14 @@ class TypePrior:
 
     @property
     def key(self) -> str:
-        """Which prior this is (what it was fit on, when, at which commit)."""
-        return f"{self.about.get('date', '')}:{self.about.get('commit', '')}:{len(self.buckets)}"
+        """Which prior this is (when and at which commit it was fit, on which word vectors)."""
+        about = self.about
+        fit = f"{about.get('date', '')}:{about.get('commit', '')}"
+        return f"{fit}:{len(self.buckets)}:{about.get('words', '')}"
 
     def kind_probabilities(self, docs: Sequence[Doc]) -> np.ndarray:
         """Each doc's probability of each of `kinds` (rows sum to 1)."""
-        x = matrix(hashed_counts(docs), self.buckets, self.idf)
+        x = features(docs, self.buckets, self.idf)
         return _softmax(x.dot(self.coef.astype(np.float64)) + self.intercept)
 
     def evidence(self, docs: Sequence[Doc]) -> list[dict[str, float]]:
@@ -198,7 +219,7 @@ class TypePrior:
 
 def read_prior(path: Path) -> TypePrior:
     with np.load(path, allow_pickle=False) as z:
-        return TypePrior(
+        prior = TypePrior(
             kinds=[str(k) for k in z["kinds"]],
             buckets=z["buckets"].astype(np.int64),
             idf=z["idf"].astype(np.float64),
@@ -207,6 +228,14 @@ def read_prior(path: Path) -> TypePrior:
             about=json.loads(str(z["about"])),
             base=z["base"].astype(np.float64),
         )
+    words = prior.about.get("words")
+    width = len(prior.buckets) + 2 * load_word_vectors().dim
+    if words != WORDS_ID or prior.coef.shape[0] != width:
+        raise ValueError(
+            f"{path}: fit on other word vectors ({words}, {prior.coef.shape[0]} columns) than "
+            f"the shipped ones ({WORDS_ID}, {width}); fit it again (bench/fit_type_prior.py)"
+        )
+    return prior
 
 
 MIN_KIND = 5  # a kind with fewer typed issues in the data is left out of the prior
@@ -240,12 +269,13 @@ def fit_prior(
     if len(names) < 2:
         raise ValueError(f"fewer than 2 kinds with {MIN_KIND}+ issues: {dict(counted)}")
     keep = [i for i, k in enumerate(kinds) if k in names]
-    counts = hashed_counts([docs[i] for i in keep])
+    kept = [docs[i] for i in keep]
+    counts = hashed_counts(kept)
     df = Counter(int(b) for row in counts for ids, _ in row for b in ids)
     buckets = np.asarray(sorted(b for b, n in df.items() if n >= 2), dtype=np.int64)
     n = len(keep)
     idf = np.log((1.0 + n) / (1.0 + np.asarray([df[int(b)] for b in buckets]))) + 1.0
-    x = matrix(counts, buckets, idf)
+    x = Joint(matrix(counts, buckets, idf), word_block(kept))
     y = np.asarray([names.index(kinds[i]) for i in keep], dtype=np.int64)
     fold = np.arange(n) % BASE_FOLDS
     np.random.default_rng(0).shuffle(fold)
@@ -255,7 +285,7 @@ def fit_prior(
         got = _fit_logistic(x.take(train), y[train], len(names), c)
         held[test] = _softmax(x.take(test).dot(got.coef) + got.intercept)
     got = _fit_logistic(x, y, len(names), c)
-    about = {**about, "issues": {k: counted[k] for k in names}, "c": c}
+    about = {**about, "issues": {k: counted[k] for k in names}, "c": c, "words": WORDS_ID}
     base = np.mean([held[y == k].mean(axis=0) for k in range(len(names))], axis=0)
     return TypePrior(names, buckets, idf, got.coef, got.intercept, about, base)
 
