@@ -271,3 +271,23 @@ def test_a_prior_fit_on_another_repository_tells_bugs_from_features_on_its_own(m
     monkeypatch.setattr(type_prior, "WORDS_SCALE", 0.0)
     hashed = macro_f1()
     assert with_words >= 0.8 and with_words >= hashed + 0.08, (hashed, with_words)
+
+
+def test_a_kind_the_prior_cannot_tell_is_left_out_and_its_type_left_to_the_model():
+    # The "questions" read like the bugs and features: out of fold the prior cannot tell them.
+    asked = [(t, b, "") for t, b, _ in TAUGHT[0][:4] + TAUGHT[1][:4]]
+    docs = [*TAUGHT[0], *TAUGHT[1], *asked]
+    kinds = ["bug"] * 12 + ["feature"] * 12 + ["question"] * 8
+    prior = _prior_on(docs, kinds)
+    assert prior.kinds == ["bug", "feature"]
+    assert prior.about["left out"]["question"] < type_prior.MIN_TOLD
+    assert prior.about["told"]["bug"] >= type_prior.MIN_TOLD
+    kinds_map = type_prior.kind_map(["bug", "enhancement", "question"], prior)
+    assert kinds_map.kinds == {"bug": "bug", "enhancement": "feature"}
+    crash = prior.evidence([("Crash in the reader", "It fails with an exception.", "")])[0]
+    probs = {"bug": 0.3, "enhancement": 0.3, "question": 0.4}
+    blended = type_prior.blend(probs, kinds_map.kinds, crash, 1.0)
+    assert blended["bug"] > blended["enhancement"]
+    # at weight 1 the mapped pair's ratios average 1: the question keeps its odds against them
+    pair = blended["bug"] + blended["enhancement"]
+    assert blended["question"] / pair == pytest.approx(0.4 / 0.6)

@@ -12,8 +12,9 @@ A repository's type labels are mapped onto the kinds by name (`kind_of`: `bug`, 
 name (`dataset bug`) is a kind of its own, so it gets none. `learn/model.py` blends the prior
 into the type model's probabilities (`blend`: each mapped type's probability times its kind's
 evidence, the prior's probability over its `base`, to the power of a weight that shrinks as the
-repository's own labelled history grows, `weight`). A kind the prior cannot tell on unseen
-issues (few of them in the data) has a small base, so what it says of it weighs little.
+repository's own labelled history grows, `weight`). A kind the prior cannot tell out of fold
+(the shared data's 16 questions) is left out of it (`MIN_TOLD`), so a repository's type of that
+kind is left as its own model says.
 """
 
 from __future__ import annotations
@@ -239,6 +240,7 @@ def read_prior(path: Path) -> TypePrior:
 
 
 MIN_KIND = 5  # a kind with fewer typed issues in the data is left out of the prior
+MIN_TOLD = 0.5  # ... and one it tells out of fold with a lower F1
 C = 1.0
 BASE_FOLDS = 5
 
@@ -256,18 +258,17 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def fit_prior(
-    docs: Sequence[Doc], kinds: Sequence[str], about: dict, c: float | None = None
-) -> TypePrior:
-    """The prior on `docs` of the given `kinds`: a multinomial logistic
-    regression, each kind weighted as much as the others, over the buckets seen in two docs;
-    with each kind's mean out-of-fold probability on those docs (`base`: what the prior says
-    of an issue it did not see, on average)."""
-    c = C if c is None else c
-    counted = Counter(kinds)
-    names = [k for k in KINDS if counted[k] >= MIN_KIND]
-    if len(names) < 2:
-        raise ValueError(f"fewer than 2 kinds with {MIN_KIND}+ issues: {dict(counted)}")
+@dataclass
+class _Fit:
+    buckets: np.ndarray
+    idf: np.ndarray
+    coef: np.ndarray
+    intercept: np.ndarray
+    base: np.ndarray
+    told: dict[str, float]  # each kind's out-of-fold F1 (its evidence the highest)
+
+
+def _fit_kinds(docs: Sequence[Doc], kinds: Sequence[str], names: list[str], c: float) -> _Fit:
     keep = [i for i, k in enumerate(kinds) if k in names]
     kept = [docs[i] for i in keep]
     counts = hashed_counts(kept)
@@ -285,9 +286,46 @@ def fit_prior(
         got = _fit_logistic(x.take(train), y[train], len(names), c)
         held[test] = _softmax(x.take(test).dot(got.coef) + got.intercept)
     got = _fit_logistic(x, y, len(names), c)
-    about = {**about, "issues": {k: counted[k] for k in names}, "c": c, "words": WORDS_ID}
     base = np.mean([held[y == k].mean(axis=0) for k in range(len(names))], axis=0)
-    return TypePrior(names, buckets, idf, got.coef, got.intercept, about, base)
+    said = (held / np.maximum(base, 1e-6)).argmax(axis=1)
+    told = {}
+    for k, name in enumerate(names):
+        tp = int(np.sum((said == k) & (y == k)))
+        wrong = int(np.sum(said == k)) + int(np.sum(y == k)) - 2 * tp
+        told[name] = round(2 * tp / (2 * tp + wrong), 4) if tp else 0.0
+    return _Fit(buckets, idf, got.coef, got.intercept, base, told)
+
+
+def fit_prior(
+    docs: Sequence[Doc], kinds: Sequence[str], about: dict, c: float | None = None
+) -> TypePrior:
+    """The prior on `docs` of the given `kinds`: a multinomial logistic
+    regression, each kind weighted as much as the others, over the buckets seen in two docs;
+    with each kind's mean out-of-fold probability on those docs (`base`: what the prior says
+    of an issue it did not see, on average). A kind it cannot tell out of fold (F1 under
+    `MIN_TOLD` where its evidence is the highest) is left out and the rest fit again, so a
+    repository's type of that kind is left as its own model says."""
+    c = C if c is None else c
+    counted = Counter(kinds)
+    names = [k for k in KINDS if counted[k] >= MIN_KIND]
+    if len(names) < 2:
+        raise ValueError(f"fewer than 2 kinds with {MIN_KIND}+ issues: {dict(counted)}")
+    got = _fit_kinds(docs, kinds, names, c)
+    left_out = {k: f1 for k, f1 in got.told.items() if f1 < MIN_TOLD}
+    if left_out and len(names) - len(left_out) >= 2:
+        names = [k for k in names if k not in left_out]
+        got = _fit_kinds(docs, kinds, names, c)
+    else:
+        left_out = {}
+    about = {
+        **about,
+        "issues": {k: counted[k] for k in names},
+        "told": got.told,
+        "left out": left_out,
+        "c": c,
+        "words": WORDS_ID,
+    }
+    return TypePrior(names, got.buckets, got.idf, got.coef, got.intercept, about, got.base)
 
 
 @cache
