@@ -4,6 +4,7 @@ real history with a prior fit on another repository only."""
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from pathlib import Path
 
@@ -113,7 +114,9 @@ def test_labels_toml_can_name_the_kind_and_the_model_keeps_it_through_a_save(tmp
     assert loaded.probabilities_many(doc) == model.probabilities_many(doc)
 
 
-def test_a_saved_model_fit_with_another_prior_is_not_trusted(tmp_path, monkeypatch):
+def test_a_saved_model_fit_with_another_prior_is_fit_again_as_an_upgrade(
+    tmp_path, monkeypatch, caplog
+):
     model = _fit_renamed(LABELS)
     assert model.groups["type"].prior_weight > 0
     path = store.save_model(model, tmp_path, "key")
@@ -128,8 +131,15 @@ def test_a_saved_model_fit_with_another_prior_is_not_trusted(tmp_path, monkeypat
         shipped.base,
     )
     monkeypatch.setattr(type_prior, "load_prior", lambda path=None: other)
-    with pytest.raises(artifact.InvalidArtifact, match="another type prior"):
-        artifact.read(path)
+    meta, loaded = artifact.read(path)
+    assert loaded is None and meta["format"] == artifact.FORMAT
+    # Not a broken file: an upgrade, said plainly at info, no warning.
+    with caplog.at_level(logging.INFO, logger="issue_assistant"):
+        assert store.load_model(tmp_path, "key") is None
+    assert [r.levelno for r in caplog.records] == [logging.INFO]
+    assert "saved by another version of issue-assistant; fitting it again" in caplog.text
+    monkeypatch.setattr(type_prior, "load_prior", lambda path=None: shipped)
+    assert store.load_model(tmp_path, "key") is not None
 
 
 def _typed(path: Path, labels_path: Path):  # noqa: ANN202

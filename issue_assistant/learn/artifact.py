@@ -277,11 +277,9 @@ def _group(data: dict, g: GroupMeta, width: int | None) -> Any:
         raise InvalidArtifact(f"group {g.group}: threshold table: {_first(exc)}") from None
     if g.source != "model" and (g.mode != "learned" or g.group not in ("type", "priority")):
         raise InvalidArtifact(f"group {g.group}: source {g.source} without a learned single label")
-    if g.prior_weight > 0:
-        if g.group != "type" or g.mode != "learned" or not set(g.prior_kinds) <= set(g.classes):
-            raise InvalidArtifact(f"group {g.group}: a type prior without its learned labels")
-        if g.prior != type_prior.load_prior().key:
-            raise InvalidArtifact(f"group {g.group}: fit with another type prior")
+    learned_type = g.group == "type" and g.mode == "learned"
+    if g.prior_weight > 0 and not (learned_type and set(g.prior_kinds) <= set(g.classes)):
+        raise InvalidArtifact(f"group {g.group}: a type prior without its learned labels")
     return GroupModel(
         g.group,
         g.mode,
@@ -338,8 +336,14 @@ def _first(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}" if where else err["msg"]
 
 
+def same_prior(meta: Meta) -> bool:
+    """Whether every group that blends the type prior was fit beside the one shipped now."""
+    return all(g.prior == type_prior.load_prior().key for g in meta.groups if g.prior_weight > 0)
+
+
 def read(path: Path) -> tuple[dict[str, Any], Any]:
-    """(metadata, LabelModel) from `path`; (metadata, None) for another format.
+    """(metadata, LabelModel) from `path`; (metadata, None) for one another version of the tool
+    wrote: another format, or fit beside another shipped type prior (`same_prior`).
 
     Raises `InvalidArtifact` (a ValueError) for anything else that is not as written.
     """
@@ -372,6 +376,8 @@ def read(path: Path) -> tuple[dict[str, Any], Any]:
         raise InvalidArtifact("metadata: cutoff without a timezone")
     if checksum(data) != meta.checksum:
         raise InvalidArtifact("the arrays do not match their checksum (changed since written)")
+    if not same_prior(meta):
+        return raw, None
     feats = _featurizer(data, meta.featurizer) if meta.featurizer is not None else None
     width = sum(len(p.idf) for p in feats.parts) if feats is not None else None
     names = [g.group for g in meta.groups]

@@ -80,11 +80,8 @@ def _read(path: Path, labels_key: str) -> LabelModel | None:
     if model is None:
         # An upgrade, not a fault: the saved model was made by another version of the tool.
         log.info(
-            "%s: the label model was saved by another version (format %s, this one reads %s); "
-            "fitting it again",
+            "%s: the label model was saved by another version of issue-assistant; fitting it again",
             path,
-            meta.get("format"),
-            artifact.FORMAT,
         )
         return None
     if meta.get("labels_key") != labels_key:
