@@ -342,8 +342,8 @@ def same_prior(meta: Meta) -> bool:
 
 
 def read(path: Path) -> tuple[dict[str, Any], Any]:
-    """(metadata, LabelModel) from `path`; (metadata, None) for one another version of the tool
-    wrote: another format, or fit beside another shipped type prior (`same_prior`).
+    """(metadata, LabelModel) from `path`; (metadata, None) for a model another version of the
+    tool wrote: another format, or fit beside another shipped type prior (`same_prior`).
 
     Raises `InvalidArtifact` (a ValueError) for anything else that is not as written.
     """

@@ -66,15 +66,20 @@ def _folds(y: np.ndarray, single: bool, k: int, seed: int = 0) -> np.ndarray:
 SCORE = "log_loss"
 
 
+def f1_by_class(pred: np.ndarray, y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Per class of `classes` (class indices, as `pred` and `y` hold them), the F1 of the
+    predictions `pred` against the gold `y`; 0 for a class never predicted right."""
+    out = np.zeros(len(classes))
+    for i, c in enumerate(classes):
+        tp = np.sum((pred == c) & (y == c))
+        if tp:
+            out[i] = 2 * tp / (np.sum(pred == c) + np.sum(y == c))
+    return out
+
+
 def _macro_f1_loss(proba: np.ndarray, y: np.ndarray) -> float:
     """1 - macro F1 of the top label (for single-label groups)."""
-    pred = proba.argmax(axis=1)
-    f1s = []
-    for c in np.unique(y):
-        tp = np.sum((pred == c) & (y == c))
-        denom = np.sum(pred == c) + np.sum(y == c)
-        f1s.append(2 * tp / denom if denom else 0.0)
-    return 1.0 - float(np.mean(f1s))
+    return 1.0 - float(np.mean(f1_by_class(proba.argmax(axis=1), y, np.unique(y))))
 
 
 def _loss(proba: np.ndarray, y: np.ndarray, kind: str) -> float:

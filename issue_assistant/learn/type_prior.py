@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from issue_assistant.index.word_vectors import DIM as WORDS_DIM
 from issue_assistant.index.word_vectors import MODEL_ID as WORDS_ID
 from issue_assistant.index.word_vectors import load_word_vectors
 from issue_assistant.learn.linear import TextPart
@@ -230,7 +231,7 @@ def read_prior(path: Path) -> TypePrior:
             base=z["base"].astype(np.float64),
         )
     words = prior.about.get("words")
-    width = len(prior.buckets) + 2 * load_word_vectors().dim
+    width = len(prior.buckets) + 2 * WORDS_DIM
     if words != WORDS_ID or prior.coef.shape[0] != width:
         raise ValueError(
             f"{path}: fit on other word vectors ({words}, {prior.coef.shape[0]} columns) than "
@@ -269,6 +270,8 @@ class _Fit:
 
 
 def _fit_kinds(docs: Sequence[Doc], kinds: Sequence[str], names: list[str], c: float) -> _Fit:
+    from issue_assistant.learn.heads import f1_by_class
+
     keep = [i for i, k in enumerate(kinds) if k in names]
     kept = [docs[i] for i in keep]
     counts = hashed_counts(kept)
@@ -288,11 +291,8 @@ def _fit_kinds(docs: Sequence[Doc], kinds: Sequence[str], names: list[str], c: f
     got = _fit_logistic(x, y, len(names), c)
     base = np.mean([held[y == k].mean(axis=0) for k in range(len(names))], axis=0)
     said = (held / np.maximum(base, 1e-6)).argmax(axis=1)
-    told = {}
-    for k, name in enumerate(names):
-        tp = int(np.sum((said == k) & (y == k)))
-        wrong = int(np.sum(said == k)) + int(np.sum(y == k)) - 2 * tp
-        told[name] = round(2 * tp / (2 * tp + wrong), 4) if tp else 0.0
+    f1 = f1_by_class(said, y, np.arange(len(names)))
+    told = {name: round(float(v), 4) for name, v in zip(names, f1, strict=True)}
     return _Fit(buckets, idf, got.coef, got.intercept, base, told)
 
 
