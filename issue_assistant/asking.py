@@ -1,5 +1,5 @@
 """Which questions an issue still needs: what its type asks for and the issue does not give,
-and none at all where people are already talking on it.
+and none at all where people are already talking on it or a maintainer opened it.
 
 A piece of information is given when the issue form's field for it is answered, or when the
 title, the reporter's answers (the whole body when it is not a form's) or the reporter's replies
@@ -12,10 +12,13 @@ from collections.abc import Callable, Iterable
 
 from issue_assistant import forms
 from issue_assistant.config.labels import Ask, LabelsConfig
-from issue_assistant.tracker.models import Comment, Issue
+from issue_assistant.tracker.models import Issue
 
 # From this many comments on, an issue is a discussion: a question would interrupt it.
 LONG_DISCUSSION = 8
+
+# Whether a login is one of the repository's maintainers (its GitHub association beside it).
+IsMaintainer = Callable[[str, str | None], bool]
 
 
 def replies(issue: Issue) -> list[str]:
@@ -30,13 +33,15 @@ def missing(asks: Iterable[Ask], issue: Issue, answers: forms.Answers | None = N
     return [a for a in asks if not a.answered(issue.title, found, issue.body or "", said)]
 
 
-def hold(issue: Issue, is_maintainer: Callable[[Comment], bool]) -> str | None:
+def hold(issue: Issue, is_maintainer: IsMaintainer) -> str | None:
     """Why no question is asked on `issue` (a plain sentence), or None when questions may be."""
+    if is_maintainer(issue.user.login, issue.author_association):
+        return "No question: a maintainer opened the issue."
     people = [c for c in issue.comments or [] if not c.user.is_bot]
     if len(people) >= LONG_DISCUSSION:
         return f"No question: the issue already has a discussion of {len(people)} comments."
     others = [c for c in people if c.user.login != issue.user.login]
-    if any(is_maintainer(c) for c in others):
+    if any(is_maintainer(c.user.login, c.author_association) for c in others):
         return "No question: a maintainer has already commented."
     if others and any(
         c.user.login == issue.user.login and c.created_at > others[0].created_at for c in people
@@ -50,11 +55,12 @@ def kept_questions(
     labels: LabelsConfig,
     types: list[str],
     issue: Issue,
-    is_maintainer: Callable[[Comment], bool],
+    is_maintainer: IsMaintainer,
     answers: forms.Answers | None = None,
 ) -> tuple[list[str], list[str]]:
     """The questions still worth asking, and why the others were not (plain sentences): none on
-    an issue people already discuss; none for what a type asks that the issue already gives."""
+    an issue people already discuss or a maintainer opened; none for what a type asks that the
+    issue already gives."""
     if not questions:
         return [], []
     reason = hold(issue, is_maintainer)

@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from issue_assistant import forms
-from issue_assistant.asking import kept_questions
+from issue_assistant.asking import IsMaintainer, kept_questions
 from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.tracker.base import Tracker
-from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Comment, Issue
+from issue_assistant.tracker.models import MAINTAINER_ASSOCIATIONS, Issue
 
 # Bounds on what a model may write (also in `answer_schema`, as maxLength and maxItems).
 SUMMARY_MAX = 600
@@ -358,13 +358,13 @@ def as_json(decision: Decision) -> dict[str, Any]:
     return {**decision.model_dump(mode="json"), "confidence_words": decision.words()}
 
 
-def _maintainer_check(tracker: Tracker | None):  # noqa: ANN202
-    """Whether a comment is a maintainer's (the tracker's list, else GitHub's association)."""
+def _maintainer_check(tracker: Tracker | None) -> IsMaintainer:
+    """Whether a login is a maintainer's (the tracker's list, else GitHub's association)."""
     if tracker is None:
-        return lambda c: c.author_association in MAINTAINER_ASSOCIATIONS
+        return lambda login, association: association in MAINTAINER_ASSOCIATIONS
 
-    def check(comment: Comment) -> bool:
-        return tracker.repository.is_maintainer(comment.user.login, comment.author_association)
+    def check(login: str, association: str | None) -> bool:
+        return tracker.repository.is_maintainer(login, association)
 
     return check
 

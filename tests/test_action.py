@@ -27,6 +27,9 @@ from tests.test_approve import DATA
 
 WEBHOOKS = Path(__file__).parent.parent.parent / "shared" / "data" / "webhooks"
 REPO = "Codertocat/Hello-World"
+# Who opened #3: someone outside the repository (the sample payloads' reporter is its owner, and
+# nothing is asked of a maintainer who opens an issue).
+REPORTER = "mona"
 BOT = "github-actions[bot]"
 PENDING = "assistant: pending"
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -46,7 +49,8 @@ def vcr_config() -> dict:
 
 @pytest.fixture
 def gh() -> Any:
-    """The fake GitHub with the payloads' repository: #1 an older report, #3 the payload's issue."""
+    """The fake GitHub with the payloads' repository: #1 an older report, #3 the payload's issue,
+    opened by `REPORTER`."""
     with FakeGitHub(REPO, token=TOKEN) as server:
         seed(server)
         yield server
@@ -59,10 +63,9 @@ def seed(server: FakeGitHub) -> None:
     server.add_issue(
         payload["title"],
         payload["body"],
-        payload["user"]["login"],
+        REPORTER,
         number=3,
         labels=[lab["name"] for lab in payload["labels"]],
-        author_association=payload["author_association"],
     )
     for name in ("area: docs", "area: io", "feature", "p1", "p2", PENDING, "needs info"):
         server.add_label(name)
@@ -76,9 +79,11 @@ def load(name: str) -> dict[str, Any]:
 
 
 def event(tmp_path: Path, name: str, change: Callable[[dict], None] | None = None) -> Path:
-    """A webhook payload with its issue number adapted to #3 (and any other `change`)."""
+    """A webhook payload with its issue adapted to #3 by `REPORTER` (and any other `change`)."""
     data = load(name)
     data["issue"]["number"] = 3
+    data["issue"]["user"]["login"] = REPORTER
+    data["issue"]["author_association"] = "NONE"
     if change:
         change(data)
     path = tmp_path / "event.json"
@@ -156,7 +161,7 @@ def test_analyze_posts_one_comment_and_outputs(gh, tmp_path, fake_engine):
     comment = assistant_comment(gh)
     plan = extract_plan(comment.body)
     assert plan.labels() == ["area: docs", "p2"] and plan.duplicate.number == 1
-    assert plan.labels_before == ["bug"] and plan.reporter == "Codertocat"
+    assert plan.labels_before == ["bug"] and plan.reporter == REPORTER
     assert [(m, p) for m, p, _ in gh.writes] == [
         ("POST", f"/repos/{REPO}/issues/3/comments"),
         ("POST", f"/repos/{REPO}/issues/3/labels"),
@@ -376,7 +381,7 @@ def test_slash_approve_on_issue_comment_event(gh, tmp_path, fake_engine):
     # the questions stay in view in the approved comment: no second comment repeats them
     [body] = [c.body for c in gh.comments.values() if c.user == BOT]
     visible = body.split("<details><summary>The proposal</summary>")[0]
-    assert "@Codertocat, could you tell us:" in visible and "Which page of the README?" in visible
+    assert f"@{REPORTER}, could you tell us:" in visible and "Which page of the README?" in visible
     assert extract_plan(assistant_comment(gh).body).history[-1].actor == "Codertocat"
     # only the commented issue was looked at
     assert f"/repos/{REPO}/issues" not in gh.paths()

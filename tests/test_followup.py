@@ -12,6 +12,7 @@ from tests.test_action import (
     BOT,
     PENDING,
     REPO,
+    REPORTER,
     analyze,
     apply,
     assistant_comment,
@@ -40,7 +41,7 @@ def labels_file(tmp_path):
     return str(path)
 
 
-def reply(gh, tmp_path, body: str, login: str = "Codertocat"):
+def reply(gh, tmp_path, body: str, login: str = REPORTER):
     """The reporter (or `login`) comments: the comment on the fake GitHub and its event."""
     gh.add_comment(3, body, login)
 
@@ -67,10 +68,10 @@ def test_the_reporters_answer_leads_to_a_proposal_to_remove_needs_info(
     assert len(ours) == 1
     visible = ours[0].body.split("<details><summary>The proposal</summary>")[0]
     assert "Approved by `Codertocat`" in visible
-    assert f"@Codertocat, could you tell us:\n\n- {QUESTION}\n" in visible
+    assert f"@{REPORTER}, could you tell us:\n\n- {QUESTION}\n" in visible
 
     # someone else's comment, and a reply that does not give the version: nothing is written
-    for body, login in [("Same here, version 1.2.3", "hubot"), ("I don't know.", "Codertocat")]:
+    for body, login in [("Same here, version 1.2.3", "hubot"), ("I don't know.", REPORTER)]:
         gh.clear_requests()
         path = reply(gh, tmp_path, body, login)
         assert apply(gh, tmp_path, "issue_comment", path, labels=labels) == 0
@@ -128,7 +129,7 @@ def test_an_answer_given_while_the_proposal_waited_is_not_asked_again(gh, tmp_pa
     decision = Decision(type="bug", questions=[QUESTION], summary="A typo.")
     assert analyze(gh, tmp_path, fake_engine, decision, labels=labels) == 0
     reply(gh, tmp_path, "It happens with version 2.3.1 on Linux.")
-    path = reply(gh, tmp_path, "/assistant approve", "Codertocat")  # its own reply, no answer
+    path = reply(gh, tmp_path, "/assistant approve", "Codertocat")  # not an answer
     assert apply(gh, tmp_path, "issue_comment", path, labels=labels) == 0
     assert "needs info" not in gh.issues[3].labels and "bug" in gh.issues[3].labels
     plan = extract_plan(assistant_comment(gh).body)
@@ -147,4 +148,4 @@ def test_a_reply_that_does_not_answer_leaves_the_questions_asked(gh, tmp_path, f
     path = reply(gh, tmp_path, "/assistant approve", "Codertocat")
     assert apply(gh, tmp_path, "issue_comment", path, labels=labels) == 0
     assert "needs info" in gh.issues[3].labels
-    assert "@Codertocat, could you tell us:" in assistant_comment(gh).body
+    assert f"@{REPORTER}, could you tell us:" in assistant_comment(gh).body

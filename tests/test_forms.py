@@ -178,8 +178,8 @@ def test_an_answered_field_counts_and_a_heading_or_prefilled_text_does_not():
 
 
 def test_no_question_where_people_already_talk():
-    def maintainer(c: Comment) -> bool:
-        return c.user.login == "keeper"
+    def maintainer(login: str, association: str | None) -> bool:
+        return login == "keeper"
 
     body = "### Description\n\nIt fails.\n\n### Poetry Version\n\n_No response_\n"
     labels = LabelsConfig.model_validate({"type": [{"name": "kind/bug", "ask": [
@@ -197,6 +197,10 @@ def test_no_question_where_people_already_talk():
             maintainer,
         )  # fmt: skip
         assert kept == [] and words in why[0], words
+    # a maintainer who opens an issue is not asked for what a report needs
+    mine = _issue("it fails", body).model_copy(update={"user": User(login="keeper")})
+    kept, why = asking.kept_questions(["Which version?"], labels, ["kind/bug"], mine, maintainer)
+    assert kept == [] and why == ["No question: a maintainer opened the issue."]
     # an engine's question for what the form already gives is dropped, with why
     given = body.replace("_No response_", "2.1.1")
     decision = Decision(questions=["Which version?", "Does it happen on Windows?"])
@@ -338,3 +342,27 @@ def test_the_why_line_quotes_the_reporters_answer_on_one_short_line():
     answer = forms.Answer("Issue `Kind`", "Feature\n`request` " + "x" * 100)
     line = because(answer, ["kind/feature"])
     assert "\n" not in line and line.count("`") == 2 and len(line) < 200
+
+
+def test_no_question_on_an_issue_a_maintainer_opened(hf_snapshot):
+    """hf-datasets #7150, a minute after a member of the organisation opened it: `bug` is
+    proposed and nothing is asked of them (before, the version and the traceback were), with
+    why; the same report by someone else is still asked what it does not say."""
+    from issue_assistant.config.labels import load_labels
+    from issue_assistant.tracker.asof import AsOfView
+
+    labels = load_labels(ROOT / "bench" / "hf-datasets.labels.toml")
+    view = AsOfView.for_issue(hf_snapshot, 7150)
+    issue = view.target()
+    assert issue.labels == [] and issue.user.login in hf_snapshot.repository.maintainers
+    decision = Decision(type="bug", questions=[a.question for a in labels.type_label("bug").ask])
+    for tracker in (view, None):  # the snapshot's list of maintainers, else GitHub's association
+        out = validate(decision, labels, tracker, issue)
+        assert out.type == "bug" and out.questions == []
+        assert "No question: a maintainer opened the issue." in out.why
+    stranger = issue.model_copy(
+        update={"user": User(login="someone"), "author_association": "NONE"}
+    )
+    asked = validate(decision, labels, view, stranger).questions
+    assert decision.questions[0] in asked  # the version; the code snippet is in the issue
+    assert len(asked) == len(decision.questions) - 1
