@@ -743,6 +743,45 @@ def test_the_why_notes_name_every_group_and_stay_bounded():
     assert len(kept) == WHY_NOTES and all(len(n) <= WHY_MAX for n in kept)
 
 
+def test_not_measured_yet_is_said_only_of_groups_that_propose():
+    """hf-datasets #6900: type measured and proposed, topic learned but not measured and
+    proposing nothing. "not measured yet" explains why a proposal is at most "possible": it is
+    not said of a group that proposes nothing, nor of one the issue's labels already fill."""
+    from issue_assistant.decision import GroupOutcome
+    from issue_assistant.engines.similar_labels import LabelAnswer, why_notes
+
+    labels = LabelsConfig.model_validate(
+        {g: [{"name": f"{g}-a"}, {"name": f"{g}-b"}] for g in ("type", "topic")}
+    )
+
+    def notes(proposed: dict, unmeasured: dict, filled: frozenset = frozenset()) -> list[str]:
+        answer = LabelAnswer(
+            proposed=proposed,
+            modes={"type": "learned", "topic": "learned"},
+            groups={g: GroupOutcome(mode="learned") for g in ("type", "topic")},
+            unmeasured=unmeasured,
+            plain={"topic": "no label stands out"},
+        )
+        return why_notes(answer, labels, 1500, filled)
+
+    quiet = notes({"type": ["type-a"]}, {"topic": 1500})
+    assert quiet == [
+        "topic: not proposed — no label stands out.",
+        "The labels were learned from 1,500 labelled earlier issues.",
+    ]
+    said = notes({"type": ["type-a"], "topic": ["topic-b"]}, {"topic": 1500})
+    assert said[-1] == (
+        "topic: learned from 1,500 labelled issues, not measured yet, so at most “possible”."
+    )
+    both = notes({"type": ["type-a"]}, {"type": 1500, "topic": 1500})
+    assert both[-1].endswith("; how often they are right is not measured yet, so they are at "
+                             "most “possible”.")  # fmt: skip
+    assert notes({"type": ["type-a"]}, {"type": 1500}, frozenset({"type"})) == [
+        "topic: not proposed — no label stands out.",
+        "The labels were learned from 1,500 labelled earlier issues.",
+    ]
+
+
 def test_a_guess_never_right_at_its_confidence_says_never():
     """0 of 595 read "rarely right ... too rarely to propose" in the golden comment."""
     from issue_assistant.engines.similar_labels import plain_reason

@@ -115,7 +115,12 @@ class SimilarEngine(Engine):
             **decision,
             duplicate=duplicate,
             questions=questions,
-            why=[*why, *similar_labels.why_notes(answer, self.labels, model, filled)],
+            why=[
+                *why,
+                *similar_labels.why_notes(
+                    answer, self.labels, model.issues if model else None, filled
+                ),
+            ],
             confidence=answer.confidence,
             tiers=answer.tiers,
             engine=self.name,

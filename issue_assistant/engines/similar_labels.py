@@ -237,12 +237,13 @@ def plain_reason(choice: tiers.Choice) -> str:
 def why_notes(
     answer: LabelAnswer,
     labels: LabelsConfig,
-    model: LabelModel | None,
+    history: int | None,
     filled: set[str] | frozenset[str] = frozenset(),
 ) -> list[str]:
     """The plain notes of the comment's "Why" on the labels: each configured group that
     proposes nothing and why (but the `filled` groups, which the issue's labels already
-    answer), a group that voted, and how much history the labels came from."""
+    answer), a group that voted, and how much history the labels came from (`history`
+    labelled issues, None without a learned model)."""
     configured = [g for g in GROUPS if labels.proposable(g)]  # type: ignore[arg-type]
     if not configured:
         return ["No label is proposed: the label set marks none to propose."]
@@ -258,14 +259,17 @@ def why_notes(
             why = answer.plain.get(group, "nothing stands out")
             notes.append(f"{group}: not proposed — {why}.")
     learned = [g for g, m in answer.modes.items() if m == "learned"]
-    if model is not None and learned:
-        note = f"The labels were learned from {model.issues:,} labelled earlier issues"
-        if answer.unmeasured and set(answer.unmeasured) == set(learned):
+    if history is not None and learned:
+        # "not measured yet" only of the groups that propose something new: why at most "possible"
+        proposing = [g for g in learned if answer.proposed.get(g) and g not in filled]
+        unmeasured = {g: n for g, n in answer.unmeasured.items() if g in proposing}
+        note = f"The labels were learned from {history:,} labelled earlier issues"
+        if unmeasured and set(unmeasured) == set(proposing):
             note += "; how often they are right is not measured yet, so they are at most “possible”"
         notes.append(note + ".")
-        if answer.unmeasured and set(answer.unmeasured) != set(learned):
+        if unmeasured and set(unmeasured) != set(proposing):
             notes += [
                 f"{g}: learned from {n:,} labelled issues, not measured yet, so at most “possible”."
-                for g, n in answer.unmeasured.items()
+                for g, n in unmeasured.items()
             ]
     return notes
