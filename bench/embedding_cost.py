@@ -106,7 +106,7 @@ def throughput(snapshot) -> dict[str, float]:  # noqa: ANN001
 
     issues = [i for i in snapshot.all_issues() if not i.is_pull_request]
     texts = [embedding_text(i) for i in random.Random(0).sample(issues, SAMPLE)]
-    embedder = load_embedder(True)
+    embedder = load_embedder()
     if embedder is None:
         raise SystemExit("bench embedding_cost: needs the embeddings extra (pip install '.[dev]')")
     embedder.embed_one(texts[0])
@@ -124,7 +124,7 @@ def throughput(snapshot) -> dict[str, float]:  # noqa: ANN001
 def load_cost(env: dict[str, str]) -> tuple[float, float]:
     """Median (wall, CPU) of loading the model in a fresh process, less the imports before it."""
     bare = "import numpy, issue_assistant.index.embeddings"
-    load = bare + "; assert issue_assistant.index.embeddings.load_embedder(True)"
+    load = bare + "; assert issue_assistant.index.embeddings.load_embedder()"
     out = []
     for code in (bare, load):
         walls, cpus = _time([sys.executable, "-c", code], 3, env)

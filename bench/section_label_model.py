@@ -46,7 +46,7 @@ def vectors(snapshot, name: str = "hf-datasets") -> dict[int, np.ndarray]:  # no
     if path.is_file():
         data = np.load(path)
         return dict(zip(data["numbers"].tolist(), data["vectors"], strict=True))
-    embedder = load_embedder(True)
+    embedder = load_embedder()
     if embedder is None:
         raise SystemExit("bench label_model: needs the embeddings extra (pip install -e '.[dev]')")
     issues = [i for i in snapshot.all_issues() if not i.is_pull_request and i.labels]

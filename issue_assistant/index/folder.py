@@ -130,19 +130,23 @@ class IndexFolder:
         """Keep `kind` of vectors beside the index ("off": none, BM25 alone); sentence
         embeddings without their packages give the word vectors, with a warning."""
         if kind == "sentences":
-            from issue_assistant.index.embeddings import MissingPackages, load_embedder, model_files
+            from issue_assistant.index.embeddings import (
+                MissingPackages,
+                load_embedder,
+                missing,
+                model_files,
+            )
 
             try:
                 model_files()
             except MissingPackages as exc:
                 log.warning(
-                    "embeddings: %s is not installed (pip install 'issue-assistant-action"
-                    "[embeddings]'); the word vectors shipped with the package find candidates",
-                    exc,
+                    "embeddings: %s; the word vectors shipped with the package find candidates",
+                    missing(exc),
                 )
                 kind = "words"
             else:
-                self.enable_embeddings(lambda: load_embedder(True))
+                self.enable_embeddings(load_embedder)
         if kind == "words":
             self.enable_word_vectors()
 
