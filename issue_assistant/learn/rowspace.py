@@ -258,20 +258,23 @@ class Eigen:
 
 
 class Triangular:
-    """Solves with a lower triangular `L` and its transpose, block by block, each diagonal block
-    inverted once (numpy's `solve` would factor `L` again, at the cost of a cube, every time)."""
+    """`K = L L.T` (Cholesky): the factor `L`, lower triangular, and solves with it and its
+    transpose, block by block, each diagonal block inverted once (numpy's `solve` would factor
+    `L` again, at the cost of a cube, every time)."""
 
     def __init__(self, lower: np.ndarray) -> None:
-        self.lower = lower
         self.factor = lower
-        self.rank = len(lower)
         n = len(lower)
         self.blocks = [(a, min(a + BLOCK, n)) for a in range(0, n, BLOCK)]
         self.inverses = [np.linalg.inv(lower[a:z, a:z]) for a, z in self.blocks]
 
+    @property
+    def rank(self) -> int:
+        return len(self.factor)
+
     def solve(self, b: np.ndarray, *, upper: bool) -> np.ndarray:
         """`inv(L) @ b`, or `inv(L.T) @ b` with `upper`."""
-        lower = self.lower
+        lower = self.factor
         out = np.array(b, dtype=np.float64, copy=True).reshape(len(lower), -1)
         steps = list(zip(self.blocks, self.inverses, strict=True))
         for (a, z), inverse in reversed(steps) if upper else steps:
