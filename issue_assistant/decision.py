@@ -123,6 +123,11 @@ CONFIDENCE_HIGH = 0.9
 CONFIDENCE_LIKELY = 0.7
 
 
+def in_tenths(precision: float) -> int:
+    """N of "right N in 10 times", rounded down (0.96 is 9 in 10, not 10)."""
+    return int(precision * 10 + 1e-9)
+
+
 def tier_of(confidence: float) -> Tier:
     """The tier of an engine's own (unmeasured) confidence in [0, 1]."""
     if confidence >= CONFIDENCE_HIGH:
@@ -144,6 +149,11 @@ class LabelTier(_Model):
     # "learned" (the label model), "vote" (similar issues' labels), "form" (the issue form's
     # answer naming it): where the label came from.
     source: Literal["learned", "vote", "form"] = "learned"
+
+    @property
+    def tenths(self) -> int | None:
+        """N of "right N in 10 times" (`in_tenths`), None where not measured."""
+        return None if self.precision is None else in_tenths(self.precision)
 
 
 class Bounds(_Model):

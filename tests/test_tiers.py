@@ -331,6 +331,9 @@ def test_too_small_a_history_proposes_as_possible():
 
 def test_in_tenths_rounds_down():
     assert [in_tenths(x) for x in (0.96, 0.9, 0.6, 0.59, 1.0)] == [9, 9, 6, 5, 10]
+    # what the comment says of a proposed label: the same rounding, nothing where not measured
+    assert LabelTier(tier="high", precision=0.96).tenths == 9
+    assert LabelTier(tier="possible").tenths is None
 
 
 # -- class-complete folds ----------------------------------------------------------------------

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from issue_assistant.config.sections import LabelModelConfig
-from issue_assistant.decision import TIERS, Bounds, LabelTier, Tier
+from issue_assistant.decision import TIERS, Bounds, LabelTier, Tier, in_tenths
 from issue_assistant.learn.confidence import Curve, ThresholdTable, wilson
 
 # Fewer out-of-fold predictions than this measure nothing reliable: on held-out windows of
@@ -139,11 +139,6 @@ def label_precision(curve: Curve, i: int) -> float | None:
     if sum(b.proposals for b in curve.buckets[i:]) < MIN_LABEL_EVIDENCE:
         return None
     return curve.buckets[i].interval[0]
-
-
-def in_tenths(precision: float) -> int:
-    """N of "right N in 10 times", rounded down (0.96 is 9 in 10, not 10)."""
-    return int(precision * 10 + 1e-9)
 
 
 @dataclass
