@@ -297,3 +297,43 @@ def test_no_value_error_prefix(tmp_path):
     with pytest.raises(UserError) as err:
         load_labels(write(tmp_path, "labels.toml", text))
     assert "Value error" not in str(err.value) and "bad regular expression" in str(err.value)
+
+
+def test_every_error_of_a_file_is_said_in_one_line(tmp_path):
+    """The misspelt key first (with file:line), then the file's other errors by line; the
+    "Field required" a misspelling causes is not said; past `MORE_ERRORS`, a count."""
+    from issue_assistant.config.strict import MORE_ERRORS
+
+    text = GOOD_LABELS.replace("question =", "questoin =").replace(
+        'description = "the command line"', "description = 3\nmax_areas = 1"
+    )
+    with pytest.raises(UserError) as err:
+        load_labels(write(tmp_path, "labels.toml", text))
+    message = str(err.value)
+    assert message.endswith(
+        "labels.toml:10: type.0.ask.0.questoin: unknown key (did you mean 'question'?); "
+        "line 15: area.0.description: Input should be a valid string; "
+        "line 16: area.0.max_areas: unknown key"
+    )
+    assert "question: Field required" not in message and "\n" not in message
+    many = "".join("[engine]\n" if i == 0 else f"k{i} = 1\n" for i in range(MORE_ERRORS + 3))
+    with pytest.raises(UserError) as err:
+        load_config(write(tmp_path, "config.toml", many))
+    assert "config.toml:2: engine.k1: unknown key; line 3: engine.k2" in str(err.value)
+    assert str(err.value).endswith(
+        f"line {MORE_ERRORS + 2}: engine.k{MORE_ERRORS + 1}: unknown key; 1 more"
+    )
+
+
+def test_config_check_says_what_is_wrong_in_both_files(tmp_path, capsys):
+    labels = write(tmp_path, "labels.toml", GOOD_LABELS + "unknown = 1\n")
+    config = write(tmp_path, "config.toml", '[engine]\nmax_turns = "5"\n')
+    assert main(["config", "check", "--labels", str(labels), "--config", str(config)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2
+    assert "labels.toml:16: area.0.unknown: unknown key" in err[0]
+    assert "config.toml:2: engine.max_turns: Input should be a valid integer" in err[1]
+    # one wrong file: its error once
+    good = write(tmp_path, "good.toml", GOOD_LABELS)
+    assert main(["config", "check", "--labels", str(good), "--config", str(config)]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

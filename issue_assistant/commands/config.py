@@ -50,6 +50,24 @@ def _say_files(args: argparse.Namespace) -> None:
             said.info("%s: none found (looked in %s)", name, lookup(name))
 
 
+def _load_both(args: argparse.Namespace):  # noqa: ANN202
+    """Both files; when labels.toml is wrong, config.toml is checked too, so one run says what
+    is wrong in each (the first file's error printed, the second's raised)."""
+    from issue_assistant.commands.common import load_config_only, load_configs
+    from issue_assistant.errors import print_cli
+
+    try:
+        return load_configs(args)
+    except UserError as first:
+        try:
+            load_config_only(args)
+        except UserError as second:
+            if str(second) != str(first):
+                print_cli(first)
+                raise second from None
+        raise
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -57,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         print(args._help(), end="")
         return 0
 
-    from issue_assistant.commands.common import config_paths, load_configs
+    from issue_assistant.commands.common import config_paths
     from issue_assistant.config.files import find_file
     from issue_assistant.config.labels import GROUPS
     from issue_assistant.config.weak_spots import weak_spots
@@ -67,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.pipeline import check_engines, engines_for
     from issue_assistant.published import check_workflows
 
-    labels, config = load_configs(args)
+    labels, config = _load_both(args)
     _say_files(args)
     counts = {g: len(labels.group(g)) for g in GROUPS}  # type: ignore[arg-type]
     engine = config.engine.name

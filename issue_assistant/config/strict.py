@@ -70,6 +70,11 @@ def _message(err: Any, model: type[BaseModel] | None, loc: tuple[str | int, ...]
     return msg
 
 
+# The errors one message names beside the first, at most (a file that is not this tool's would
+# otherwise fill the terminal).
+MORE_ERRORS = 4
+
+
 def validation_error(
     path: Path,
     text: str,
@@ -77,12 +82,24 @@ def validation_error(
     prefix: tuple[str | int, ...] = (),
     model: type[BaseModel] | None = None,
 ) -> UserError:
-    """The first error as one line naming file:line and key. An unknown key comes first: a
-    misspelt `questoin` is the cause of the `question: Field required` beside it."""
+    """Every error in one line: the first names file:line and key, the others their line and
+    key, so one run shows what to fix. An unknown key comes first, and the "Field required" of
+    its table is left out: a misspelt `questoin` is the cause of the `question` missing beside
+    it."""
     errors = exc.errors()
-    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    loc = prefix + tuple(err["loc"])
-    line = line_of(text, loc)
-    key = ".".join(str(p) for p in loc)
+    misspelt = {tuple(e["loc"][:-1]) for e in errors if e["type"] == "extra_forbidden"}
+    kept = [e for e in errors if e["type"] != "missing" or tuple(e["loc"][:-1]) not in misspelt]
+    said: list[tuple[int | None, str]] = []
+    for err in sorted(kept or errors, key=lambda e: e["type"] != "extra_forbidden"):
+        loc = prefix + tuple(err["loc"])
+        key = ".".join(str(p) for p in loc)
+        one = (line_of(text, loc), f"{key}: {_message(err, model, loc)}")
+        if one not in said:
+            said.append(one)
+    said[1:] = sorted(said[1:], key=lambda one: one[0] or 0)  # the others in the file's order
+    (line, first), rest = said[0], said[1:]
     where = f"{path}:{line}" if line else str(path)
-    return UserError(f"{key}: {_message(err, model, loc)}", where=where)
+    others = [f"line {n}: {what}" if n else what for n, what in rest[:MORE_ERRORS]]
+    if len(rest) > MORE_ERRORS:
+        others.append(f"{len(rest) - MORE_ERRORS} more")
+    return UserError("; ".join([first, *others]), where=where)
