@@ -52,9 +52,9 @@ def feature_request(index: IssueIndex) -> str:
     return _replay(DATA / "hf-datasets.jsonl.gz", HF_LABELS, 7016, index).comment
 
 
-def documentation_request(index: IssueIndex) -> str:
-    """poetry #10210, filed through the documentation form, which labelled it `area/docs`."""
-    return _replay(DATA / "poetry-sample.jsonl.gz", POETRY_LABELS, 10210, index).comment
+def documentation_report(index: IssueIndex) -> str:
+    """hf-datasets #6950, a reporter's `Dataset.with_format` behaving unlike its documentation."""
+    return _replay(DATA / "hf-datasets.jsonl.gz", HF_LABELS, 6950, index).comment
 
 
 # file name -> (the snapshot whose index it needs, how it is made)
@@ -62,7 +62,7 @@ GOLDEN: dict[str, tuple[str, Callable[[IssueIndex], str]]] = {
     "bug-with-duplicate.md": ("poetry-sample.jsonl.gz", bug_with_duplicate),
     "bug-with-questions.md": ("hf-datasets.jsonl.gz", bug_with_questions),
     "feature-request.md": ("hf-datasets.jsonl.gz", feature_request),
-    "documentation-request.md": ("poetry-sample.jsonl.gz", documentation_request),
+    "documentation-report.md": ("hf-datasets.jsonl.gz", documentation_report),
 }
 
 

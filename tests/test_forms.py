@@ -213,8 +213,8 @@ def test_a_form_kind_answer_decides_on_the_documentation_request(
     poetry_snapshot, poetry_index, tmp_path
 ):
     """poetry #10210: filed with the documentation form ("Missing documentation"), `area/docs`
-    came with it, "Poetry 2.1" is in the title. No bug type and no bug questions are proposed;
-    the why names the form's answer."""
+    came with it, "Poetry 2.1" is in the title. No bug type and no bug questions are proposed,
+    so nothing at all (no comment is posted); the why names the form's answer."""
     from issue_assistant.cli import main
 
     assert main(["init", "--snapshot", str(POETRY), "--dir", str(tmp_path)]) == 0
@@ -233,9 +233,11 @@ def test_a_form_kind_answer_decides_on_the_documentation_request(
     assert asking.missing(asks[:1], _issue("it fails", "### Description\n\nIt fails."))
     config = Config()
     engine = create("similar", config, labels)
-    d = replay(poetry_snapshot, 10210, index=poetry_index, labels=labels, config=config,
-               engine=engine).decision  # fmt: skip
+    analysis = replay(poetry_snapshot, 10210, index=poetry_index, labels=labels, config=config,
+                      engine=engine)  # fmt: skip
+    d = analysis.decision
     assert d.type is None and d.questions == []
+    assert analysis.plan.is_empty  # nothing to propose: the Action posts no comment
     assert any("'Missing documentation'" in w and "`area/docs`" in w for w in d.why)
     # a kind answer naming a type label proposes it, from the form
     body = "### Issue Kind\n\nFeature request\n\n### Description\n\nAdd a flag."

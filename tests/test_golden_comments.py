@@ -41,7 +41,13 @@ def test_the_references_show_what_they_are_meant_to(rendered):
     assert "@LinXin04, could you tell us:" in visible_part(asked)
     feature = extract_plan(rendered["feature-request.md"])
     assert feature is not None and feature.type == "enhancement" and not feature.questions
-    docs = rendered["documentation-request.md"]
-    plan = extract_plan(docs)
-    assert plan is not None and plan.preset == {"area/docs": "template"}
-    assert "- Already labelled: `area/docs` came with the issue (its template)." in docs
+    docs = extract_plan(rendered["documentation-report.md"])
+    assert docs is not None and docs.type == "documentation" and not docs.questions
+
+
+@pytest.mark.parametrize("name", list(GOLDEN))
+def test_every_reference_is_a_comment_the_action_posts(rendered, name):
+    """The Action posts nothing when there is nothing to propose: no reference shows such a
+    comment."""
+    plan = extract_plan(rendered[name])
+    assert plan is not None and not plan.is_empty
