@@ -66,11 +66,10 @@ if TYPE_CHECKING:
 # version's hand-weighted score does not apply to this one (2: shared errors, frames, rarity;
 # 3: a claim rests on evidence and no follow-up is claimed, `PairFeatures.claim`; 4: rarity
 # counts every word of a piece, not any, and alike titles whose words both bodies use carry;
-# 5: a quoted name stays in an error message, `evidence.message_key`; 6: the same error counts
-# again when the candidate is open, as its frames do).
+# 5: a quoted name stays in an error message, `evidence.message_key`).
 # A report filed again by its reporter is claimed whatever the score (`PairFeatures.refiled`),
 # so the rule leaves every threshold where it was.
-SCORE_VERSION = 6
+SCORE_VERSION = 5
 # Weights of the logistic score, with and without a dense cosine.
 WITH_DENSE = {
     "bias": -8.0,
@@ -83,7 +82,6 @@ WITH_DENSE = {
     "age": -0.25,
     "error": 2.0,
     "frames": 1.5,
-    "error_open": 2.0,
     "frames_open": 2.0,
 }
 LEXICAL = {
@@ -96,7 +94,6 @@ LEXICAL = {
     "age": -0.25,
     "error": 2.0,
     "frames": 1.5,
-    "error_open": 2.0,
     "frames_open": 2.0,
 }
 DEFAULT_MARGIN = 0.05
@@ -125,11 +122,10 @@ class PairFeatures:
     open: float
     age: float
     # the same error message (weighed by how rare it is); the share of the innermost stack
-    # frames in common (weighed by theirs); each again when the candidate is open (a crash
-    # whose error or frames match an open issue's: the strongest case)
+    # frames in common (weighed by theirs); that again when the candidate is open (a crash
+    # whose frames match an open issue's: the strongest case)
     error: float = 0.0
     frames: float = 0.0
-    error_open: float = 0.0
     frames_open: float = 0.0
     # what the two share, for the reason and the comment's table (not a feature)
     evidence: Shared = field(default_factory=Shared, compare=False, repr=False)
@@ -306,7 +302,6 @@ def features(
         age=math.log1p(age_days / 30),
         error=error,
         frames=frames,
-        error_open=error * is_open,
         frames_open=frames * is_open,
         evidence=both.specific(rarity),
     )
