@@ -208,3 +208,29 @@ def test_unknown_originals_count_for_neither_and_recall_at_k():
     assert m.dup_recall.den == 2  # and #12, #13 are not misses
     assert (m.unknown_originals, m.unknown_flagged) == (2, 1)
     assert [str(m.recall_at[k]) for k in (1, 5, 10)] == ["0.00 (0/2)", "0.50 (1/2)", "1.00 (2/2)"]
+
+
+def test_the_confidence_table_stops_where_nothing_would_be_proposed():
+    """Coverage only falls as the confidence rises: the table ends at the first confidence
+    that covers no issue, and a group no label of which reached the lowest says so in a line."""
+    from issue_assistant.evaluate.labels import group_labels
+    from issue_assistant.evaluate.report import render_report
+    from issue_assistant.evaluate.results import RunHeader
+    from issue_assistant.learn.confidence import THRESHOLDS
+
+    def probable(number: int, area: float, topic: float, gold: str) -> IssueResult:
+        probs = {"area": {"cli": area}, "topic": {"speed": topic}}
+        decision = Decision(probabilities=probs)
+        return result(number, decision, labels={"area": [gold], "topic": ["speed"]})
+
+    rows = [probable(1, 0.5, 0.1, "cli"), probable(2, 0.1, 0.05, "docs")]
+    lines = group_labels(rows, "area").thresholds
+    assert [str(t.coverage) for t in lines[:-1]] == ["0.50 (1/2)"] * (len(lines) - 1)
+    assert lines[-1].coverage.num == 0 and lines[-1].threshold > 0.5 >= lines[-2].threshold
+    assert len(lines) < len(THRESHOLDS)
+    assert [t.coverage.num for t in group_labels(rows, "topic").thresholds] == [0]
+    header = RunHeader(repository="o/r", engine="similar", day=T.date(), requested=2, selected=2)
+    text = render_report(header, rows)
+    assert "If the engine proposed an area label whenever" in text
+    assert f"No topic label's probability reached {THRESHOLDS[0]:.2f} on these issues" in text
+    assert "If the engine proposed a topic label" not in text

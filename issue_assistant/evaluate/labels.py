@@ -91,11 +91,15 @@ class GroupLabels:
 
 
 def _thresholds(rows: Sequence[IssueResult], group: str, limit: int) -> list[ThresholdLine]:
+    """Coverage and precision at each of `THRESHOLDS`, up to the first that covers no issue
+    (the higher ones cover none either)."""
     scored = [r for r in rows if r.decision.probabilities.get(group)]
     if not scored:
         return []
-    out = []
+    out: list[ThresholdLine] = []
     for t in THRESHOLDS:
+        if out and not out[-1].coverage.num:
+            break
         covered = made = right = 0
         for r in scored:
             present = set(r.gold.present)
