@@ -51,8 +51,11 @@ RUN pip install --ignore-installed --no-compile --prefix /install \
 # Trim (docs/github-action.md, "What goes in the image"): the libraries' own test suites, what
 # only builds or type-checks against numpy (f2py, distutils, C headers, `.pyi` stubs), Pygments
 # (rich imports it only for syntax highlighting and tracebacks, which the assistant never shows;
-# tests/test_image.py checks), and the debug symbols of the extension modules. The
+# tests/test_image.py checks), and the symbols the extension modules do not export. The
 # libraries auditwheel bundled (`*.libs/`) are left alone: strip breaks their patched ELF headers.
+# Then byte-compile (bench/image_size.byte_compile does the same): the libraries in place of
+# their sources (a traceback through them names the file and line, without the line's text),
+# the package beside its own sources.
 RUN find /install -type d -name tests -prune -exec rm -rf {} + \
     && rm -rf "/install/lib/python3.11/site-packages/numpy/f2py" \
         "/install/lib/python3.11/site-packages/numpy/distutils" \
@@ -60,9 +63,12 @@ RUN find /install -type d -name tests -prune -exec rm -rf {} + \
         "/install/lib/python3.11/site-packages/pygments" \
         /install/bin/f2py /install/bin/numpy-config /install/bin/pygmentize \
     && find /install -type f -name '*.pyi' -delete \
-    && find /install -type f -name '*.so*' ! -path '*.libs/*' -exec strip --strip-debug {} + \
+    && find /install -type f -name '*.so*' ! -path '*.libs/*' -exec strip --strip-unneeded {} + \
+    && python -m compileall -q -j 0 --invalidation-mode unchecked-hash -b -x /issue_assistant/ \
+        -d "$SITE" /install/lib/python3.11/site-packages \
+    && find /install/lib/python3.11/site-packages -name '*.py' ! -path '*/issue_assistant/*' -delete \
     && python -m compileall -q -j 0 --invalidation-mode unchecked-hash \
-        -d "$SITE" /install/lib/python3.11/site-packages
+        -d "$SITE/issue_assistant" /install/lib/python3.11/site-packages/issue_assistant
 
 FROM slim AS base
 ENV PYTHONDONTWRITEBYTECODE=1 \

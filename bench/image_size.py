@@ -3,11 +3,13 @@
     python bench/image_size.py [EXTRAS]    # e.g. '[mcp]'; needs the package index (pip)
 
 Installs the package and `requirements.lock` (hash-checked) into a temporary prefix (as the build
-stage does: no compile, then the test suites and `TRIMMED` removed, `.pyi` stubs deleted, debug
-symbols stripped outside `*.libs/`, byte-compiled), and prints each distribution's share in MB
-(files under the top-level names its RECORD lists, their `.pyc` included) as a Markdown table,
-and the image's estimate: that plus the base image's size (`BASE_MB`, not measured here: no
-Docker; docs/github-action.md). Not a `section_*` benchmark: it needs the network.
+stage does: no compile, then the test suites and `TRIMMED` removed, `.pyi` stubs deleted, the
+symbols an extension module does not export stripped outside `*.libs/`, the libraries
+byte-compiled in place of their sources, the package beside its own), and prints each
+distribution's share in MB (files under the top-level names its RECORD lists, their `.pyc`
+included) as a Markdown table, and the image's estimate: that plus the base image's size
+(`BASE_MB`, not measured here: no Docker; docs/github-action.md). Not a `section_*` benchmark:
+it needs the network.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ TRIMMED_BIN = ("f2py", "numpy-config", "pygmentize")
 # The base image's size is not measured here (no Docker): python:3.11-slim-bookworm is 130.0 MB
 # on disk by docker-library/repo-info (docs/github-action.md); the image is about that plus this.
 BASE_MB = 130.0
+# The one distribution whose `.py` sources stay in the image (a traceback through our own code
+# shows its lines); every other keeps only its byte code, compiled where its source was.
+KEEP_SOURCES = "issue_assistant"
+STRIP = ("strip", "--strip-unneeded")
 
 
 def _size(path: Path) -> int:
@@ -69,11 +75,23 @@ def build(prefix: Path, extras: str = "") -> Path:
         stub.unlink()
     libs = [p for p in prefix.rglob("*.so*") if p.is_file() and not p.parent.name.endswith(".libs")]
     if libs and shutil.which("strip"):
-        subprocess.run(["strip", "--strip-debug", *map(str, libs)], check=True)
-    compile_all = [sys.executable, "-m", "compileall", "-q", "-j", "0"]
-    compile_all += ["--invalidation-mode", "unchecked-hash", str(site)]
-    subprocess.run(compile_all, check=True)
+        subprocess.run([*STRIP, *map(str, libs)], check=True)
+    byte_compile(site)
     return site
+
+
+def byte_compile(site: Path) -> None:
+    """Compile `site` as the build stage does: every library's modules to byte code where its
+    source was (which Python imports without the source), the sources then deleted; the
+    package's own in `__pycache__` beside its kept sources."""
+    compile_all = [sys.executable, "-m", "compileall", "-q", "-j", "0"]
+    compile_all += ["--invalidation-mode", "unchecked-hash"]
+    own = f"/{KEEP_SOURCES}/"
+    subprocess.run([*compile_all, "-b", "-x", own, str(site)], check=True)
+    for source in site.rglob("*.py"):
+        if own not in source.as_posix():
+            source.unlink()
+    subprocess.run([*compile_all, str(site / KEEP_SOURCES)], check=True)
 
 
 def shares(site: Path) -> list[tuple[int, str]]:

@@ -8,7 +8,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from bench.image_size import TRIMMED, TRIMMED_BIN
+from bench.image_size import KEEP_SOURCES, STRIP, TRIMMED, TRIMMED_BIN, byte_compile
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,3 +70,45 @@ def test_the_progress_displays_run_without_pygments():
         [sys.executable, "-c", PROGRESS], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.split() == ["ok", "False"]
+
+
+def test_the_dockerfile_strips_and_compiles_as_the_estimate_does():
+    build = _build_stage()
+    assert f"-exec {' '.join(STRIP)} {{}} +" in build
+    own = f"/{KEEP_SOURCES}/"
+    assert f"--invalidation-mode unchecked-hash -b -x {own} " in build
+    assert f"-name '*.py' ! -path '*{own}*' -delete" in build
+    assert f"/install/lib/python3.11/site-packages/{KEEP_SOURCES}\n" in build
+
+
+def test_a_library_runs_from_its_byte_code_alone(tmp_path):
+    site = tmp_path / "site-packages"
+    (site / "somelib").mkdir(parents=True)
+    (site / "somelib" / "__init__.py").write_text("def fail():\n    raise ValueError('lib')\n")
+    (site / "flat.py").write_text("WORD = 'flat'\n")
+    (site / KEEP_SOURCES).mkdir()
+    (site / KEEP_SOURCES / "__init__.py").write_text("def fail():\n    raise ValueError('ours')\n")
+    byte_compile(site)
+    assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*.py")) == [
+        f"{KEEP_SOURCES}/__init__.py"
+    ]
+    assert (site / "somelib" / "__init__.pyc").is_file() and (site / "flat.pyc").is_file()
+    assert list((site / KEEP_SOURCES / "__pycache__").glob("__init__.*.pyc"))
+    run = f"""
+import sys, traceback
+sys.path.insert(0, {str(site)!r})
+import flat, somelib, {KEEP_SOURCES} as own
+print(flat.WORD, somelib.__file__.endswith('__init__.pyc'), own.__file__.endswith('.py'))
+for fail in (somelib.fail, own.fail):
+    try:
+        fail()
+    except ValueError:
+        traceback.print_exc(file=sys.stdout)
+"""
+    out = subprocess.run(
+        [sys.executable, "-B", "-c", run], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.splitlines()[0] == "flat True True"
+    # a library's frame names its file and line, without the line's text; ours shows the text
+    assert re.search(r'somelib.__init__\.py", line 2, in fail\n(?!\s+raise)', out)
+    assert "raise ValueError('ours')" in out
