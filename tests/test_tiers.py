@@ -875,3 +875,47 @@ def test_calibrate_prints_a_type_labels_own_curve_beside_the_top_labels():
         in text
     )
     assert "    curve: 0.3: 0.75" in text
+
+
+def test_a_voted_group_says_why_once_and_not_where_the_issue_answers_it():
+    """poetry #10120 (88 labelled issues, every group voted): its template set `kind/bug`, yet
+    "Why" said "type: from the labels of the most similar earlier issues (too little history to
+    learn this group)", and the same of area beside `area/docs`'s own line saying where it came
+    from. A voted group now says only why it voted, and not where the issue's labels answer it,
+    nor where the configuration asks for the vote."""
+    from issue_assistant.decision import GroupOutcome
+    from issue_assistant.engines.similar_labels import LabelAnswer, why_notes
+
+    labels = LabelsConfig.model_validate(
+        {g: [{"name": f"{g}-a"}, {"name": f"{g}-b"}] for g in ("type", "area")}
+    )
+
+    def notes(unlearned: set[str], filled: frozenset = frozenset()) -> list[str]:
+        answer = LabelAnswer(
+            proposed={"type": ["type-a"], "area": ["area-b"]},
+            modes={"type": "vote", "area": "vote"},
+            groups={g: GroupOutcome(mode="vote") for g in ("type", "area")},
+            unlearned=unlearned,
+        )
+        return why_notes(answer, labels, None, filled)
+
+    both = {"type", "area"}
+    assert notes(both) == [
+        "type: too few labelled earlier issues to learn it from yet.",
+        "area: too few labelled earlier issues to learn it from yet.",
+    ]
+    assert notes(both, frozenset({"type"})) == [
+        "area: too few labelled earlier issues to learn it from yet."
+    ]
+    assert notes(set()) == []  # `[labels] model = "vote"`: the maintainer's choice
+
+
+def test_a_real_issue_with_its_type_from_a_template_explains_only_the_rest(poetry_index):
+    from tests.golden_comments import DATA, POETRY_LABELS, _replay
+
+    analysis = _replay(DATA / "poetry-sample.jsonl.gz", POETRY_LABELS, 10120, poetry_index)
+    why = analysis.decision.why
+    assert analysis.decision.areas == ["area/docs"]
+    assert "area: too few labelled earlier issues to learn it from yet." in why
+    assert not [line for line in why if line.startswith("type:")], why
+    assert "`kind/bug` came with the issue" in analysis.comment

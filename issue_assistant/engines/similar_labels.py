@@ -95,6 +95,8 @@ class LabelAnswer:
     modes: dict[str, str] = field(default_factory=dict)
     groups: dict[str, GroupOutcome] = field(default_factory=dict)
     unmeasured: dict[str, int] = field(default_factory=dict)  # group -> labelled issues
+    # the groups that vote because their history is too short to learn (not by configuration)
+    unlearned: set[str] = field(default_factory=set)
     # group -> why it proposes nothing, in plain words (the comment's "Why")
     plain: dict[str, str] = field(default_factory=dict)
 
@@ -155,6 +157,8 @@ def answer(
             continue
         out.modes[group] = "vote"
         why_neighbours = gm.reason if gm is not None else "[labels] model = vote"
+        if gm is not None:
+            out.unlearned.add(group)
         chosen, reason, plain = _voted(context, labels, config, options, group, neighbors)
         if chosen and not rule.allows("possible"):
             chosen, reason = [], f"the vote is not measured; [labels] propose = {rule.propose}"
@@ -241,21 +245,21 @@ def why_notes(
     filled: set[str] | frozenset[str] = frozenset(),
 ) -> list[str]:
     """The plain notes of the comment's "Why" on the labels: each configured group that
-    proposes nothing and why (but the `filled` groups, which the issue's labels already
-    answer), a group that voted, and how much history the labels came from (`history`
-    labelled issues, None without a learned model)."""
+    proposes nothing and why, a group that voted for want of history (neither said of the
+    `filled` groups, which the issue's labels already answer), and how much history the labels
+    came from (`history` labelled issues, None without a learned model)."""
     configured = [g for g in GROUPS if labels.proposable(g)]  # type: ignore[arg-type]
     if not configured:
         return ["No label is proposed: the label set marks none to propose."]
     notes = []
     for group in configured:
+        if group in filled:
+            continue
         if answer.proposed.get(group):
-            if answer.modes.get(group) == "vote":
-                notes.append(
-                    f"{group}: from the labels of the most similar earlier issues (too little "
-                    "history to learn this group)."
-                )
-        elif group not in filled:
+            # each voted label's own line says where it came from; this says why
+            if group in answer.unlearned:
+                notes.append(f"{group}: too few labelled earlier issues to learn it from yet.")
+        else:
             why = answer.plain.get(group, "nothing stands out")
             notes.append(f"{group}: not proposed — {why}.")
     learned = [g for g, m in answer.modes.items() if m == "learned"]
