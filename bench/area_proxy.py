@@ -15,14 +15,21 @@ that each cover a part of the issues.
 Time order as the labels section scores area (`bench/section_labels._multi`): the newest
 `SCORED` labelled issues are scored, then on their own the `SCORED` before them; the model is fit
 on every labelled issue older than the scored ones, or on the `SMALL` just before them (the
-goal's setting). One fit per setting (`learn.model.fit`, with its out-of-fold curves); each rule
-is then `learn.tiers.choose` on the same probabilities (`section_labels.score_multi`): the floor
-(`[labels] min_precision`) and the evidence minimum (`learn.tiers.MIN_LABEL_EVIDENCE`, set for
-the run) vary, the rest is the shipped default. About 25 s on 2 cores.
+goal's setting). Either one fit for all the scored issues, or fits again as the engine does
+(*refit*): a fit at the first scored issue and again once as many labelled issues were created
+since as `learn.saved.stale` asks (`REFIT_COUNT`, or `REFIT_SHARE` of what it was fit on: every
+30 issues on 300, every 50 on more), each block scored by the model of its moment, as a live
+run or `evaluate`'s time buckets would. Every fit is `learn.model.fit`, with its out-of-fold
+curves; each rule is then `learn.tiers.choose` on the same probabilities
+(`section_labels.score_multi`): the floor (`[labels] min_precision`) and the evidence minimum
+(`learn.tiers.MIN_LABEL_EVIDENCE`, set for the run) vary, the rest is the shipped default. An
+issue counts as labelled from its opening (the snapshot's labels are today's), as everywhere in
+the benches. About 3 minutes on 2 cores.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import tempfile
 import time
@@ -45,6 +52,7 @@ from issue_assistant.decision import TIERS  # noqa: E402
 from issue_assistant.learn import tiers  # noqa: E402
 from issue_assistant.learn.model import fit  # noqa: E402
 from issue_assistant.learn.rows import Row, rows_from  # noqa: E402
+from issue_assistant.learn.saved import REFIT_COUNT, REFIT_SHARE  # noqa: E402
 from issue_assistant.tracker.snapshot import Snapshot, read_snapshot  # noqa: E402
 
 MIN_ISSUES = 14
@@ -122,6 +130,53 @@ def measure(train: list[Row], test: list[Row], labels: LabelsConfig, quick: bool
     return fit_s, gm, scores
 
 
+def blocks(
+    rows: list[Row], test: list[Row], small: int | None
+) -> list[tuple[list[Row], list[Row]]]:
+    """(training rows, the scored rows it answers) between the engine's refits: a fit at a scored
+    issue learns from the labelled rows before it (the `small` newest of them, or all), and
+    answers until `learn.saved.stale`'s count of labelled issues created since is reached."""
+    start = next(i for i, r in enumerate(rows) if r is test[0])
+    out, i = [], 0
+    while i < len(test):
+        older = rows[: start + i]
+        train = older[-small:] if small else older
+        n = max(1, math.ceil(min(REFIT_COUNT, REFIT_SHARE * len(train))))
+        out.append((train, test[i : i + n]))
+        i += n
+    return out
+
+
+def merged(parts: list[MultiScore]) -> MultiScore:
+    """The scores of consecutive blocks as one."""
+    s = MultiScore(sum(p.scored for p in parts))
+    for p in parts:
+        for name in ("covered", "made", "right", "given"):
+            setattr(s, name, getattr(s, name) + getattr(p, name))
+        for name in (
+            "by_tier",
+            "right_tier",
+            "label_made",
+            "label_right",
+            "label_given",
+            "label_tier",
+            "label_tier_right",
+        ):
+            getattr(s, name).update(getattr(p, name))
+    s.reachable = max(p.reachable for p in parts)
+    return s
+
+
+def measure_refit(
+    rows: list[Row], test: list[Row], labels: LabelsConfig, quick: bool, small: int | None
+):  # noqa: ANN201
+    """As `measure`, refit as the engine does (`blocks`): the fits' CPU, the last fit's area
+    group, each rule's score over every block, and how many fits."""
+    done = [measure(train, part, labels, quick) for train, part in blocks(rows, test, small)]
+    scores = {rule: merged([d[2][rule] for d in done]) for rule in done[0][2]}
+    return sum(d[0] for d in done), done[-1][1], scores, len(done)
+
+
 def _met(s: MultiScore) -> str:
     high = s.right_tier["high"] / s.by_tier["high"] if s.by_tier["high"] else 0.0
     ok = (
@@ -196,13 +251,24 @@ def main(quick: bool = False) -> str:
             labels = stand_in(names, Path(tmp), types)
         rows = rows_from(snapshot, labels, snapshot.repository.fetched_at)
         for scored, older, test in windows(rows, n)[: 1 if quick else 2]:
-            for history, train in (("all older", older), (f"{SMALL} before", older[-SMALL:])):
+            histories = [
+                ("all older", older, False, None),
+                (f"{SMALL} before", older[-SMALL:], False, SMALL),
+                ("all older, refit", older, True, None),
+                (f"{SMALL} before, refit", older[-SMALL:], True, SMALL),
+            ]
+            for history, train, refit, small in histories:
                 setting = f"{scored} | {variant} | {history} ({len(train)})"
-                fit_s, gm, scores = measure(train, test, labels, quick)
+                if refit:
+                    fit_s, gm, scores, k = measure_refit(rows, test, labels, quick, small)
+                    count = f" in {k} fits"
+                else:
+                    fit_s, gm, scores = measure(train, test, labels, quick)
+                    count = ""
                 method = f", {gm.table.method}" if gm.table else ""
                 fits.append(
                     f"{setting.replace(' |', ',')}: {len(gm.classes)} labels learned, "
-                    f"{fit_s:.1f} s CPU{method}"
+                    f"{fit_s:.1f} s CPU{count}{method}"
                 )
                 table += [summary(setting, s, rule) for rule, s in scores.items()]
                 labels_out += ["", f"Per label, {setting.replace(' |', ',')}:", ""]
