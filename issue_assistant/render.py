@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -76,6 +77,19 @@ def one_line(text: str | None, limit: int = 200) -> str:
     return excerpt(text, limit)
 
 
+def runs(rows: Sequence[Any], *fields: str) -> list[tuple[float, float, Any]]:
+    """Consecutive rows of a table by threshold that agree on `fields`, as one: (its first
+    threshold, its last, the first row). Thresholds where nothing changes read as one line."""
+    out: list[tuple[float, float, Any, tuple]] = []
+    for row in rows:
+        key = tuple(getattr(row, f) for f in fields)
+        if out and out[-1][3] == key:
+            out[-1] = (out[-1][0], row.threshold, out[-1][2], key)
+        else:
+            out.append((row.threshold, row.threshold, row, key))
+    return [(low, high, row) for low, high, row, _ in out]
+
+
 @cache
 def environment() -> Environment:
     env = Environment(
@@ -97,6 +111,7 @@ def environment() -> Environment:
     env.filters["code"] = code
     env.filters["path"] = path
     env.filters["visible"] = visible
+    env.filters["runs"] = runs
     env.filters["tojson_compact"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
     env.globals["date"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
     return env

@@ -805,8 +805,9 @@ def test_a_guess_never_right_at_its_confidence_says_never():
     assert reason(3, 12_345).endswith("history (3 of 12,345), too rarely to propose")
 
 
-def _calibrate_text(group: str, curves: dict[str, Curve], **more) -> str:  # noqa: ANN003
-    """calibrate's text for one learned, measured group with these out-of-fold curves."""
+def _calibrate_text(group: str, curves: dict[str, Curve], rows=(), **more) -> str:  # noqa: ANN001, ANN003
+    """calibrate's text for one learned, measured group with these out-of-fold curves (and
+    these rows of its table by threshold)."""
     from datetime import UTC, datetime
 
     from issue_assistant.learn.calibration_file import CalibrationFile, GroupCalibration
@@ -815,7 +816,9 @@ def _calibrate_text(group: str, curves: dict[str, Curve], **more) -> str:  # noq
 
     n = sum(b.proposals for b in next(iter(curves.values())).buckets)
     single = "" in curves
-    table = ThresholdTable(rows=[], method="stratified", folds=5, predictions=n, curves=curves)
+    table = ThresholdTable(
+        rows=list(rows), method="stratified", folds=5, predictions=n, curves=curves
+    )
     calibration = GroupCalibration(
         model="learned",
         issues=n,
@@ -875,6 +878,42 @@ def test_calibrate_prints_a_type_labels_own_curve_beside_the_top_labels():
         in text
     )
     assert "    curve: 0.3: 0.75" in text
+
+
+def test_calibrate_reads_thresholds_where_nothing_changes_as_one_line():
+    """poetry-sample's type table was 16 lines of the same figures (0.20 to 0.95) and its
+    duplicate table 28 lines of zeros: consecutive thresholds that read the same are one line
+    with their range; a change starts a new one."""
+    from issue_assistant.learn.confidence import ThresholdRow
+    from issue_assistant.render import runs
+
+    def row(threshold: float, proposals: int, correct: int) -> ThresholdRow:
+        return ThresholdRow(
+            threshold=threshold,
+            issues=100,
+            covered=proposals,
+            proposals=proposals,
+            correct=correct,
+            gold=100,
+        )
+
+    rows = [row(0.2, 100, 80), row(0.25, 100, 80), row(0.3, 100, 80), row(0.35, 90, 78)]
+    rows += [row(0.4, 60, 58), row(0.45, 60, 58)]
+    top = _curve((0.2, 20, 60), (0.6, 57, 60))
+    text = _calibrate_text("type", {"": top}, rows=rows, threshold=0.2)
+    table = text.split("confidence  coverage  precision  recall  proposals\n", 1)[1]
+    assert table.splitlines()[:3] == [
+        "  0.20-0.30   1.00      0.80       0.80    100",
+        "  0.35        0.90      0.87       0.78    90",
+        "  0.40-0.45   0.60      0.97       0.58    60",
+    ]
+    got = runs(rows, "proposals", "correct")
+    assert [(lo, hi, r.proposals) for lo, hi, r in got] == [
+        (0.2, 0.3, 100),
+        (0.35, 0.35, 90),
+        (0.4, 0.45, 60),
+    ]
+    assert runs([], "proposals") == []
 
 
 def test_a_voted_group_says_why_once_and_not_where_the_issue_answers_it():

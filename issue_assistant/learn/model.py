@@ -151,13 +151,14 @@ def _learnable(group: str, idx: list[int], classes: list[str], ys: list) -> str 
         if len(classes) < 2:
             return f"fewer than 2 {group} labels with {MIN_EXAMPLES}+ labelled issues"
         if len(idx) < MIN_ISSUES:
-            return f"only {len(idx)} issues with one {group} label (needs {MIN_ISSUES})"
+            return f"only {len(idx)} issues with one {group} label, {MIN_ISSUES} needed"
         return None
     if not classes:
         return f"no {group} label with {MIN_EXAMPLES}+ labelled issues"
     positives = sum(1 for y in ys if any(y))
     if positives < MIN_ISSUES:
-        return f"only {positives} issues with a {group} label (needs {MIN_ISSUES})"
+        article = "an" if group[0] in "aeiou" else "a"
+        return f"only {positives} issues with {article} {group} label, {MIN_ISSUES} needed"
     return None
 
 
@@ -179,7 +180,7 @@ def _fit_groups(
     `prior_weight` the type prior's weight (by default `type_prior.weight` of the type issues).
     """
     if len(rows) < MIN_ISSUES:
-        why = f"only {len(rows)} labelled issues (needs {MIN_ISSUES})"
+        why = f"only {len(rows)} labelled issues, {MIN_ISSUES} needed"
         return None, {g: GroupModel(g, "vote", why) for g in GROUPS}, None
     fitting = fitting if fitting is not None else Fitting()
     with fitting.lock:
