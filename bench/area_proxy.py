@@ -1,7 +1,7 @@
 """Areas on a stand-in with many labels (issue 30): the multi-label rule of `learn/tiers.py` on
 hf-datasets with every frequent label in one area group.
 
-    python bench/area_proxy.py            # a Markdown section on stdout (a few minutes)
+    python bench/area_proxy.py            # a Markdown section on stdout (about 75 s)
     python bench/area_proxy.py --quick    # 100 scored issues, the shipped rule alone
 
 Run by hand, not by `bench/run.py`. The goal's repository (22 areas) is not in the shared data;
@@ -24,7 +24,7 @@ curves; each rule is then `learn.tiers.choose` on the same probabilities
 (`section_labels.score_multi`): the floor (`[labels] min_precision`) and the evidence minimum
 (`learn.tiers.MIN_LABEL_EVIDENCE`, set for the run) vary, the rest is the shipped default. An
 issue counts as labelled from its opening (the snapshot's labels are today's), as everywhere in
-the benches. About 3 minutes on 2 cores.
+the benches. About 75 s on 2 cores.
 """
 
 from __future__ import annotations
