@@ -148,22 +148,10 @@ def blocks(
 
 
 def merged(parts: list[MultiScore]) -> MultiScore:
-    """The scores of consecutive blocks as one."""
-    s = MultiScore(sum(p.scored for p in parts))
+    """The scores of consecutive blocks as one (`MultiScore.add`)."""
+    s = MultiScore(0)
     for p in parts:
-        for name in ("covered", "made", "right", "given"):
-            setattr(s, name, getattr(s, name) + getattr(p, name))
-        for name in (
-            "by_tier",
-            "right_tier",
-            "label_made",
-            "label_right",
-            "label_given",
-            "label_tier",
-            "label_tier_right",
-        ):
-            getattr(s, name).update(getattr(p, name))
-    s.reachable = max(p.reachable for p in parts)
+        s.add(p)
     return s
 
 

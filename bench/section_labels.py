@@ -328,6 +328,17 @@ class MultiScore:
         self.label_tier: Counter[tuple[str, str]] = Counter()
         self.label_tier_right: Counter[tuple[str, str]] = Counter()
 
+    def add(self, other: MultiScore) -> None:
+        """Count `other` (a later block of scored issues) in: every count and counter added,
+        `reachable` the most of either (it is a fit's, not a sum over issues)."""
+        for name, value in vars(other).items():
+            if name == "reachable":
+                self.reachable = max(self.reachable, value)
+            elif isinstance(value, Counter):
+                getattr(self, name).update(value)
+            else:
+                setattr(self, name, getattr(self, name) + value)
+
 
 def score_multi(  # noqa: ANN001 - gm: learn.model.GroupModel, probs and labels as `_multi`'s
     gm, test: list[Row], probs, labels, group: str, rule: TierRule
