@@ -13,7 +13,14 @@ from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
 from issue_assistant.index.duplicates import PairFeatures, pair_features, reason
-from issue_assistant.index.evidence import Shared, follow_up
+from issue_assistant.index.evidence import (
+    Shared,
+    follow_up,
+    link_key,
+    shared,
+    strongest,
+    traits,
+)
 from issue_assistant.index.local import open_index
 from issue_assistant.learn.duplicate_prior import load_prior
 from issue_assistant.pipeline import replay
@@ -93,6 +100,47 @@ def test_title_words_alone_never_carry_a_claim_however_high_the_score():
         **BASE, title=1.0, prose=0.9, evidence=Shared(identifiers=("x_y",)), follow_up=True
     )
     assert port.carried and not port.claimable and port.claim() == 0.0
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("https://arxiv.org/abs/2007.02871v1", "arxiv.org/abs/2007.02871v1"),
+        ("https://arxiv.org/abs/2007.02871v1).", "arxiv.org/abs/2007.02871v1"),
+        ("http://www.Example.com/a/b/#part", "example.com/a/b"),
+        ("https://www.youtube.com/watch?v=abc,", "youtube.com/watch?v=abc"),
+        ("https://github.com/o/r/blob/main/src/a.py#L10", "github.com/o/r/blob/main/src/a.py"),
+        ("https://github.com", None),
+        ("https://github.com/", None),
+        ("https://github.com/o/r/issues/12", None),
+        ("https://github.com/o/r/pull/3#issuecomment-1", None),
+        ("https://github.com/o/r/discussions/7/", None),
+        ("https://[::1/x", None),
+    ],
+)
+def test_a_link_is_compared_by_its_page_never_by_its_host_alone(url, key):
+    assert link_key(url) == key
+
+
+PAPER = "## Adding a Dataset\n- **Name:** DART\n- **Paper:** {link}\n- **Motivation:** GEM"
+
+
+def test_a_link_host_carries_no_claim_the_same_linked_page_does():
+    """Two dataset requests worded alike that link two different papers share only the host
+    (`arxiv.org`): no name in common, nothing carries a claim. The same paper linked (written
+    another way: `www.`, a fragment, inside a Markdown link) carries it, quoted as the page."""
+    mine = traits("Add DART dataset", PAPER.format(link="https://arxiv.org/abs/2007.02871v1"))
+    other = traits("Add DART dataset", PAPER.format(link="https://arxiv.org/abs/1908.01234"))
+    apart = shared(mine, other)
+    assert apart.identifiers == () and apart.links == ()
+    assert not PairFeatures(**BASE, title=0.6, prose=0.3, evidence=apart).carried
+    same = traits(
+        "DART dataset", PAPER.format(link="[paper](https://www.arxiv.org/abs/2007.02871v1#top)")
+    )
+    found = shared(mine, same)
+    assert found.links == ("arxiv.org/abs/2007.02871v1",) and found.identifiers == ()
+    assert PairFeatures(**BASE, title=0.6, prose=0.3, evidence=found).carried
+    assert strongest(found) == "both link to `arxiv.org/abs/2007.02871v1`"
 
 
 # ---- real issue texts ----------------------------------------------------------------------
@@ -322,6 +370,18 @@ def test_a_pair_is_claimed_on_the_dataset_id_both_name(hf_snapshot, hf_index):
     assert alone.carried and alone.score() < load_prior().lexical.threshold
     cand = next(c for c in result.context.candidates if c.issue.number == 4453)
     assert reason(cand, alone) == "Same problem as #4453 (open): both name `Yaxin/SemEval2015`."
+
+
+def test_a_dataset_requested_twice_is_claimed_on_the_page_both_link(hf_snapshot, hf_index):
+    """huggingface/datasets #1772 "Adding SICK dataset" asks, a month later and by another
+    reporter, for the dataset #1632 "SICK dataset" asked for (nobody marked it): both link the
+    dataset's page, which the reason quotes whole, not its host."""
+    result = analyzed(hf_snapshot, 1772, hf_index, Config())
+    dup = result.decision.duplicate
+    assert dup is not None and dup.number == 1632
+    assert dup.reason == (
+        "Same problem as #1632 (open): both link to `marcobaroni.org/composes/sick.html`."
+    )
 
 
 def test_a_report_filed_again_after_an_empty_form_is_claimed_whatever_its_score():

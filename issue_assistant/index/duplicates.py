@@ -66,10 +66,11 @@ if TYPE_CHECKING:
 # version's hand-weighted score does not apply to this one (2: shared errors, frames, rarity;
 # 3: a claim rests on evidence and no follow-up is claimed, `PairFeatures.claim`; 4: rarity
 # counts every word of a piece, not any, and alike titles whose words both bodies use carry;
-# 5: a quoted name stays in an error message, `evidence.message_key`).
+# 5: a quoted name stays in an error message, `evidence.message_key`; 6: a link's host is no
+# name, the same linked page is evidence of its own, `evidence.link_key`).
 # A report filed again by its reporter is claimed whatever the score (`PairFeatures.refiled`),
 # so the rule leaves every threshold where it was.
-SCORE_VERSION = 5
+SCORE_VERSION = 6
 # Weights of the logistic score, with and without a dense cosine.
 WITH_DENSE = {
     "bias": -8.0,
@@ -140,13 +141,13 @@ class PairFeatures:
     def carried(self) -> bool:
         """Whether evidence carries a duplicate claim, never title words alone: the report filed
         again by its reporter; the same uncommon error message, stack frames, or an uncommon
-        path or name in common; alike titles whose uncommon words both bodies use too
+        path, linked page or name in common; alike titles whose uncommon words both bodies use too
         (`Shared.subject`, `TOPIC_TITLE`); or a strong match in meaning or prose with a second
         signal a reader can check (two uncommon title words, an exception, or alike titles)."""
         e = self.evidence
         if self.refiled:
             return True
-        if self.error >= MIN_SPECIFIC or self.frames > 0.0 or e.paths or e.identifiers:
+        if self.error >= MIN_SPECIFIC or self.frames > 0.0 or e.paths or e.links or e.identifiers:
             return True
         if e.subject and self.title >= TOPIC_TITLE:
             return True

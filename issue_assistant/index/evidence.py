@@ -5,11 +5,12 @@ quoted values other than names, and paths taken out, so `Requested slice [:10] i
 20 examples` and the same error at other sizes match, and `module 'pyarrow.lib' has no attribute
 'ListViewType'` and the same words about `'PIL.Image'` do not), exception names, stack frames in
 the order they appear (Python tracebacks, IPython's and Colab's, JavaScript and Java `at` lines),
-file paths, identifiers, the title's words and the body's. `shared` keeps what both have, in the
-new issue's own words (and the title words both titles and both bodies use: what both are
-about); `describe` quotes it (each piece one code span) for the comment's table, which sanitizes it
-again; `strongest` names the one piece that makes a duplicate likely, for the duplicate line.
-`follow_up` tells a port, backport or follow-up of the other issue: related, never its duplicate.
+file paths, identifiers, the pages it links (`link_key`: host and path, never the host alone),
+the title's words and the body's. `shared` keeps what both have, in the new issue's own words
+(and the title words both titles and both bodies use: what both are about); `describe` quotes it
+(each piece one code span) for the comment's table, which sanitizes it again; `strongest` names
+the one piece that makes a duplicate likely, for the duplicate line. `follow_up` tells a port,
+backport or follow-up of the other issue: related, never its duplicate.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from issue_assistant.index.query import _URL, STOPWORDS, clean_title, signals, strip_template
 from issue_assistant.index.search import _ANALYZER
@@ -86,6 +88,32 @@ _SAME_WORDS = re.compile(
 )
 
 
+# A link to an issue, pull request or discussion is a reference (`follow_up` reads those), not a
+# page both reports show.
+_REFERENCE = re.compile(r"/(?:issues|pulls?|discussions)/\d+(?:/|$)")
+_LINK_END = ")]}>.,;:!?'\"`*"
+
+
+def link_key(url: str) -> str | None:
+    """A link as two issues are compared on it: its host (lower-cased, without `www.`), path and
+    query, without the scheme or a fragment (`arxiv.org/abs/2007.02871`); None for a bare host
+    (it says nothing: `github.com`), a reference to an issue or pull request, or no URL."""
+    try:
+        parts = urlsplit(url.rstrip(_LINK_END))
+        host = (parts.hostname or "").removeprefix("www.")
+    except ValueError:
+        return None
+    path = parts.path.rstrip("/")
+    if not host or not path.strip("/") or _REFERENCE.search(path):
+        return None
+    return host + path + (f"?{parts.query}" if parts.query else "")
+
+
+def _links(text: str) -> dict[str, str]:
+    keys = (link_key(m.group(0)) for m in _URL.finditer(text))
+    return {k: k for k in keys if k is not None}
+
+
 def follow_up(title: str, body: str, other: int, other_title: str = "") -> bool:
     """Whether an issue (`title`, `body`) is a port, backport or follow-up of issue `other`, or
     `other` of a change the issue ports: either title marks a port, or the issue refers to
@@ -109,6 +137,7 @@ class Traits:
     stack: tuple[str, ...] = ()  # "file.py:function", in the order they appear
     paths: dict[str, str] = field(default_factory=dict)
     identifiers: dict[str, str] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)  # `link_key`
     title_words: dict[str, str] = field(default_factory=dict)
     body_words: frozenset[str] = frozenset()  # the body's word stems, as `_word_key` keys them
 
@@ -180,6 +209,9 @@ def traits(title: str, body: str) -> Traits:
             errors.setdefault(key, line.strip())
     text = _URL.sub(" ", f"{title}\n{unquoted}")
     ids = tuple(i for i in _REPO_ID.findall(text) if not _EXTENSION.search(i))
+    # a name read only inside a link (its host, `arxiv.org`; its file) is no name the issue uses:
+    # the link is compared whole (`links`)
+    ids += tuple(i for i in sig.identifiers if i in text)
     words = {}
     for w in _WORD.findall(clean_title(title)):
         if w.lower() not in STOPWORDS:
@@ -189,7 +221,8 @@ def traits(title: str, body: str) -> Traits:
         exceptions=_keyed(sig.exceptions),
         stack=frames(strip_template(unquoted)),
         paths=_keyed(sig.paths),
-        identifiers=_keyed(ids + sig.identifiers),
+        identifiers=_keyed(ids),
+        links=_links(f"{title}\n{unquoted}"),
         title_words=words,
         body_words=frozenset(_ANALYZER.analyze(unquoted)),
     )
@@ -204,6 +237,7 @@ class Shared:
     exceptions: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()  # the same page linked (host and path)
     title_words: tuple[str, ...] = ()
     # the title words both titles and both bodies hold: what both issues are about
     topic: tuple[str, ...] = ()
@@ -228,6 +262,7 @@ class Shared:
             exceptions=keep(self.exceptions),
             paths=keep(self.paths),
             identifiers=keep(self.identifiers[:12]),
+            links=keep(self.links[:12]),
             title_words=keep(self.title_words),
             topic=keep(self.topic),
             title_apart=keep(self.title_apart),
@@ -249,6 +284,7 @@ class Shared:
                 self.exceptions,
                 self.paths,
                 self.identifiers,
+                self.links,
                 self.title_words,
             )
         )
@@ -294,6 +330,7 @@ def shared(mine: Traits, theirs: Traits) -> Shared:
             for i in common(mine.identifiers, theirs.identifiers)
             if i.lower() not in theirs.paths and not any(f.endswith(":" + i) for f in in_both)
         ),
+        links=common(mine.links, theirs.links),
         title_words=common(mine.title_words, theirs.title_words),
         topic=tuple(
             v
@@ -351,6 +388,7 @@ QUOTED = (
     ("frames", 3),
     ("exceptions", 2),
     ("paths", 2),
+    ("links", 2),
     ("identifiers", 3),
     ("subject", 3),
     ("title_words", 5),
