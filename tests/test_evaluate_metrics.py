@@ -234,3 +234,42 @@ def test_the_confidence_table_stops_where_nothing_would_be_proposed():
     assert "If the engine proposed an area label whenever" in text
     assert f"No topic label's probability reached {THRESHOLDS[0]:.2f} on these issues" in text
     assert "If the engine proposed a topic label" not in text
+
+
+def test_the_report_shows_what_was_measured_and_folds_the_thresholds_away():
+    """A measure with nothing to count is no row of dashes: a line under the table says what
+    was not measured and why; a group nobody labelled is no row either; the table of every
+    confidence and the thresholds sit in a collapsed section; an engine that spent no tokens
+    shows no token or dollar rows."""
+    from issue_assistant.evaluate.report import render_report
+    from issue_assistant.evaluate.results import RunHeader
+
+    rows = [
+        result(
+            1,
+            Decision(type="bug", probabilities={"type": {"bug": 0.9}}),
+            labels={"type": ["bug"]},
+            type_gold="bug",
+        ),
+        result(
+            2,
+            Decision(type="bug", probabilities={"type": {"bug": 0.6}}),
+            labels={"type": ["enhancement"]},
+            type_gold="enhancement",
+        ),
+    ]
+    header = RunHeader(repository="o/r", engine="similar", day=T.date(), requested=2, selected=2)
+    text = render_report(header, rows)
+    measures = text.split("## Measures")[1].split("## ")[0]
+    assert "– (0/0)" not in measures and "| Type accuracy |" in measures
+    assert "| Area precision |" not in measures and "| Duplicate recall |" not in measures
+    assert (
+        "Not measured, nothing to count on these issues: area, topic and priority labels (people "
+        "gave none after opening); duplicates (none of these issues is a known one); questions."
+    ) in measures
+    groups = text.split("## Labels per group")[1].split("### ")[0]
+    assert "| type | 2 |" in groups and "| area |" not in groups
+    folded = text.split("<details><summary>Type: precision at every confidence")[1]
+    assert folded.index("| Confidence ≥ |") < folded.index("</details>")
+    cost = text.split("## Cost")[1].split("## ")[0]
+    assert "Latency p50" in cost and "Tokens in" not in cost and "Dollars" not in cost
