@@ -238,7 +238,8 @@ def test_the_confidence_table_stops_where_nothing_would_be_proposed():
 
 def test_the_report_shows_what_was_measured_and_folds_the_thresholds_away():
     """A measure with nothing to count is no row of dashes: a line under the table says what
-    was not measured and why; a group nobody labelled is no row either; the table of every
+    was not measured and why; a group nobody labelled is no row either (a labelled group keeps
+    its precision row when the engine proposed none of its labels); the table of every
     confidence and the thresholds sit in a collapsed section; an engine that spent no tokens
     shows no token or dollar rows."""
     from issue_assistant.evaluate.report import render_report
@@ -257,18 +258,21 @@ def test_the_report_shows_what_was_measured_and_folds_the_thresholds_away():
             labels={"type": ["enhancement"]},
             type_gold="enhancement",
         ),
+        result(3, Decision(type="bug"), labels={"type": ["bug"], "area": ["cli"]}, type_gold="bug"),
     ]
-    header = RunHeader(repository="o/r", engine="similar", day=T.date(), requested=2, selected=2)
+    header = RunHeader(repository="o/r", engine="similar", day=T.date(), requested=3, selected=3)
     text = render_report(header, rows)
     measures = text.split("## Measures")[1].split("## ")[0]
-    assert "– (0/0)" not in measures and "| Type accuracy |" in measures
-    assert "| Area precision |" not in measures and "| Duplicate recall |" not in measures
+    assert measures.count("– (0/0)") == 1 and "| Type accuracy |" in measures
+    assert "| Topic precision |" not in measures and "| Duplicate recall |" not in measures
+    assert "| Area precision | the engine's area labels, on the 1 issue " in measures
+    assert "| – (0/0) |\n| Area recall |" in measures
     assert (
-        "Not measured, nothing to count on these issues: area, topic and priority labels (people "
+        "Not measured, nothing to count on these issues: topic and priority labels (people "
         "gave none after opening); duplicates (none of these issues is a known one); questions."
     ) in measures
     groups = text.split("## Labels per group")[1].split("### ")[0]
-    assert "| type | 2 |" in groups and "| area |" not in groups
+    assert "| type | 3 |" in groups and "| area | 1 |" in groups and "| topic |" not in groups
     folded = text.split("<details><summary>Type: precision at every confidence")[1]
     assert folded.index("| Confidence ≥ |") < folded.index("</details>")
     cost = text.split("## Cost")[1].split("## ")[0]
