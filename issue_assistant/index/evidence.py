@@ -207,7 +207,8 @@ def traits(title: str, body: str) -> Traits:
         key = message_key(line)
         if key:
             errors.setdefault(key, line.strip())
-    text = _URL.sub(" ", f"{title}\n{unquoted}")
+    whole = f"{title}\n{unquoted}"
+    text = _URL.sub(" ", whole)
     ids = tuple(i for i in _REPO_ID.findall(text) if not _EXTENSION.search(i))
     # a name read only inside a link (its host, `arxiv.org`; its file) is no name the issue uses:
     # the link is compared whole (`links`)
@@ -222,7 +223,7 @@ def traits(title: str, body: str) -> Traits:
         stack=frames(strip_template(unquoted)),
         paths=_keyed(sig.paths),
         identifiers=_keyed(ids),
-        links=_links(f"{title}\n{unquoted}"),
+        links=_links(whole),
         title_words=words,
         body_words=frozenset(_ANALYZER.analyze(unquoted)),
     )
