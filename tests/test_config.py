@@ -67,6 +67,18 @@ def test_good_labels(tmp_path):
             r"labels.toml:18: topic.0.name: label 'bug' is in both type and topic",
         ),
         (
+            GOOD_LABELS + '\n[[area]]\nname = "CLI"\n',
+            r"labels.toml:18: area.1.name: label 'CLI' is twice in area \(as 'cli': GitHub",
+        ),
+        (
+            GOOD_LABELS + '\n[[priority]]\nname = "Bug"\n',
+            r"labels.toml:18: priority.0.name: label 'Bug' is in both type and priority",
+        ),
+        (
+            GOOD_LABELS.replace('needs_info = "needs info"', 'needs_info = "CLI"'),
+            r"labels.toml:\d+: needs_info: 'CLI' is also an area label",
+        ),
+        (
             GOOD_LABELS.replace("'\\d+\\.\\d+'", "'(unclosed'"),
             r"labels.toml:11: type.0.ask.0.detect: .*bad regular expression",
         ),

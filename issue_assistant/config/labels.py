@@ -203,27 +203,31 @@ def load_labels(path: str | Path) -> LabelsConfig:
         labels = LabelsConfig.model_validate(data)
     except ValidationError as exc:
         raise validation_error(p, text, exc, model=LabelsConfig) from None
-    seen: dict[str, str] = {}
+    # GitHub tells labels apart without regard to case: `Bug` and `bug` are one label
+    seen: dict[str, tuple[str, str]] = {}  # casefolded name -> (group, name as written)
     for group in GROUPS:
         for i, lab in enumerate(getattr(labels, group)):
-            if lab.name in seen:
+            if lab.name.casefold() in seen:
                 line = line_of(text, (group, i, "name"))
-                other = seen[lab.name]
+                other, written = seen[lab.name.casefold()]
                 what = "twice in" if other == group else f"in both {other} and"
+                case = "" if written == lab.name else f" (as {written!r}: GitHub ignores case)"
                 raise UserError(
-                    f"{group}.{i}.name: label {lab.name!r} is {what} {group}",
+                    f"{group}.{i}.name: label {lab.name!r} is {what} {group}{case}",
                     where=f"{p}:{line}" if line else str(p),
                 )
-            seen[lab.name] = group
+            seen[lab.name.casefold()] = (group, lab.name)
             if lab.paths and group != "area":
                 line = line_of(text, (group, i, "paths"))
                 raise UserError(
                     f"{group}.{i}.paths: only area labels may name paths",
                     where=f"{p}:{line}" if line else str(p),
                 )
-    if labels.needs_info and labels.needs_info in seen:
+    if labels.needs_info and labels.needs_info.casefold() in seen:
+        group = seen[labels.needs_info.casefold()][0]
         raise UserError(
-            f"needs_info: {labels.needs_info!r} is also a {seen[labels.needs_info]} label",
+            f"needs_info: {labels.needs_info!r} is also {'an' if group == 'area' else 'a'} "
+            f"{group} label",
             where=f"{p}:{line_of(text, ('needs_info',))}",
         )
     return labels
