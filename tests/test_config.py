@@ -95,6 +95,18 @@ def test_label_errors_name_file_line_and_key(tmp_path, text, expected):
         load_labels(path)
 
 
+def test_a_file_that_is_not_utf8_or_a_folder_is_named_in_a_clear_error(tmp_path):
+    bad = tmp_path / "config.toml"
+    bad.write_bytes(b"\xff\xfe[engine]\n")
+    with pytest.raises(UserError, match=r"config.toml:1: not UTF-8 text, as TOML must be"):
+        load_config(bad)
+    labels = tmp_path / "labels.toml"
+    labels.write_bytes('[[type]]\nname = "bug"\ndescription = "caf\u00e9"\n'.encode("latin-1"))
+    with pytest.raises(UserError, match=r"labels.toml:3: not UTF-8 text"):
+        load_labels(labels)
+    assert main(["config", "check", "--labels", str(tmp_path)]) == 2
+
+
 def test_config_defaults_and_errors(tmp_path):
     assert load_config(None) == Config()
     path = write(tmp_path, "config.toml", '[engine]\nname = "similar"\nturns = 3\n')

@@ -42,6 +42,8 @@ def find_file(name: str, explicit: str | None, root: Path | None = None) -> Path
     `.github/`, then at the root when it is ours (`is_ours`)."""
     if explicit:
         p = Path(explicit)
+        if p.is_dir():
+            raise UserError("a folder, not a file", where=str(p))
         if not p.is_file():
             raise UserError("file not found", where=str(p))
         return p

@@ -25,6 +25,11 @@ def read_toml(path: Path) -> tuple[str, dict]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot read ({exc.strerror})", where=str(path)) from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise UserError(
+            f"not UTF-8 text, as TOML must be ({exc.reason})", where=f"{path}:{line}"
+        ) from None
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -199,7 +199,7 @@ def load_calibration(path: Path = SETTINGS) -> LikelyCalibration:
     """`likely_files.toml` (a UserError naming the key when it is malformed)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UserError(
             f"cannot read the likely-files calibration: {exc}", where=str(path)
         ) from None
