@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from issue_assistant.approve.sweep import Approver
-from issue_assistant.backlog.duplicates import duplicates_live
+from issue_assistant.backlog.duplicates import duplicates_live, render_groups
 from issue_assistant.comment import extract_plan
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import make_tracker
@@ -70,6 +71,8 @@ def test_the_group_with_its_original_and_evidence_and_nothing_written(gh, tmp_pa
     assert gh.writes == []  # nothing posted or closed without --post
     text = found.markdown
     assert f"[#1](https://github.com/{REPO}/issues/1)" in text and "Nothing was closed" in text
+    assert text.splitlines()[2].startswith("1 group(s) of open issues that report the same")
+    assert "most likely repeats" in text and "threshold" not in text
     assert found.outputs()["groups"] == [
         {"original": 1, "members": [1, 3], "links": [{"issue": 3, "like": 1, "score": link.score}]}
     ]
@@ -106,3 +109,10 @@ def test_post_in_dry_run_writes_nothing(gh, tmp_path):
     assert [i.number for i in found.run.proposed] == [3]
     assert gh.writes == []
     assert "no comment was posted (1 would be)" in found.markdown
+
+
+def test_a_report_without_groups_says_so_plainly(gh, tmp_path):
+    found = find(gh, tmp_path, writes="live")
+    text = render_groups(dataclasses.replace(found, groups=[]))
+    assert text.splitlines()[2].startswith("No open issues that report the same problem, among")
+    assert "0 group" not in text and "threshold" not in text
