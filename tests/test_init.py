@@ -85,6 +85,9 @@ def test_draft_of_a_shared_snapshot_loads_and_counts_use(which, tmp_path, capsys
         "issue-assistant config check\n"
         f"  issue-assistant evaluate --snapshot {SNAPSHOTS[which]} --limit 50"
     )
+    # what it inferred, in words (not labels.toml's keys)
+    assert "  the label that asks the reporter for more: none recognised\n" in out
+    assert "needs_info" not in out
     # The usage comments are the number of issues (not PRs) carrying each label.
     uses: dict[str, int] = {}
     with gzip.open(SNAPSHOTS[which], "rt", encoding="utf-8") as fh:
