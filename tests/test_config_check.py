@@ -9,7 +9,7 @@ from pathlib import Path
 from issue_assistant.cli import main
 from issue_assistant.config.files import load_both
 from issue_assistant.config.labels import LabelsConfig
-from issue_assistant.config.weak_spots import unwritten, weak_spots
+from issue_assistant.config.weak_spots import absent_labels, unwritten, weak_spots
 
 DESCRIBED = '[project]\ndescription = "A parser of small configuration files."\n'
 
@@ -113,3 +113,38 @@ def test_weak_spots_of_the_shipped_example_and_a_draft(tmp_path):
     )
     in_labels, in_config = weak_spots(draft, config)
     assert [w.split("`")[1] for w in in_labels] == ["bug", "p1"] and in_config == []
+
+
+def test_labels_the_repository_lacks_are_named_with_the_nearest_it_has():
+    labels = LabelsConfig.model_validate(
+        {
+            "needs_info": "needs info",
+            "type": [{"name": "Bug"}, {"name": "kind/featur"}],
+            "area": [{"name": "area/cli"}],
+        }
+    )
+    have = ["bug", "kind/feature", "area/cli", "area/docs"]
+    [line] = absent_labels(labels, have, "o/r")
+    # `Bug` is GitHub's `bug`; the needs-info label may be created when first used
+    assert line.startswith("labels.toml names `kind/featur`, a label o/r does not have")
+    assert "(did you mean `kind/feature`?)" in line and "never learned" in line
+    assert absent_labels(labels, [], "o/r") == []  # the repository's labels unknown
+    far = LabelsConfig.model_validate({"area": [{"name": n} for n in "abcde"]})
+    [one] = absent_labels(far, have, "o/r")
+    assert one.startswith("labels.toml names 5 labels o/r does not have (`a`, `b`, `c`, ...)")
+
+
+def test_analyze_and_evaluate_warn_of_a_label_the_snapshot_lacks(tmp_path, capsys, monkeypatch):
+    from tests.conftest import POETRY
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "labels.toml").write_text(
+        '[[type]]\nname = "kind/bug"\n[[type]]\nname = "kind/featur"\n'
+    )
+    common = ["--snapshot", str(POETRY), "--labels", "labels.toml"]
+    common += ["--cache-dir", str(tmp_path / "cache")]
+    warning = "names `kind/featur`, a label python-poetry/poetry does not have (did you mean"
+    assert main(["analyze", *common, "--issue", "10296"]) == 0
+    assert warning in capsys.readouterr().err
+    assert main(["evaluate", *common, "--limit", "3"]) == 0
+    assert warning in capsys.readouterr().err

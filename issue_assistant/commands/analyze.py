@@ -106,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         get_issue,
         load_configs,
         snapshot_and_index,
+        warn_absent_labels,
     )
     from issue_assistant.learn.learned import Beside
     from issue_assistant.moment import open_moment
@@ -145,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
     engine, fallback = engines_for(config, labels, engine_name(args))
     check_engines(engine, fallback)
     snapshot, index = snapshot_and_index(args, config)
+    warn_absent_labels(labels, snapshot.repository)
     original = get_issue(snapshot, args.issue)
     if original.is_pull_request:
         raise UserError(f"#{args.issue} is a pull request, not an issue", where=str(snapshot.path))

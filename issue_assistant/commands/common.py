@@ -34,6 +34,17 @@ def load_configs(args: argparse.Namespace, root: Path | None = None) -> tuple[La
     return labels, with_checkout(args, with_model(config, getattr(args, "model", None)))
 
 
+def warn_absent_labels(labels: LabelsConfig, repository: Repository) -> None:
+    """Warn of each label of labels.toml the repository does not have (`absent_labels`)."""
+    import logging
+
+    from issue_assistant.config.weak_spots import absent_labels
+
+    have = (lab.name for lab in repository.labels)
+    for line in absent_labels(labels, have, repository.full_name):
+        logging.getLogger("issue_assistant.config").warning("%s", line)
+
+
 def with_checkout(args: argparse.Namespace, config: Config) -> Config:
     """`config` with `--checkout` as `[code] checkout` when it was given."""
     checkout = getattr(args, "checkout", None)

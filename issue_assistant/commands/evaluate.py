@@ -112,11 +112,13 @@ def _tracker(
 
     Returns the tracker, a line on its source, and how many closed issues were examined live.
     """
+    from issue_assistant.commands.common import warn_absent_labels
     from issue_assistant.settings import current
     from issue_assistant.tracker.snapshot import read_snapshot, write_snapshot
 
     if args.snapshot:
         snapshot = read_snapshot(args.snapshot)
+        warn_absent_labels(labels, snapshot.repository)
         return snapshot, f"snapshot {Path(args.snapshot).name}", None
     settings = current()
     if not (args.repo or settings.repository):
@@ -131,6 +133,7 @@ def _tracker(
 
     gh = GitHubTracker(full_name, token, settings.api_url)
     tracker, examined = read_live(gh, labels, config.approval.bot_login, args.limit)
+    warn_absent_labels(labels, tracker.repository)
     if saved is not None:
         extra = {"releases": tracker.releases() or [], "discussions": tracker.discussions() or []}
         write_snapshot(saved, tracker.repository, tracker.all_issues(), **extra)

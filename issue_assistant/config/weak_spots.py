@@ -1,14 +1,19 @@
-"""What `config check` warns of: what will make the engines answer worse (a description left
-empty or a placeholder)."""
+"""What will make the engines answer worse: a description left empty or a placeholder (`config
+check` warns of it), and a label of labels.toml the repository does not have (the commands that
+read the repository warn of it)."""
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 
 from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.config.sections import Config
 
 # A description that is a placeholder still to be written ("TODO: what it means", "TBD").
+# More labels absent than this: one warning for them all.
+MANY_ABSENT = 3
 _PLACEHOLDER = re.compile(r"\s*(?:TODO|TBD|FIXME|XXX)\b", re.IGNORECASE)
 
 
@@ -43,3 +48,36 @@ def weak_spots(labels: LabelsConfig, config: Config) -> tuple[list[str], list[st
             "what the project is"
         )
     return in_labels, in_config
+
+
+def absent_labels(labels: LabelsConfig, have: Iterable[str], repository: str) -> list[str]:
+    """One line per label of labels.toml's groups that `repository`'s labels (`have`) lack,
+    compared without regard to case as GitHub does, with the nearest name it has (one line in
+    all beyond `MANY_ABSENT`: the file is likely another repository's); none when `have` is
+    empty (the repository's labels are unknown). The needs-info label is not checked: it may
+    be created when first used."""
+    names = {n.casefold(): n for n in have}
+    if not names:
+        return []
+    absent = [
+        lab.name
+        for g in GROUPS
+        for lab in labels.group(g)  # type: ignore[arg-type]
+        if lab.name.casefold() not in names
+    ]
+    if len(absent) > MANY_ABSENT:
+        shown = ", ".join(f"`{n}`" for n in absent[:MANY_ABSENT])
+        return [
+            f"labels.toml names {len(absent)} labels {repository} does not have ({shown}, ...): "
+            "is it this repository's? Those labels are never learned, and approving one would "
+            "create it"
+        ]
+    out = []
+    for name in absent:
+        near = difflib.get_close_matches(name.casefold(), list(names), n=1, cutoff=0.75)
+        maybe = f" (did you mean `{names[near[0]]}`?)" if near else ""
+        out.append(
+            f"labels.toml names `{name}`, a label {repository} does not have{maybe}: no issue "
+            "carries it, so it is never learned, and approving it would create it"
+        )
+    return out
