@@ -155,11 +155,11 @@ def test_evaluate_fits_duplicates_per_bucket_on_what_was_known_then(tmp_path):
     buckets = dm.BucketDuplicates(
         snapshot, index, LABELS, Config(), [early, late], replayer(snapshot, index, LABELS), {}
     )
-    _, _, known_early = buckets.for_moment(issues[100].created_at)
-    _, _, known_late = buckets.for_moment(issues[155].created_at)
+    known_early = buckets.for_moment(issues[100].created_at).known
+    known_late = buckets.for_moment(issues[155].created_at).known
     closed_before = sum(1 for i in issues if i.duplicate_of and i.closed_at < early)
     assert known_early == closed_before < known_late
-    assert buckets.for_moment(issues[10].created_at) == (None, None, 0)  # before any cutoff
+    assert buckets.for_moment(issues[10].created_at) == dm.BucketFit()  # before any cutoff
     # each issue is replayed once, at its own moment, and the early ones serve both cutoffs
     used_late = [i for i in buckets._dups + buckets._others if i.closed_at < late]
     assert sorted(buckets._replays) == sorted(i.number for i in used_late)
@@ -192,8 +192,12 @@ def test_a_cutoff_with_too_few_known_duplicates_replays_nothing(tmp_path):
     buckets = dm.BucketDuplicates(snapshot, index, LABELS, Config(), [late], counting, {})
     known = sum(1 for i in issues if i.duplicate_of and i.closed_at < late)
     assert 0 < known < dm.MIN_CALIBRATION_PAIRS
-    assert buckets.for_moment(issues[155].created_at) == (None, None, known)
-    assert calls == []
+    fit = buckets.for_moment(issues[155].created_at)
+    assert fit == dm.BucketFit(known=known) and calls == []
+    assert fit.why == (
+        f"{known} known duplicates closed before this bucket's cutoff: too few to calibrate "
+        "on (10 with their original found are needed)"
+    )
 
 
 def test_duplicate_weights_fit_ahead_newest_first_answer_as_fit_on_demand(tmp_path, monkeypatch):
@@ -252,10 +256,11 @@ def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
     engine = create("similar", Config(), LABELS)
     context = settings_context(tmp_path)
     assert engine.duplicate_settings(context).source == "prior"
-    for weights, found in ((None, 25), ({"bias": -3.0, "title": 4.0}, 25), (None, 4)):
+    cases = ((None, 25, 0.7), ({"bias": -3.0, "title": 4.0}, 25, 0.7), (None, 4, None))
+    for weights, found, threshold in (*cases, (None, 25, None)):
         dup = DuplicateCalibration(
             target_precision=0.8,
-            threshold=0.7 if found >= dm.MIN_CALIBRATION_PAIRS else None,
+            threshold=threshold,
             duplicates=30,
             negatives=200,
             weights=weights,
@@ -275,11 +280,15 @@ def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
         write_calibration(cal, tmp_path)
         got = engine.duplicate_settings(context)
         assert got.weights == weights
-        if found >= dm.MIN_CALIBRATION_PAIRS:
+        if threshold is not None:
             assert (got.threshold, got.source) == (0.7, "calibrated")
             assert "threshold 0.70 (calibrated on this repository's 30 known" in got.describe()
-        else:
+        elif found < dm.MIN_CALIBRATION_PAIRS:
             assert got.source == "prior" and "4 known duplicates with their original" in got.where
+            assert "too few to calibrate on" in got.where
+        else:  # enough pairs, and no threshold reached the target precision
+            assert got.source == "prior" and "too few" not in got.where
+            assert "no threshold reached the target precision on this repository's 25" in got.where
 
 
 def test_the_prior_shows_its_false_rate_only_on_enough_negatives():
@@ -366,3 +375,15 @@ def test_reports_filed_again_do_not_count_towards_a_threshold_of_its_own(
         replace(r, pairs=tuple((n, replace(f, refiled=False)) for n, f in r.pairs)) for r in copies
     ]
     assert all(r.calibrates for r in unruled)  # as scored pairs, they would count
+
+
+def test_why_a_bucket_has_no_threshold_says_which_of_the_two_it_is():
+    """Too few known pairs found, or enough found and no threshold reaching the target."""
+    few = dm.BucketFit(known=14, found=6)
+    assert few.why.startswith("14 known duplicates closed before this bucket's cutoff, 6 with")
+    assert "too few to calibrate on" in few.why
+    enough = dm.BucketFit(known=14, found=dm.MIN_CALIBRATION_PAIRS + 2)
+    assert enough.why == (
+        "no threshold reached the target precision on the 12 known duplicates with their "
+        "original found before this bucket's cutoff"
+    )

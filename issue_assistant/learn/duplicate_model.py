@@ -198,6 +198,32 @@ def negatives(closed: Sequence[Issue], again: Mapping[int, frozenset[int]], n: i
     return [i for i in others[:n] if i.number not in again]
 
 
+@dataclass(frozen=True)
+class BucketFit:
+    """One cutoff's duplicate fit (`BucketDuplicates`): the weights (None: the hand weights),
+    the threshold (None: the prior answers), the known duplicates closed before the cutoff, and
+    how many of them calibrate (`Replayed.calibrates`; None when too few were known to replay)."""
+
+    weights: dict[str, float] | None = None
+    threshold: float | None = None
+    known: int = 0
+    found: int | None = None
+
+    @property
+    def why(self) -> str:
+        """Why no threshold was calibrated, in words."""
+        if self.found is None or self.found < MIN_CALIBRATION_PAIRS:
+            had = "" if self.found is None else f", {self.found} with their original found"
+            return (
+                f"{self.known} known duplicates closed before this bucket's cutoff{had}: too few "
+                f"to calibrate on ({MIN_CALIBRATION_PAIRS} with their original found are needed)"
+            )
+        return (
+            f"no threshold reached the target precision on the {self.found} known duplicates "
+            "with their original found before this bucket's cutoff"
+        )
+
+
 #: how an issue is replayed for its pair features (`pipeline.replay_pairs` on the run's moment):
 #: passed in, since replaying builds the issue's context, floors above what is learned here
 Replay = Callable[[Issue], Replayed]
@@ -228,7 +254,7 @@ class BucketDuplicates:
         self.replay = replay
         self.cutoffs = sorted(set(cutoffs))
         self._lock = threading.Lock()
-        self._fits: dict[datetime, tuple[dict[str, float] | None, float | None, int]] = {}
+        self._fits: dict[datetime, BucketFit] = {}
         self._replays: dict[int, Replayed] = {}
         last = self.cutoffs[-1] if self.cutoffs else None
         closed = [
@@ -248,12 +274,11 @@ class BucketDuplicates:
             self._replays[issue.number] = self.replay(issue)
         return self._replays[issue.number]
 
-    def for_moment(self, moment: datetime) -> tuple[dict[str, float] | None, float | None, int]:
-        """(weights or None for the hand weights, threshold or None when too few known pairs
-        calibrate one, known duplicates) of the latest cutoff at or before `moment`."""
+    def for_moment(self, moment: datetime) -> BucketFit:
+        """The fit of the latest cutoff at or before `moment` (an empty one before any)."""
         before = [c for c in self.cutoffs if c <= moment]
         if not before:
-            return None, None, 0
+            return BucketFit()
         done = self._fits.get(before[-1])  # fit already (ahead, say): no wait on the lock
         return done if done is not None else self._fit(before[-1])
 
@@ -279,14 +304,14 @@ class BucketDuplicates:
         if order:
             threading.Thread(target=work, name="duplicates-ahead", daemon=True).start()
 
-    def _fit(self, cutoff: datetime) -> tuple[dict[str, float] | None, float | None, int]:
+    def _fit(self, cutoff: datetime) -> BucketFit:
         with self._lock:
             if cutoff not in self._fits:
                 dups = [i for i in self._dups if i.closed_at < cutoff]  # type: ignore[operator]
                 if len(dups) < min(MIN_CALIBRATION_PAIRS, MIN_POSITIVES):
                     # too few known pairs for a threshold or weights, whatever the replays say:
                     # the hand weights and the prior answer, and nothing is replayed
-                    self._fits[cutoff] = (None, None, len(dups))
+                    self._fits[cutoff] = BucketFit(known=len(dups))
                     return self._fits[cutoff]
                 others = [i for i in self._others if i.closed_at < cutoff]  # type: ignore[operator]
                 replayed = [self._replay(i) for i in dups + others]
@@ -295,5 +320,6 @@ class BucketDuplicates:
                 _, chosen = calibrated_threshold(
                     replayed, outcomes, cfg.target_precision, len(dups), cfg.margin
                 )
-                self._fits[cutoff] = (weights, chosen, len(dups))
+                found = sum(1 for r in replayed if r.calibrates)
+                self._fits[cutoff] = BucketFit(weights, chosen, len(dups), found)
             return self._fits[cutoff]

@@ -93,6 +93,9 @@ class Beside:
             else f"this repository has {cal.positives_found} known duplicates with "
             f"their original found, too few to calibrate on ({MIN_CALIBRATION_PAIRS} "
             "are needed)"
+            if cal.positives_found < MIN_CALIBRATION_PAIRS
+            else "no threshold reached the target precision on this repository's "
+            f"{cal.positives_found} known duplicates with their original found"
         )
         where = f"calibrated on this repository's {cal.duplicates} known duplicates"
         return Calibrated(cal.weights, None if stale else cal.threshold, where, why)
@@ -117,13 +120,9 @@ class Buckets:
         return self.labels.model_for(tracker, index, labels, when)
 
     def duplicates(self, index: IssueIndex, when: datetime) -> Calibrated:
-        weights, found, known = self.duplicate_fits.for_moment(when)
-        where = f"calibrated on the {known} known duplicates closed before this bucket's cutoff"
-        why = (
-            f"{known} known duplicates closed before this bucket's cutoff, too few to "
-            f"calibrate on ({MIN_CALIBRATION_PAIRS} with their original found are needed)"
-        )
-        return Calibrated(weights, found, where, why)
+        fit = self.duplicate_fits.for_moment(when)
+        where = f"calibrated on the {fit.known} known duplicates closed before this bucket's cutoff"
+        return Calibrated(fit.weights, fit.threshold, where, fit.why)
 
 
 def prior_settings(
