@@ -21,10 +21,14 @@ _HEADING = re.compile(r"^### (.+?)\s*$")
 _TEMPLATE_HEADING = re.compile(r"^\s{0,3}(?:#{2,4}\s+(.+?)[\s#]*|\*\*([^*]+?)\*\*:?)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CHECKBOX = re.compile(r"^\s*[-*] \[([ xX])\] (.+?)\s*$")
-# What fills a field without saying anything: HTML comments, <details>/<summary> wrappers,
-# fence lines (with their language) and whitespace.
+# What fills a field without saying anything: HTML comments (one left open hides the rest, as
+# GitHub shows it), <details>/<summary> wrappers, fence lines (with their language) and
+# whitespace. Each part is read once, whatever the text (it is the reporter's): a comment left
+# open ends the text, the wrappers' lengths are bounded, no line is read again from the lines
+# before it.
 _NOISE = re.compile(
-    r"<!--.*?-->|</?details[^>]*>|<summary[^>]*>.*?</summary>|^\s*(```|~~~)[\w .+-]*$",
+    r"<!--.*?(?:-->|\Z)|</?details[^>]{0,200}>|<summary[^>]{0,200}>.{0,2000}?</summary>"
+    r"|^[^\S\n]*(```|~~~)[\w .+-]*$",
     re.DOTALL | re.MULTILINE | re.IGNORECASE,
 )
 

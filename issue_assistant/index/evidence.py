@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
@@ -39,6 +40,7 @@ _FRAMES = (
     re.compile(r"\bat (?:async )?([\w$.<>]+) \(([^()\s]+?\.[cm]?[jt]sx?):\d+(?::\d+)?\)"),
     re.compile(r"\bat ([\w$.]+)\.([\w$<>]+)\((\w+\.(?:java|kt|scala)):\d+\)"),
 )
+_FRAME_RUN = re.compile(r"[^\]\s()]+")  # the characters of `_FRAMES[2]`'s path
 _QUOTE_MARK = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 # The exception's name before its message: `ValueError:`, or any class a module names
 # (`datasets.utils.info_utils.ExpectedMoreSplits:`), which is not part of the message.
@@ -54,7 +56,9 @@ _FILE_NAME = re.compile(
     r"|png|jpe?g|gif|webp|wav|mp3|flac|mp4|h5|hdf5|pt|pth|bin|safetensors|npy|npz|pkl|lock)$",
     re.IGNORECASE,
 )
-_PATHLIKE = re.compile(r"(?:[A-Za-z]:)?(?:[~.\w-]*[/\\])+[\w.-]*")
+# A path starts where a run of its characters starts (or at a drive, `C:`): a start inside a run
+# would fail where the run's start failed, and trying each one reads a long run again and again.
+_PATHLIKE = re.compile(r"(?:(?<![~.\w-])|(?=[A-Za-z]:))(?:[A-Za-z]:)?(?:[~.\w-]*[/\\])+[\w.-]*")
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{1,39}")
 # A repository or dataset id, `owner/name` (`allenai/c4`, `Yaxin/SemEval2015`): one slash, not
@@ -177,12 +181,27 @@ def _keyed(items: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+def _colab_frames(text: str) -> Iterator[re.Match[str]]:
+    """`_FRAMES[2]`'s matches as `finditer` finds them, each run of a path's characters read
+    once: a match starts only at a run's first `/` (or the `[` before it), for a later start in
+    the run could end its path only where that one could."""
+    pattern, end = _FRAMES[2], 0
+    for run in _FRAME_RUN.finditer(text):
+        slash = text.find("/", run.start(), run.end())
+        if run.start() < end or slash < 0:
+            continue
+        m = pattern.match(text, slash - 1 if text[slash - 1 : slash] == "[" else slash)
+        if m:
+            end = m.end()
+            yield m
+
+
 def frames(text: str) -> tuple[str, ...]:
     """The stack frames in `text` as `file:function`, in the order they appear (repeats kept
     once, at their first place)."""
     found: list[tuple[int, str]] = []
     for pattern in _FRAMES:
-        for m in pattern.finditer(text):
+        for m in _colab_frames(text) if pattern is _FRAMES[2] else pattern.finditer(text):
             groups = m.groups()
             if len(groups) == 3:  # Java: class, method, file
                 file, func = groups[2], groups[1]

@@ -16,7 +16,8 @@ _COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
 _FENCE = re.compile(r"```[^\n]*\n?(.*?)(```|$)", re.DOTALL)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
 _URL = re.compile(r"\bhttps?://\S+", re.IGNORECASE)
-_CHECKBOX = re.compile(r"^\s*[-*]\s*\[[ xX]\]\s*", re.MULTILINE)
+# `[^\S\n]*`, not `\s*`, before the box: a run of blank lines is not read again from each line.
+_CHECKBOX = re.compile(r"^[^\S\n]*[-*]\s*\[[ xX]\]\s*", re.MULTILINE)
 _SPACE = re.compile(r"\s+")
 _BRACKET_PREFIX = re.compile(r"^\s*\[[^\]]{1,30}\]:?\s*")
 

@@ -37,9 +37,14 @@ CODE_SUFFIXES = (".py", ".pyx", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".c"
 _TRACE_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?')
 _MODULE = re.compile(r"(?<![\w./-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,6})(?![\w/-])")
 _FILE_NAME = re.compile(r"(?<![\w/.-])([\w-]{3,}\.(?:py|pyx|js|ts|go|rs|java|rb|toml|cfg))\b")
+# The message is the rest of the line, its trailing space taken off by the reader
+# (`message_fragments`): `(.+?)\s*$` would try every end of a line full of spaces.
 _ERROR_LINE = re.compile(
-    r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning|Exit))\s*:\s*(.+?)\s*$", re.MULTILINE
+    r"^[^\S\n]*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning|Exit))\s*:\s*(.+)$", re.MULTILINE
 )
+# A message longer than this is cut before it is split into its literal parts (`_VARIABLE`
+# reads a long run of characters once for each place it could start).
+MESSAGE_CHARS = 1000
 # IPython and Jupyter tracebacks: `…/datasets/load.py in load_dataset(path, …)`, then the
 # frame's lines with `--> 1483` at the one running.
 _IPYTHON_FRAME = re.compile(r"^[ \t]*((?:[~\w.-]*/)*[\w.-]+\.pyx?) in ([\w<>]+)\(", re.MULTILINE)
@@ -125,11 +130,11 @@ def message_fragments(text: str, min_chars: int = 12) -> list[tuple[str, str]]:
     """(exception, fragment): the literal parts of each error message in `text`."""
     out: list[tuple[str, str]] = []
     for m in _ERROR_LINE.finditer(text):
-        message = m[2]
+        message = m[2].rstrip()
         if len(message) > 2 and message[0] == message[-1] and message[0] in "'\"":
             message = message[1:-1]  # KeyError('…') shows the whole message as a repr
-        for piece in _VARIABLE.split(message):
-            piece = piece.strip(" .,:;!-'\"")
+        for piece in _VARIABLE.split(message[:MESSAGE_CHARS]):
+            piece = piece.rstrip(" [({").strip(" .,:;!-'\"")  # and a list cut short
             if len(piece) >= min_chars and " " in piece and (m[1], piece) not in out:
                 out.append((m[1], piece))
     return out[:12]
