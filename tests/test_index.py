@@ -143,8 +143,25 @@ def test_as_of_state_shown_in_search_command(tmp_path, capsys, hf_snapshot):
     )
     import json
 
-    rows = {r["number"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    out, err = capsys.readouterr()
+    rows = {r["number"]: r for r in map(json.loads, out.splitlines())}
     assert rows[closed.number]["state"] == "open"
+    assert "--as-of" not in err  # a moment the snapshot knows: no warning
+
+
+def test_a_moment_after_the_snapshot_was_fetched_is_warned_of(tmp_path, capsys, hf_snapshot):
+    from tests.conftest import HF, POETRY
+
+    later = hf_snapshot.repository.fetched_at + timedelta(days=400)
+    args = ["--as-of", later.isoformat(), "--cache-dir", str(tmp_path)]
+    assert main(["search", "dataset", "--snapshot", str(HF), "--json", *args]) == 0
+    fetched = hf_snapshot.repository.fetched_at.strftime("%Y-%m-%d %H:%M UTC")
+    warning = f"is after the snapshot was fetched ({fetched}): its issues are as they were then"
+    assert warning in capsys.readouterr().err
+    report = tmp_path / "groups.md"
+    backlog = ["backlog", "--duplicates", "--snapshot", str(POETRY), "--report", str(report)]
+    assert main([*backlog, *args]) == 0
+    assert "is after the snapshot was fetched (2025-03-28 00:31 UTC)" in capsys.readouterr().err
 
 
 def test_identifiers_match_as_words_not_as_a_phrase(tmp_path):

@@ -119,7 +119,10 @@ def run(args: argparse.Namespace) -> int:
     writes = cli_writes(args.apply, config)
     if args.snapshot:
         from issue_assistant.backlog.duplicates import duplicates_offline
+        from issue_assistant.commands.common import warn_after_fetch
+        from issue_assistant.tracker.snapshot import read_repository
 
+        warn_after_fetch(args.as_of, read_repository(Path(args.snapshot)))
         out = duplicates_offline(args.snapshot, labels, config, cache_dir(args, config), args.as_of)
         path = _report_path(args, out.repository, "duplicates")
         return _finish(args, out.markdown, out.outputs(), path)

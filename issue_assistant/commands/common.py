@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,23 @@ def warn_absent_labels(labels: LabelsConfig, repository: Repository) -> None:
     have = (lab.name for lab in repository.labels)
     for line in absent_labels(labels, have, repository.full_name):
         logging.getLogger("issue_assistant.config").warning("%s", line)
+
+
+def warn_after_fetch(as_of: datetime | None, repository: Repository) -> None:
+    """Warn when --as-of is later than the snapshot knows: its issues are as they were when it
+    was fetched, not at that moment."""
+    if as_of is None or as_of <= repository.fetched_at:
+        return
+    import logging
+
+    def day(moment: datetime) -> str:
+        return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+    logging.getLogger("issue_assistant.config").warning(
+        "--as-of %s is after the snapshot was fetched (%s): its issues are as they were then",
+        day(as_of),
+        day(repository.fetched_at),
+    )
 
 
 def with_checkout(args: argparse.Namespace, config: Config) -> Config:

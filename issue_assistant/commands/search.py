@@ -72,11 +72,16 @@ def run(args: argparse.Namespace) -> int:
         return _engine_search(path, args.query, args.limit)
     if not args.snapshot:
         raise UserError("give --snapshot FILE")
-    from issue_assistant.commands.common import load_config_only, snapshot_and_index
+    from issue_assistant.commands.common import (
+        load_config_only,
+        snapshot_and_index,
+        warn_after_fetch,
+    )
     from issue_assistant.render import render
 
     config = load_config_only(args)
     snapshot, index = snapshot_and_index(args, config, vectors=False)
+    warn_after_fetch(args.as_of, snapshot.repository)
     hits = index.search(
         args.query, as_of=args.as_of, limit=max(1, args.limit), include_prs=args.include_prs
     )
