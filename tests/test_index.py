@@ -113,6 +113,8 @@ def test_search_command_json(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["search", "x", "--snapshot", str(HF), "--as-of", "yesterday"])
     assert exc.value.code == 2
+    assert main(["search", "  ", "--snapshot", str(HF), "--cache-dir", str(tmp_path)]) == 2
+    assert "nothing to search for: give some words" in capsys.readouterr().err
 
 
 def test_as_of_state_shown_in_search_command(tmp_path, capsys, hf_snapshot):

@@ -49,6 +49,8 @@ def _engine_search(path: str, query: str, limit: int) -> int:
 def run(args: argparse.Namespace) -> int:
     from issue_assistant.settings import current
 
+    if not args.query.strip():
+        raise UserError("nothing to search for: give some words (a title, an error message)")
     path = current().search_socket
     if path:
         # Started by a command-line engine: only the issue's own point-in-time index answers,
