@@ -19,6 +19,7 @@ from issue_assistant.approve.assistant_comment import Found, find_assistant_comm
 from issue_assistant.comment import Plan, SetAside, render_comment
 from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.config.sections import Config
+from issue_assistant.config.weak_spots import warn_absent_labels
 from issue_assistant.decision import as_json
 from issue_assistant.engines import Engine
 from issue_assistant.errors import GitHubError, IssueGone, no_such_issue
@@ -290,6 +291,7 @@ def analyze_live(
         cache = str(current().cache_root(config.index.cache_dir, flag))
         index = refresh_index(tracker, cache, now, config.index.vectors)
         moment = open_moment(tracker, index, labels, config, Beside(), as_of=now, live=tracker)
+        warn_absent_labels(labels, tracker.repository)  # read with the index: no request more
     if evidence is not None:
         issue = evidence(issue, comments)
     pair = engines or engines_for(config, labels, engine_name)

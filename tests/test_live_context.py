@@ -196,3 +196,27 @@ def test_a_repository_without_discussions_says_none(tmp_path) -> None:
         result = run_live(server, tmp_path, number)
     assert "None found." in result.analysis.context.files()["discussions.md"]
     assert "None: no release" in result.analysis.context.files()["releases.md"]
+
+
+def test_a_live_run_warns_of_a_label_the_repository_lacks_at_no_request_more(
+    tmp_path, caplog
+) -> None:
+    from issue_assistant.config.labels import LabelsConfig
+
+    labels = LabelsConfig.model_validate({"type": [{"name": "bug"}, {"name": "enhancment"}]})
+    with FakeGitHub("octo/repo", token=TOKEN) as server:
+        for name in ("bug", "enhancement", "question"):
+            server.add_label(name)
+        number = server.add_issue("Crash on load", "Traceback", "x", created_at=day(1))
+        FakeEngine.enqueue(Decision(type="bug"))
+        config = Config(index=IndexConfig(cache_dir=str(tmp_path)))
+        result = analyze_live(
+            "octo/repo", number, labels=labels, config=config, engine_name="fake",
+            writes="live", tracker=make_tracker(server), now=NOW,
+        )  # fmt: skip
+        sent = [(r.method, r.path) for r in server.requests]
+    assert result.action == "posted"
+    [warning] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.startswith("labels.toml names `enhancment`, a label octo/repo does not have")
+    assert "(did you mean `enhancement`?)" in warning
+    assert sum(p.endswith("/labels") and m == "GET" for m, p in sent) == 1  # read once, as before

@@ -106,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
         get_issue,
         load_configs,
         snapshot_and_index,
-        warn_absent_labels,
     )
+    from issue_assistant.config.weak_spots import warn_absent_labels
     from issue_assistant.learn.learned import Beside
     from issue_assistant.moment import open_moment
     from issue_assistant.pipeline import analyze, check_engines, engines_for

@@ -35,17 +35,6 @@ def load_configs(args: argparse.Namespace, root: Path | None = None) -> tuple[La
     return labels, with_checkout(args, with_model(config, getattr(args, "model", None)))
 
 
-def warn_absent_labels(labels: LabelsConfig, repository: Repository) -> None:
-    """Warn of each label of labels.toml the repository does not have (`absent_labels`)."""
-    import logging
-
-    from issue_assistant.config.weak_spots import absent_labels
-
-    have = (lab.name for lab in repository.labels)
-    for line in absent_labels(labels, have, repository.full_name):
-        logging.getLogger("issue_assistant.config").warning("%s", line)
-
-
 def warn_after_fetch(as_of: datetime | None, repository: Repository) -> None:
     """Warn when --as-of is later than the snapshot knows: its issues are as they were when it
     was fetched, not at that moment."""

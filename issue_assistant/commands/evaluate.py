@@ -112,7 +112,7 @@ def _tracker(
 
     Returns the tracker, a line on its source, and how many closed issues were examined live.
     """
-    from issue_assistant.commands.common import warn_absent_labels
+    from issue_assistant.config.weak_spots import warn_absent_labels
     from issue_assistant.settings import current
     from issue_assistant.tracker.snapshot import read_snapshot, write_snapshot
 

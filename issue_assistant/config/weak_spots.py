@@ -5,11 +5,16 @@ read the repository warn of it)."""
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.config.sections import Config
+
+if TYPE_CHECKING:
+    from issue_assistant.tracker.models import Repository
 
 # A description that is a placeholder still to be written ("TODO: what it means", "TBD").
 # More labels absent than this: one warning for them all.
@@ -81,3 +86,11 @@ def absent_labels(labels: LabelsConfig, have: Iterable[str], repository: str) ->
             "carries it, so it is never learned, and approving it would create it"
         )
     return out
+
+
+def warn_absent_labels(labels: LabelsConfig, repository: Repository) -> None:
+    """Log a warning for each label of labels.toml `repository` does not have
+    (`absent_labels`)."""
+    have = (lab.name for lab in repository.labels)
+    for line in absent_labels(labels, have, repository.full_name):
+        logging.getLogger("issue_assistant.config").warning("%s", line)
