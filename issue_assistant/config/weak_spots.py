@@ -7,14 +7,11 @@ from __future__ import annotations
 import difflib
 import logging
 import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.config.sections import Config
-
-if TYPE_CHECKING:
-    from issue_assistant.tracker.models import Repository
 
 # A description that is a placeholder still to be written ("TODO: what it means", "TBD").
 # More labels absent than this: one warning for them all.
@@ -88,7 +85,20 @@ def absent_labels(labels: LabelsConfig, have: Iterable[str], repository: str) ->
     return out
 
 
-def warn_absent_labels(labels: LabelsConfig, repository: Repository) -> None:
+class _Named(Protocol):
+    name: str
+
+
+class Labelled(Protocol):
+    """A repository and its labels (`tracker.models.Repository`), as far as the check reads it."""
+
+    full_name: str
+
+    @property
+    def labels(self) -> Sequence[_Named]: ...
+
+
+def warn_absent_labels(labels: LabelsConfig, repository: Labelled) -> None:
     """Log a warning for each label of labels.toml `repository` does not have
     (`absent_labels`)."""
     have = (lab.name for lab in repository.labels)
