@@ -288,7 +288,7 @@ def test_the_decision_names_where_its_duplicate_settings_come_from(tmp_path):
             assert "too few to calibrate on" in got.where
         else:  # enough pairs, and no threshold reached the target precision
             assert got.source == "prior" and "too few" not in got.where
-            assert "no threshold reached the target precision on this repository's 25" in got.where
+            assert "no threshold was calibrated on this repository's 25 known" in got.where
 
 
 def test_the_prior_shows_its_false_rate_only_on_enough_negatives():

@@ -13,9 +13,9 @@ from typing import Protocol
 from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.config.sections import Config
 
-# A description that is a placeholder still to be written ("TODO: what it means", "TBD").
 # More labels absent than this: one warning for them all.
 MANY_ABSENT = 3
+# A description that is a placeholder still to be written ("TODO: what it means", "TBD").
 _PLACEHOLDER = re.compile(r"\s*(?:TODO|TBD|FIXME|XXX)\b", re.IGNORECASE)
 
 

@@ -94,8 +94,9 @@ class Beside:
             f"their original found, too few to calibrate on ({MIN_CALIBRATION_PAIRS} "
             "are needed)"
             if cal.positives_found < MIN_CALIBRATION_PAIRS
-            else "no threshold reached the target precision on this repository's "
-            f"{cal.positives_found} known duplicates with their original found"
+            else f"no threshold was calibrated on this repository's {cal.positives_found} known "
+            f"duplicates with their original found ({MIN_CALIBRATION_PAIRS} are needed besides "
+            "reports filed again, and a threshold reaching the target precision)"
         )
         where = f"calibrated on this repository's {cal.duplicates} known duplicates"
         return Calibrated(cal.weights, None if stale else cal.threshold, where, why)
