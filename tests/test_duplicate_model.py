@@ -384,6 +384,6 @@ def test_why_a_bucket_has_no_threshold_says_which_of_the_two_it_is():
     assert "too few to calibrate on" in few.why
     enough = dm.BucketFit(known=14, found=dm.MIN_CALIBRATION_PAIRS + 2)
     assert enough.why == (
-        "no threshold reached the target precision on the 12 known duplicates with their "
-        "original found before this bucket's cutoff"
+        "no threshold reached the target precision on enough proposals, with the 12 known "
+        "duplicates with their original found before this bucket's cutoff"
     )

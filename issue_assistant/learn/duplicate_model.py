@@ -219,8 +219,8 @@ class BucketFit:
                 f"to calibrate on ({MIN_CALIBRATION_PAIRS} with their original found are needed)"
             )
         return (
-            f"no threshold reached the target precision on the {self.found} known duplicates "
-            "with their original found before this bucket's cutoff"
+            "no threshold reached the target precision on enough proposals, with the "
+            f"{self.found} known duplicates with their original found before this bucket's cutoff"
         )
 
 
