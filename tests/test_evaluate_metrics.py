@@ -277,3 +277,26 @@ def test_the_report_shows_what_was_measured_and_folds_the_thresholds_away():
     assert folded.index("| Confidence ≥ |") < folded.index("</details>")
     cost = text.split("## Cost")[1].split("## ")[0]
     assert "Latency p50" in cost and "Tokens in" not in cost and "Dollars" not in cost
+
+
+def test_why_a_group_proposed_nothing_reads_as_the_comment_does():
+    """The report counts the issues where a group proposed nothing by why, in plain words: no
+    configuration key, no floor."""
+    from issue_assistant.decision import GroupOutcome
+    from issue_assistant.evaluate.report import render_report
+    from issue_assistant.evaluate.results import RunHeader
+
+    def abstaining(n: int, why: str):  # noqa: ANN202
+        outcome = GroupOutcome(mode="learned", abstained=why)
+        decision = Decision(type="bug", label_groups={"area": outcome})
+        return result(n, decision, labels={"type": ["bug"], "area": ["cli"]}, type_gold="bug")
+
+    rows = [abstaining(1, "below floor"), abstaining(2, "below floor"), abstaining(3, "tier")]
+    header = RunHeader(repository="o/r", engine="similar", day=T.date(), requested=3, selected=3)
+    why = render_report(header, rows).split("No area label proposed on:")[1].split("#")[0]
+    assert (
+        "- 2 issue(s): its best guess was right too rarely at its confidence on the "
+        "repository's history to propose"
+    ) in why
+    assert "- 1 issue(s): its best guess was less sure than the configuration asks" in why
+    assert "[labels]" not in why and "min_precision" not in why and "floor" not in why

@@ -19,12 +19,14 @@ from issue_assistant.learn.confidence import THRESHOLDS, proposals
 
 SINGLE = ("type", "priority")
 BOUND_ROWS = 12
+# Why nothing of a group was proposed, in the words of the comment's "Why" (how to tune it is
+# in docs/evaluate.md, not in the report).
 WHY = {
-    "below floor": "its best guess is right less often than the floor ([labels] min_precision, "
-    "type_min_precision for a type or priority)",
-    "tier": "under the tier [labels] propose asks for",
+    "below floor": "its best guess was right too rarely at its confidence on the repository's "
+    "history to propose",
+    "tier": "its best guess was less sure than the configuration asks of a proposal",
     "vote": "the vote of similar issues did not agree (or too few were labelled)",
-    "none": "no label had a measured or likely confidence",
+    "none": "no label stood out",
     "": "it proposed one the issue already had",
 }
 
