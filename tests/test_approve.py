@@ -26,8 +26,12 @@ PENDING = "assistant: pending"
 ROLES = {"maria": "maintain", "tina": "triage", "wade": "write", "ada": "admin", "rita": "read"}
 
 
+#: the repository's labels: those of labels.toml, the pending and the needs-info labels
+REPO_LABELS = [*LABELS.all_names(), PENDING, *([LABELS.needs_info] if LABELS.needs_info else [])]
+
+
 def make_tracker() -> MemoryTracker:
-    t = MemoryTracker("octo/repo", roles=ROLES)
+    t = MemoryTracker("octo/repo", roles=ROLES, labels=REPO_LABELS)
     t.add_issue(1, "Crash reading parquet files", "ArrowInvalid on read", user="alice")
     t.tick(60)
     t.add_issue(2, "Reading parquet crashes", "Traceback: ArrowInvalid", user="bob")
@@ -256,6 +260,20 @@ def test_label_no_longer_in_labels_toml_is_dropped():
     [result] = approver(t).run()
     assert t.issues[2].labels == ["bug", "area: io"]
     assert any("dropped `area: gone`, `area: legacy`" in c for c in result.changes)
+
+
+def test_a_label_the_repository_lacks_is_left_out_not_created():
+    """labels.toml names it, but approving it would make GitHub create the label: a write
+    nobody approved. It is left out and the record says so; the others are applied."""
+    t = make_tracker()
+    t.label_names = [n for n in REPO_LABELS if n != "p2"]
+    comment = post_plan(t, type="bug", areas=["area: io"], priority="p2")
+    t.react(comment.id, "maria", "+1")
+    [result] = approver(t).run()
+    assert result.status == "approved" and t.issues[2].labels == ["bug", "area: io"]
+    assert ("add_labels", 2, ["bug", "area: io"]) in t.writes
+    assert "left out `p2`: not a label of this repository" in result.changes
+    assert "labeled `bug`, `area: io`" in plan_of(t, comment).history[-1].changes
 
 
 def test_group_limit_of_current_labels_toml_applies():

@@ -338,6 +338,11 @@ class Approver:
         # this run read the issue (their change wins, `_labels`).
         issue = self._fresh(issue)
         to_add, labeled = self._labels(issue, plan, groups, changes)
+        absent = self._absent(to_add)
+        if absent:  # GitHub would create it: a write nobody approved
+            to_add = [n for n in to_add if n not in absent]
+            labeled = [n for n in labeled if n not in absent]
+            changes.append(f"left out {_code(absent)}: not a label of this repository")
         needs_info = self.labels.needs_info
         if asking and needs_info and not has_label(issue.labels, needs_info):
             to_add.append(needs_info)
@@ -436,6 +441,11 @@ class Approver:
             to_add += [name for name in keep if key(name) not in current]
             labeled += [name for name in keep if key(name) not in before]
         return to_add, labeled
+
+    def _absent(self, names: list[str]) -> list[str]:
+        """Those of `names` the repository has no label of (none when its labels are unknown)."""
+        known = [lab.name for lab in self.tracker.repository.labels]
+        return [n for n in names if known and not has_label(known, n)]
 
     def _duplicate(self, issue: Issue, plan: Plan, changes: list[str]) -> int | None:
         """The plan's original if it is still an issue, else None (and say so)."""

@@ -71,8 +71,7 @@ def absent_labels(labels: LabelsConfig, have: Iterable[str], repository: str) ->
         shown = ", ".join(f"`{n}`" for n in absent[:MANY_ABSENT])
         return [
             f"labels.toml names {len(absent)} labels {repository} does not have ({shown}, ...): "
-            "is it this repository's? Those labels are never learned, and approving one would "
-            "create it"
+            "is it this repository's? Those labels are never learned nor applied"
         ]
     out = []
     for name in absent:
@@ -80,7 +79,7 @@ def absent_labels(labels: LabelsConfig, have: Iterable[str], repository: str) ->
         maybe = f" (did you mean `{names[near[0]]}`?)" if near else ""
         out.append(
             f"labels.toml names `{name}`, a label {repository} does not have{maybe}: no issue "
-            "carries it, so it is never learned, and approving it would create it"
+            "carries it, so it is never learned, and an approval leaves it out"
         )
     return out
 
