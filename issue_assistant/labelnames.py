@@ -34,3 +34,10 @@ def find_label(labels: Iterable[str], name: str) -> str | None:
 
 def keys(labels: Iterable[str]) -> set[str]:
     return {key(n) for n in labels}
+
+
+def missing(names: Iterable[str], have: Iterable[str]) -> list[str]:
+    """Those of `names` not among `have` in any casing; none when `have` is empty (a
+    repository whose labels are not known)."""
+    known = keys(have)
+    return [n for n in names if known and key(n) not in known]

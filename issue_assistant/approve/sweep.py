@@ -32,7 +32,7 @@ from issue_assistant.errors import (
     UserError,
     no_such_issue,
 )
-from issue_assistant.labelnames import find_label, has_label, key, keys
+from issue_assistant.labelnames import find_label, has_label, key, keys, missing
 from issue_assistant.render import render
 from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Comment, Issue
@@ -338,7 +338,8 @@ class Approver:
         # this run read the issue (their change wins, `_labels`).
         issue = self._fresh(issue)
         to_add, labeled = self._labels(issue, plan, groups, changes)
-        absent = self._absent(to_add)
+        # the repository's labels (read with the issue's comment already; unknown: none absent)
+        absent = missing(to_add, (lab.name for lab in self.tracker.repository.labels))
         if absent:  # GitHub would create it: a write nobody approved
             to_add = [n for n in to_add if n not in absent]
             labeled = [n for n in labeled if n not in absent]
@@ -441,11 +442,6 @@ class Approver:
             to_add += [name for name in keep if key(name) not in current]
             labeled += [name for name in keep if key(name) not in before]
         return to_add, labeled
-
-    def _absent(self, names: list[str]) -> list[str]:
-        """Those of `names` the repository has no label of (none when its labels are unknown)."""
-        known = [lab.name for lab in self.tracker.repository.labels]
-        return [n for n in names if known and not has_label(known, n)]
 
     def _duplicate(self, issue: Issue, plan: Plan, changes: list[str]) -> int | None:
         """The plan's original if it is still an issue, else None (and say so)."""

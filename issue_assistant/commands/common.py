@@ -45,7 +45,7 @@ def warn_after_fetch(as_of: datetime | None, repository: Repository) -> None:
     def day(moment: datetime) -> str:
         return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
-    logging.getLogger("issue_assistant.config").warning(
+    logging.getLogger(__name__).warning(
         "--as-of %s is after the snapshot was fetched (%s): its issues are as they were then",
         day(as_of),
         day(repository.fetched_at),

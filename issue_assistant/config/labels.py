@@ -14,7 +14,7 @@ from pydantic import AfterValidator, Field, ValidationError, field_validator
 from issue_assistant import forms
 from issue_assistant.config.strict import Strict, read_toml, validation_error
 from issue_assistant.errors import UserError
-from issue_assistant.labelnames import has_control
+from issue_assistant.labelnames import has_control, key
 from issue_assistant.tomllines import line_of
 
 GROUPS = ("type", "area", "topic", "priority")
@@ -204,27 +204,27 @@ def load_labels(path: str | Path) -> LabelsConfig:
     except ValidationError as exc:
         raise validation_error(p, text, exc, model=LabelsConfig) from None
     # GitHub tells labels apart without regard to case: `Bug` and `bug` are one label
-    seen: dict[str, tuple[str, str]] = {}  # casefolded name -> (group, name as written)
+    seen: dict[str, tuple[str, str]] = {}  # `key` of a name -> (group, name as written)
     for group in GROUPS:
         for i, lab in enumerate(getattr(labels, group)):
-            if lab.name.casefold() in seen:
+            if key(lab.name) in seen:
                 line = line_of(text, (group, i, "name"))
-                other, written = seen[lab.name.casefold()]
+                other, written = seen[key(lab.name)]
                 what = "twice in" if other == group else f"in both {other} and"
                 case = "" if written == lab.name else f" (as {written!r}: GitHub ignores case)"
                 raise UserError(
                     f"{group}.{i}.name: label {lab.name!r} is {what} {group}{case}",
                     where=f"{p}:{line}" if line else str(p),
                 )
-            seen[lab.name.casefold()] = (group, lab.name)
+            seen[key(lab.name)] = (group, lab.name)
             if lab.paths and group != "area":
                 line = line_of(text, (group, i, "paths"))
                 raise UserError(
                     f"{group}.{i}.paths: only area labels may name paths",
                     where=f"{p}:{line}" if line else str(p),
                 )
-    if labels.needs_info and labels.needs_info.casefold() in seen:
-        group = seen[labels.needs_info.casefold()][0]
+    if labels.needs_info and key(labels.needs_info) in seen:
+        group = seen[key(labels.needs_info)][0]
         raise UserError(
             f"needs_info: {labels.needs_info!r} is also {'an' if group == 'area' else 'a'} "
             f"{group} label",

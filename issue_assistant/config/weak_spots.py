@@ -12,6 +12,9 @@ from typing import Protocol
 
 from issue_assistant.config.labels import GROUPS, LabelsConfig
 from issue_assistant.config.sections import Config
+from issue_assistant.labelnames import key, missing
+
+log = logging.getLogger(__name__)
 
 # More labels absent than this: one warning for them all.
 MANY_ABSENT = 3
@@ -58,15 +61,11 @@ def absent_labels(labels: LabelsConfig, have: Iterable[str], repository: str) ->
     all beyond `MANY_ABSENT`: the file is likely another repository's); none when `have` is
     empty (the repository's labels are unknown). The needs-info label is not checked: it may
     be created when first used."""
-    names = {n.casefold(): n for n in have}
-    if not names:
-        return []
-    absent = [
-        lab.name
-        for g in GROUPS
-        for lab in labels.group(g)  # type: ignore[arg-type]
-        if lab.name.casefold() not in names
-    ]
+    names = {key(n): n for n in have}
+    absent = missing(
+        (lab.name for g in GROUPS for lab in labels.group(g)),  # type: ignore[arg-type]
+        names.values(),
+    )
     if len(absent) > MANY_ABSENT:
         shown = ", ".join(f"`{n}`" for n in absent[:MANY_ABSENT])
         return [
@@ -75,7 +74,7 @@ def absent_labels(labels: LabelsConfig, have: Iterable[str], repository: str) ->
         ]
     out = []
     for name in absent:
-        near = difflib.get_close_matches(name.casefold(), list(names), n=1, cutoff=0.75)
+        near = difflib.get_close_matches(key(name), list(names), n=1, cutoff=0.75)
         maybe = f" (did you mean `{names[near[0]]}`?)" if near else ""
         out.append(
             f"labels.toml names `{name}`, a label {repository} does not have{maybe}: no issue "
@@ -102,4 +101,4 @@ def warn_absent_labels(labels: LabelsConfig, repository: Labelled) -> None:
     (`absent_labels`)."""
     have = (lab.name for lab in repository.labels)
     for line in absent_labels(labels, have, repository.full_name):
-        logging.getLogger("issue_assistant.config").warning("%s", line)
+        log.warning("%s", line)

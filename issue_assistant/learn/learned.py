@@ -86,18 +86,23 @@ class Beside:
                 None, None, "", "no calibration.json (run `issue-assistant calibrate`)"
             )
         stale = cal.weights is None and cal.score_version != SCORE_VERSION
-        why = (
-            "calibration.json was made for an older duplicate score (run "
-            "`issue-assistant calibrate` again)"
-            if stale
-            else f"this repository has {cal.positives_found} known duplicates with "
-            f"their original found, too few to calibrate on ({MIN_CALIBRATION_PAIRS} "
-            "are needed)"
-            if cal.positives_found < MIN_CALIBRATION_PAIRS
-            else f"no threshold was calibrated on this repository's {cal.positives_found} known "
-            f"duplicates with their original found ({MIN_CALIBRATION_PAIRS} are needed besides "
-            "reports filed again, and a threshold reaching the target precision)"
-        )
+        found = cal.positives_found
+        if stale:
+            why = (
+                "calibration.json was made for an older duplicate score (run "
+                "`issue-assistant calibrate` again)"
+            )
+        elif found < MIN_CALIBRATION_PAIRS:
+            why = (
+                f"this repository has {found} known duplicates with their original found, too "
+                f"few to calibrate on ({MIN_CALIBRATION_PAIRS} are needed)"
+            )
+        else:
+            why = (
+                f"no threshold was calibrated on this repository's {found} known duplicates "
+                f"with their original found ({MIN_CALIBRATION_PAIRS} are needed besides reports "
+                "filed again, and a threshold reaching the target precision)"
+            )
         where = f"calibrated on this repository's {cal.duplicates} known duplicates"
         return Calibrated(cal.weights, None if stale else cal.threshold, where, why)
 
