@@ -148,3 +148,62 @@ def test_analyze_and_evaluate_warn_of_a_label_the_snapshot_lacks(tmp_path, capsy
     assert warning in capsys.readouterr().err
     assert main(["evaluate", *common, "--limit", "3"]) == 0
     assert warning in capsys.readouterr().err
+
+
+def test_config_check_checks_the_labels_against_a_snapshot(tmp_path, capsys, monkeypatch):
+    from tests.conftest import POETRY
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "labels.toml").write_text(
+        '[[type]]\nname = "kind/bug"\ndescription = "Broken."\n'
+        '[[type]]\nname = "kind/featur"\ndescription = "New."\n'
+    )
+    (tmp_path / "config.toml").write_text(DESCRIBED)
+    argv = ["config", "check", "--snapshot", str(POETRY)]
+    assert main(argv) == 0
+    [warning] = lines(capsys.readouterr().err)
+    assert warning.startswith("issue-assistant: warning: labels.toml: names `kind/featur`, ")
+    assert "a label python-poetry/poetry does not have (did you mean `kind/feature`?)" in warning
+    assert main([*argv, "--strict"]) == 2
+    assert "error: labels.toml: names `kind/featur`" in capsys.readouterr().err
+    (tmp_path / "labels.toml").write_text('[[type]]\nname = "kind/bug"\ndescription = "B."\n')
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert "each a label of python-poetry/poetry" in out.out and out.err == ""
+    assert main(["config", "check"]) == 0  # without a repository, the labels are not checked
+    assert "each a label of" not in capsys.readouterr().out
+    assert main([*argv, "-R", "o/r"]) == 2
+    assert "--snapshot and -R both given" in capsys.readouterr().err
+
+
+def test_config_check_reads_the_labels_of_a_repository_on_github(tmp_path, capsys, monkeypatch):
+    from tests.fakegithub import FakeGitHub
+    from tests.fakegithub.fixtures import TOKEN
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "labels.toml").write_text(
+        '[[type]]\nname = "bug"\ndescription = "Broken."\n'
+        '[[area]]\nname = "area:cli"\ndescription = "The command line."\n'
+    )
+    (tmp_path / "config.toml").write_text(DESCRIBED)
+    with FakeGitHub("octo/repo", token=TOKEN) as server:
+        monkeypatch.setenv("GITHUB_API_URL", server.base_url)
+        monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+        monkeypatch.delenv("GH_TOKEN", raising=False)
+        assert main(["config", "check", "-R", "octo/repo", "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["repository"] == "octo/repo"
+        assert report["warnings"] == [
+            "labels.toml: octo/repo has no labels: none of labels.toml's can be learned from "
+            "its issues, and an approval creates the ones it applies"
+        ]
+        server.add_label("bug")
+        server.add_label("area:cli-tool")
+        assert main(["config", "check", "-R", "octo/repo", "--json"]) == 0
+        [warning] = json.loads(capsys.readouterr().out)["warnings"]
+        assert "names `area:cli`, a label octo/repo does not have" in warning
+        assert "(did you mean `area:cli-tool`?)" in warning
+        server.add_label("Area:CLI")  # GitHub compares label names without regard to case
+        assert main(["config", "check", "-R", "octo/repo"]) == 0
+        assert "each a label of octo/repo" in capsys.readouterr().out
+        assert all(p in ("/repos/octo/repo", "/repos/octo/repo/labels") for p in server.paths())

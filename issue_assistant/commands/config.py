@@ -6,9 +6,19 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from typing import TYPE_CHECKING
 
-from issue_assistant.commands.args import QUIET, VERBOSE, add_config_arguments, add_json_argument
+from issue_assistant.commands.args import (
+    QUIET,
+    VERBOSE,
+    add_config_arguments,
+    add_json_argument,
+    add_repository_argument,
+)
 from issue_assistant.errors import UserError
+
+if TYPE_CHECKING:
+    from issue_assistant.config.labels import LabelsConfig
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +28,8 @@ CHECK = (
     "labels), load the engine and its fallback, as analyze would, and check that the "
     "workflows in .github/workflows name no placeholder action (OWNER/...); -v names the "
     "files read. Warns of what will hurt the answers: labels and types without a "
-    "description, no project description."
+    "description, no project description, and with --snapshot FILE or -R OWNER/REPO, "
+    "labels the repository does not have."
 )
 
 
@@ -32,6 +43,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--strict", action="store_true", help="treat the warnings as errors (exit status 2)"
     )
     add_config_arguments(check)
+    check.add_argument(
+        "--snapshot",
+        metavar="FILE",
+        help="check the labels against this snapshot's repository (offline)",
+    )
+    add_repository_argument(
+        check,
+        positional=False,
+        help="check the labels against this repository on GitHub (one read; needs a token "
+        "for a private one)",
+    )
     parser.set_defaults(_help=parser.format_help)
 
 
@@ -75,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         print(args._help(), end="")
         return 0
 
+    from issue_assistant.commands.args import check_sources
     from issue_assistant.commands.common import config_paths
     from issue_assistant.config.files import find_file
     from issue_assistant.config.labels import GROUPS
@@ -85,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from issue_assistant.pipeline import check_engines, engines_for
     from issue_assistant.published import check_workflows
 
+    check_sources(args)
     labels, config = _load_both(args)
     _say_files(args)
     counts = {g: len(labels.group(g)) for g in GROUPS}  # type: ignore[arg-type]
@@ -106,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
     where_labels = _shown(find_file("labels.toml", labels_path)) or "labels.toml"
     where_config = _shown(find_file("config.toml", config_path)) or "config.toml (none found)"
     warnings = [f"{where_labels}: {w}" for w in in_labels]
+    against, absent = _absent(args, labels)
+    warnings += [f"{where_labels}: {w}" for w in absent]
     warnings += [f"{where_config}: {w}" for w in in_config]
     failed = bool(args.strict and warnings)
     for warning in warnings:
@@ -123,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
                     "strategy": main.strategy,
                     "fallback": fallback_name,
                     "workflows": [str(p) for p in workflows],
+                    "repository": against,
                     "warnings": warnings,
                 }
             )
@@ -133,8 +160,40 @@ def run(args: argparse.Namespace) -> int:
     text = ", ".join(f"{n} {g}" for g, n in counts.items())
     also = f", fallback {fallback_name}" if fallback_name else ""
     checked = f"; {len(workflows)} workflow(s) checked" if workflows else ""
+    if against and not absent:
+        text += f", each a label of {against}"
     print(f"ok: labels ({text}); engine {engine} ({main.strategy}{also}), ready{checked}")
     return 0
+
+
+def _absent(args: argparse.Namespace, labels: LabelsConfig) -> tuple[str | None, list[str]]:
+    """The repository of `--snapshot` or `-R` and a line per label of labels.toml it lacks
+    (None and none without either)."""
+    from issue_assistant.config.weak_spots import absent_labels
+
+    if args.snapshot:
+        from issue_assistant.tracker.snapshot import read_repository
+
+        repository = read_repository(args.snapshot)
+    elif args.repo:
+        from issue_assistant.settings import current
+        from issue_assistant.tracker.github_tracker import GitHubTracker
+
+        settings = current()
+        full_name = settings.require_repository(args.repo)
+        gh = GitHubTracker(full_name, settings.github_token or "", settings.api_url)
+        repository = gh.repository
+    else:
+        return None, []
+    have = [label.name for label in repository.labels]
+    log.info("labels.toml checked against the %d labels of %s", len(have), repository.full_name)
+    if not have:
+        return repository.full_name, [
+            f"{repository.full_name} has no labels: none of labels.toml's can be learned from "
+            "its issues, and an approval creates the ones it applies"
+        ]
+    lines = absent_labels(labels, have, repository.full_name)
+    return repository.full_name, [line.removeprefix("labels.toml ") for line in lines]
 
 
 def _shown(path: object) -> str:
