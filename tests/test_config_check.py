@@ -9,6 +9,7 @@ from pathlib import Path
 from issue_assistant.cli import main
 from issue_assistant.config.files import load_both
 from issue_assistant.config.labels import LabelsConfig
+from issue_assistant.config.sections import Config
 from issue_assistant.config.weak_spots import absent_labels, unwritten, weak_spots
 
 DESCRIBED = '[project]\ndescription = "A parser of small configuration files."\n'
@@ -207,3 +208,21 @@ def test_config_check_reads_the_labels_of_a_repository_on_github(tmp_path, capsy
         assert main(["config", "check", "-R", "octo/repo"]) == 0
         assert "each a label of octo/repo" in capsys.readouterr().out
         assert all(p in ("/repos/octo/repo", "/repos/octo/repo/labels") for p in server.paths())
+
+
+def test_many_labels_of_a_group_without_a_description_are_one_warning():
+    labels = LabelsConfig.model_validate(
+        {
+            "type": [{"name": "bug"}, {"name": "feature", "description": "TODO"}],
+            "area": [{"name": f"area/{n}"} for n in "abcde"]
+            + [{"name": "area/f", "description": "The f part."}],
+        }
+    )
+    in_labels, _ = weak_spots(labels, Config.model_validate({}))
+    assert in_labels == [
+        "the type `bug`'s description is empty: the LLM engines tell the types apart by it",
+        "the type `feature`'s description is still a placeholder: the LLM engines tell the "
+        "types apart by it",
+        "5 area labels have no description yet (`area/a`, `area/b`, `area/c`, ...): the LLM "
+        "engines read each to decide when the label fits",
+    ]

@@ -82,7 +82,7 @@ def test_draft_of_a_shared_snapshot_loads_and_counts_use(which, tmp_path, capsys
         ROOT / "docs/workflow.yml"
     ).read_text()
     assert out.rstrip().endswith(
-        "issue-assistant config check\n"
+        f"issue-assistant config check --snapshot {SNAPSHOTS[which]}\n"
         f"  issue-assistant evaluate --snapshot {SNAPSHOTS[which]} --limit 50"
     )
     # what it inferred, in words (not labels.toml's keys)
@@ -187,7 +187,7 @@ def test_synthetic_naming_schemes(scheme, tmp_path, capsys):
         if name in described:
             assert described[name] == description  # quotes, backslashes, unicode survive
     assert summary["next"] == [
-        "issue-assistant config check",
+        f"issue-assistant config check --snapshot {snap}",
         f"issue-assistant evaluate --snapshot {snap} --limit 50",
     ]
 

@@ -16,7 +16,7 @@ from issue_assistant.labelnames import key, missing
 
 log = logging.getLogger(__name__)
 
-# More labels absent than this: one warning for them all.
+# More labels absent (or without a description, in one group) than this: one warning for them.
 MANY_ABSENT = 3
 # A description that is a placeholder still to be written ("TODO: what it means", "TBD").
 _PLACEHOLDER = re.compile(r"\s*(?:TODO|TBD|FIXME|XXX)\b", re.IGNORECASE)
@@ -32,20 +32,28 @@ def weak_spots(labels: LabelsConfig, config: Config) -> tuple[list[str], list[st
     label (or a type) without a description; in config.toml, no project description."""
     in_labels = []
     for group in GROUPS:
-        for lab in labels.group(group):  # type: ignore[arg-type]
-            if not lab.propose or not unwritten(lab.description):
-                continue
+        blank = [
+            lab
+            for lab in labels.group(group)  # type: ignore[arg-type]
+            if lab.propose and unwritten(lab.description)
+        ]
+        why = (
+            "the LLM engines tell the types apart by it"
+            if group == "type"
+            else "the LLM engines read it to decide when the label fits"
+        )
+        if len(blank) > MANY_ABSENT:
+            shown = ", ".join(f"`{lab.name}`" for lab in blank[:MANY_ABSENT])
+            kind = "types" if group == "type" else f"{group} labels"
+            in_labels.append(
+                f"{len(blank)} {kind} have no description yet ({shown}, ...): "
+                + why.replace(" it", " each", 1)
+            )
+            continue
+        for lab in blank:
             what = "is empty" if not lab.description.strip() else "is still a placeholder"
-            if group == "type":
-                in_labels.append(
-                    f"the type `{lab.name}`'s description {what}: the LLM engines tell the "
-                    "types apart by it"
-                )
-            else:
-                in_labels.append(
-                    f"the {group} label `{lab.name}`'s description {what}: the LLM engines read "
-                    "it to decide when the label fits"
-                )
+            named = f"type `{lab.name}`" if group == "type" else f"{group} label `{lab.name}`"
+            in_labels.append(f"the {named}'s description {what}: {why}")
     in_config = []
     if unwritten(config.project.description):
         in_config.append(

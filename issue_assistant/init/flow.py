@@ -36,7 +36,10 @@ WORKFLOW = Path(".github/workflows/issue-assistant.yml")
 # Where the two files go: read first (config.SEARCH_DIRS), beside nothing of another tool's.
 LABELS_FILE = Path(".github/issue-assistant/labels.toml")
 CONFIG_FILE = Path(".github/issue-assistant/config.toml")
-NEXT = ["issue-assistant config check", "issue-assistant evaluate {source} --limit 50"]
+NEXT = [
+    "issue-assistant config check {source}",
+    "issue-assistant evaluate {source} --limit 50",
+]
 
 
 @dataclass
