@@ -23,10 +23,12 @@ from issue_assistant.engines import create
 from issue_assistant.index.duplicates import SCORE_VERSION, PairFeatures
 from issue_assistant.index.evidence import (
     Shared,
+    Wrappers,
     describe,
     frame_overlap,
     frames,
     message_key,
+    raised_from,
     shared,
     strongest,
     traits,
@@ -482,6 +484,46 @@ def test_rarity_counts_the_issues_holding_every_word_or_the_phrase(tmp_path):
     assert index.issues_with(("nowhere", "examples"), before, phrase=False) == 0
     key = message_key("ValueError: Requested slice [:9] incompatible with 60000 examples.")
     assert rarity.message(key) > 0.75 > MIN_SPECIFIC > rarity.piece("slice")
+
+
+CHAINED = """Traceback (most recent call last):
+  File "builder.py", line 1973, in _prepare_split_single
+    for _, table in generator:
+ImportError: Using URI string without sqlalchemy installed.
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "builder.py", line 2004, in _prepare_split_single
+    raise DatasetGenerationError("An error occurred while generating the dataset") from e
+datasets.exceptions.DatasetGenerationError: An error occurred while generating the dataset
+"""
+
+
+def test_an_error_raised_from_another_is_a_wrapper_and_its_cause_is_kept():
+    """hf-datasets #5240: every report that reaches the builder ends in the same wrapper
+    (`DatasetGenerationError: An error occurred while generating the dataset`, 30 of the shared
+    data's chained tracebacks); what two reports share is their cause, not it."""
+    wrapper = "an error occurred while generating the dataset"
+    assert raised_from(CHAINED).messages == {wrapper}
+    assert raised_from(CHAINED).exceptions == {"datasetgenerationerror"}
+    read = traits("Loading from SQL fails", CHAINED)
+    assert set(read.errors) == {"using uri string without sqlalchemy installed"}
+    assert set(read.exceptions) == {"importerror"}
+    # the same wrapper alone, with no cause shown, is the only error there is: kept
+    alone = CHAINED.split("The above")[1].split("\n", 2)[2]
+    assert raised_from(alone) == Wrappers() and wrapper in traits("t", alone).errors
+    assert "datasetgenerationerror" in traits("t", alone).exceptions
+    # shown once as a wrapper and once on its own: kept
+    assert raised_from(CHAINED + "\nAnd then:\n" + alone).messages == set()
+    # "During handling of the above exception": the second error is not the first's wrapper
+    handled = CHAINED.replace(
+        "The above exception was the direct cause of the following exception:",
+        "During handling of the above exception, another exception occurred:",
+    )
+    assert raised_from(handled) == Wrappers() and len(traits("t", handled).errors) == 2
+    other = CHAINED.replace("Using URI string without sqlalchemy installed", "Disk quota hit now")
+    assert not shared(traits("a", CHAINED), traits("b", other)).errors
 
 
 def test_a_module_qualified_exception_name_is_not_an_error_message():

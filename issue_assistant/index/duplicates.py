@@ -67,10 +67,11 @@ if TYPE_CHECKING:
 # 3: a claim rests on evidence and no follow-up is claimed, `PairFeatures.claim`; 4: rarity
 # counts every word of a piece, not any, and alike titles whose words both bodies use carry;
 # 5: a quoted name stays in an error message, `evidence.message_key`; 6: a link's host is no
-# name, the same linked page is evidence of its own, `evidence.link_key`).
+# name, the same linked page is evidence of its own, `evidence.link_key`; 7: an error raised
+# from another is no evidence, its cause is, `evidence.raised_from`).
 # A report filed again by its reporter is claimed whatever the score (`PairFeatures.refiled`),
 # so the rule leaves every threshold where it was.
-SCORE_VERSION = 6
+SCORE_VERSION = 7
 # Weights of the logistic score, with and without a dense cosine.
 WITH_DENSE = {
     "bias": -8.0,

@@ -23,7 +23,15 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from issue_assistant.index.query import _URL, STOPWORDS, clean_title, signals, strip_template
+from issue_assistant.index.query import (
+    _ERROR_LINE,
+    _EXCEPTION,
+    _URL,
+    STOPWORDS,
+    clean_title,
+    signals,
+    strip_template,
+)
 from issue_assistant.index.search import _ANALYZER
 
 if TYPE_CHECKING:
@@ -64,6 +72,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{1,39}")
 # A repository or dataset id, `owner/name` (`allenai/c4`, `Yaxin/SemEval2015`): one slash, not
 # part of a path or URL, an owner as GitHub and the Hub spell them, a name with a digit, `-`,
 # `_` or `.` (so not prose: "and/or", "image/audio", "ImageFolder/AudioFolder"), not a file.
+# Python's line between an error and the one raised from it (`raise Wrapper(...) from error`).
+_RAISED_FROM = re.compile(r"^[^\S\n]*The above exception was the direct cause of", re.M)
 _REPO_ID = re.compile(
     r"(?<![\w./-])[A-Za-z][\w-]{0,38}[A-Za-z0-9]/(?=[\w.-]*[\d_.-])[A-Za-z0-9][\w.-]{0,98}"
     r"[A-Za-z0-9](?![\w/])"
@@ -217,15 +227,54 @@ def frames(text: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
+@dataclass(frozen=True)
+class Wrappers:
+    """The errors of a text that only ever end a traceback raised from an earlier error
+    (`raise DatasetGenerationError(...) from error`): each the same in every report that reaches
+    it, whatever the cause, which is the earlier error. Their messages (`message_key`) and the
+    exceptions they name, lower-cased."""
+
+    messages: frozenset[str] = frozenset()
+    exceptions: frozenset[str] = frozenset()
+
+
+def _head(line: str) -> str:
+    """The exception an error line names (`datasets.builder.DatasetGenerationError: ...`:
+    `datasetgenerationerror`), "" when it names none."""
+    found = _EXCEPTION.search(line.split(":", 1)[0])
+    return (found.group(1) or found.group(2)).lower() if found else ""
+
+
+def raised_from(text: str) -> Wrappers:
+    """The wrappers of `text` (`Wrappers`): an error line right after Python's "The above
+    exception was the direct cause of the following exception", when an error came before."""
+    lines = [(m.start(), m.group(0)) for m in _ERROR_LINE.finditer(text)]
+    wrapping: set[int] = set()
+    for marker in _RAISED_FROM.finditer(text):
+        after = next((at for at, _ in lines if at > marker.end()), None)
+        if after is not None and any(at < marker.start() for at, _ in lines):
+            wrapping.add(after)
+    if not wrapping:
+        return Wrappers()
+    outer = [line for at, line in lines if at in wrapping]
+    inner = [line for at, line in lines if at not in wrapping]
+    return Wrappers(
+        messages=frozenset(map(message_key, outer)) - set(map(message_key, inner)) - {""},
+        exceptions=frozenset(map(_head, outer)) - set(map(_head, inner)) - {""},
+    )
+
+
 def traits(title: str, body: str) -> Traits:
-    """What `shared` compares, read from an issue's title and (boilerplate-free) body."""
+    """What `shared` compares, read from an issue's title and (boilerplate-free) body; an error
+    raised from another (`raised_from`) is left out, its cause kept."""
     unquoted = _QUOTE_MARK.sub("", body)
     sig = signals(title, unquoted)
+    wrappers = raised_from(unquoted) if "direct cause" in unquoted else Wrappers()
     errors: dict[str, str] = {}
     for line in sig.errors:
         key = message_key(line)
-        if key:
-            errors.setdefault(key, line.strip())
+        if key and key not in wrappers.messages:
+            errors.setdefault(key, line.strip().rstrip("`").rstrip())
     whole = f"{title}\n{unquoted}"
     text = _URL.sub(" ", whole)
     ids = tuple(i for i in _REPO_ID.findall(text) if not _EXTENSION.search(i))
@@ -238,7 +287,7 @@ def traits(title: str, body: str) -> Traits:
             words.setdefault(_word_key(w), w)
     return Traits(
         errors=errors,
-        exceptions=_keyed(sig.exceptions),
+        exceptions=_keyed(tuple(e for e in sig.exceptions if e.lower() not in wrappers.exceptions)),
         stack=frames(strip_template(unquoted)),
         paths=_keyed(sig.paths),
         identifiers=_keyed(ids),
