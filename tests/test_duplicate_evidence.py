@@ -526,6 +526,49 @@ def test_an_error_raised_from_another_is_a_wrapper_and_its_cause_is_kept():
     assert not shared(traits("a", CHAINED), traits("b", other)).errors
 
 
+def test_an_error_an_earlier_issue_shows_raised_from_another_is_no_evidence(tmp_path):
+    """Two reports that pasted only the last line share the wrapper and nothing else: an
+    earlier issue whose traceback shows it raised from another error tells it is one, so it
+    is neither quoted nor counted (its rarity 0); a later issue is not read for it."""
+    from issue_assistant.index.evidence import Rarity
+
+    days = -60 * 24 * 60
+    alone = CHAINED.split("The above")[1].split("\n", 2)[2]
+    old = [issue(100 + k, f"Report {k}", f"page {k} is wrong", days) for k in range(30)]
+    old.append(issue(200, "SQL loading fails", CHAINED, days))
+    later = issue(300, "Parquet fails", CHAINED.replace("Using URI", "Bad footer"), 10)
+    repo = Repository(full_name="o/r", fetched_at=T0 + timedelta(days=30))
+    index = open_index(Snapshot(repo, [*old, later]), tmp_path)
+    wrapper = message_key("DatasetGenerationError: An error occurred while generating the dataset")
+    words = tuple(wrapper.split())
+    both = shared(traits("Loading fails", alone), traits("Reading fails", alone))
+    assert both.error_keys == (wrapper,)
+    rarity = Rarity(index, T0 + timedelta(days=3))
+    assert rarity.wrapper(wrapper) and rarity.message(wrapper) == 0.0
+    kept = both.specific(rarity)
+    assert kept.errors == () and kept.error_keys == () and not kept.exceptions
+    assert "DatasetGenerationError" in " ".join(both.identifiers)  # the wrapper's class
+    assert describe(kept, 500) == "the files `builder.py`; the title words `fails`"
+    cause = message_key("ImportError: Using URI string without sqlalchemy installed.")
+    assert not rarity.wrapper(cause) and rarity.message(cause) > 0.5
+    # before the chained report, nothing tells the wrapper from a specific error
+    earlier = Rarity(index, T0 - timedelta(days=70))
+    assert not earlier.wrapper(wrapper)
+    assert index.bodies_with(words, ("direct", "cause"), earlier.before, 20) == []
+    assert len(index.bodies_with(words, ("direct", "cause"), rarity.before, 20)) == 1
+
+
+def test_an_error_line_is_quoted_without_a_glued_fence_or_its_emphasis():
+    body = "_UnicodeDecodeError: 'utf-8' codec can't decode byte 0x8b in position 1_\n"
+    body += "```\nValueError: Requested slice [:10] incompatible with 20 examples.```\n"
+    body += "_pickle.PicklingError: Can't pickle the local object here\n"
+    assert list(traits("t", body).errors.values()) == [
+        "UnicodeDecodeError: 'utf-8' codec can't decode byte 0x8b in position 1",
+        "ValueError: Requested slice [:10] incompatible with 20 examples.",
+        "_pickle.PicklingError: Can't pickle the local object here",
+    ]
+
+
 def test_a_module_qualified_exception_name_is_not_an_error_message():
     """`datasets.utils.info_utils.ExpectedMoreSplits: {'test'}`: the class is no message (and
     the rest is a value): two reports of that exception from other causes do not share an

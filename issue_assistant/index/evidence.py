@@ -85,6 +85,10 @@ MIN_MESSAGE_WORDS = 3  # an error message shorter than this says too little to m
 # (about a sixth of them, on a tracker of a few thousand issues).
 MIN_SPECIFIC = 0.25
 MIN_KNOWN = 20
+# The earlier issues read for whether an error is a wrapper (`Rarity.wrapper`), the phrase
+# their bodies hold.
+WRAPPERS_READ = 20
+_CHAINED = ("direct", "cause")
 # Uncommon title words both titles and both bodies use that name what two issues are about.
 MIN_TOPIC = 2
 
@@ -264,6 +268,16 @@ def raised_from(text: str) -> Wrappers:
     )
 
 
+def _as_written(line: str) -> str:
+    """An error line as the comment quotes it: without a code fence glued to its end, nor the
+    emphasis around it (`_UnicodeDecodeError: ..._`)."""
+    line = line.strip().rstrip("`").rstrip()
+    for mark in ("**", "__", "*", "_"):
+        if len(line) > 2 * len(mark) and line.startswith(mark) and line.endswith(mark):
+            return line[len(mark) : -len(mark)].strip()
+    return line
+
+
 def traits(title: str, body: str) -> Traits:
     """What `shared` compares, read from an issue's title and (boilerplate-free) body; an error
     raised from another (`raised_from`) is left out, its cause kept."""
@@ -274,7 +288,7 @@ def traits(title: str, body: str) -> Traits:
     for line in sig.errors:
         key = message_key(line)
         if key and key not in wrappers.messages:
-            errors.setdefault(key, line.strip().rstrip("`").rstrip())
+            errors.setdefault(key, _as_written(line))
     whole = f"{title}\n{unquoted}"
     text = _URL.sub(" ", whole)
     ids = tuple(i for i in _REPO_ID.findall(text) if not _EXTENSION.search(i))
@@ -319,18 +333,29 @@ class Shared:
 
     def specific(self, rarity: Rarity, floor: float = MIN_SPECIFIC) -> Shared:
         """Without the exceptions, files, names and title words most earlier issues have too
-        (`load_dataset`, `datasets` in a datasets tracker): they say nothing to a reader. The
-        rest of each kind rarest first (the first is the one `strongest` names)."""
+        (`load_dataset`, `datasets` in a datasets tracker) and the errors earlier issues show
+        raised from another (`Rarity.wrapper`): they say nothing to a reader. The rest of each
+        kind rarest first (the first is the one `strongest` names)."""
 
         def keep(items: tuple[str, ...]) -> tuple[str, ...]:
             rare = [(rarity.piece(i), n, i) for n, i in enumerate(items)]
             return tuple(i for r, _, i in sorted(rare, key=lambda x: (-x[0], x[1])) if r >= floor)
 
+        pairs = list(zip(self.errors, self.error_keys, strict=True))
+        wrapped = [(line, key) for line, key in pairs if rarity.wrapper(key)]
+        heads = {_head(line) for line, _ in wrapped} - {""}
+
+        def unwrapped(items: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(i for i in items if i.rsplit(".", 1)[-1].lower() not in heads)
+
+        errors = [pair for pair in pairs if pair not in wrapped]
         return replace(
             self,
-            exceptions=keep(self.exceptions),
+            errors=tuple(line for line, _ in errors),
+            error_keys=tuple(key for _, key in errors),
+            exceptions=keep(unwrapped(self.exceptions)),
             paths=keep(self.paths),
-            identifiers=keep(self.identifiers[:12]),
+            identifiers=keep(unwrapped(self.identifiers[:12])),
             links=keep(self.links[:12]),
             title_words=keep(self.title_words),
             topic=keep(self.topic),
@@ -443,8 +468,21 @@ class Rarity:
         return self.of(tuple(_PIECE.findall(func.lower()))[:6]) if func.strip("<>_") else 0.0
 
     def message(self, key: str) -> float:
-        """An error message key by its words, each required (numbers and values are gone)."""
-        return self.of(tuple(key.split())[:8], phrase=False)
+        """An error message key by its words, each required (numbers and values are gone); 0
+        for a wrapper (`wrapper`)."""
+        return 0.0 if self.wrapper(key) else self.of(tuple(key.split())[:8], phrase=False)
+
+    def wrapper(self, key: str) -> bool:
+        """Whether an earlier issue shows this error raised from another (`raised_from`): a
+        report that pasted only the last lines shows the wrapper alone, and it says no more
+        there (`DatasetGenerationError: An error occurred while generating the dataset`)."""
+        memo = self.index.memo
+        seen = ("wrapper", key, self.before)
+        if seen not in memo:
+            words = tuple(key.split())[:8]
+            bodies = self.index.bodies_with(words, _CHAINED, self.before, WRAPPERS_READ)
+            memo[seen] = any(key in raised_from(body).messages for body in bodies)
+        return bool(memo[seen])
 
     def piece(self, text: str) -> float:
         """An exception, path, name or title word by the phrase of its words."""

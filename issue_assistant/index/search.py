@@ -184,6 +184,29 @@ class IssueIndex(IndexFolder):
             self._counts[key] = self._searcher().search(q, limit=1, count=True).count
         return self._counts[key]
 
+    def bodies_with(
+        self, words: tuple[str, ...], phrase: tuple[str, ...], before: datetime, limit: int
+    ) -> list[str]:
+        """The bodies of up to `limit` issues created before `before` that hold every one of
+        `words` (letters and digits only) in their title or body and the phrase `phrase` in
+        their body; kept until the index changes."""
+        terms = tuple(t for w in words if w.isascii() and w.isalnum() for t in _ANALYZER.analyze(w))
+        said = tuple(t for w in phrase for t in _ANALYZER.analyze(w))
+        key = ("bodies", terms, said, before, limit)
+        if key not in self._bodies:
+            Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
+            need = [
+                (Occur.Must, bq([(Occur.Should, self._term(f, t)) for f in ("title", "body")]))
+                for t in terms
+            ]
+            need.append((Occur.Must, self._phrase("body", said)))
+            need.append((Occur.MustNot, self._created(before, None)))
+            need.append(
+                (Occur.MustNot, tantivy.Query.term_query(self.schema, "is_pull_request", True))
+            )
+            self._bodies[key] = [hit.body for hit in self._run(bq(need), limit)]
+        return self._bodies[key]
+
     def _term(self, field: str, term: str) -> tantivy.Query:
         return tantivy.Query.term_query(self.schema, field, term)
 
