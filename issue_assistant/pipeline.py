@@ -18,7 +18,7 @@ from issue_assistant.context_build import build_context, plan_notes
 from issue_assistant.decision import Decision, Usage, validate
 from issue_assistant.engines import Engine, create
 from issue_assistant.engines.base import Deadline
-from issue_assistant.engines.failures import EngineFailure, crashed, kind_of, retry_pause
+from issue_assistant.engines.failures import EngineFailure, crashed, kind_of, retry_pause, spent
 from issue_assistant.errors import AssistantError, EngineError, UserError
 from issue_assistant.index import IssueIndex
 from issue_assistant.index.duplicates import DuplicateSettings
@@ -167,17 +167,17 @@ def decide(
             "engine %s failed (%s: %s); falling back to %s", engine.name, kind, exc, fallback.name
         )
         decision = run_engine(fallback, context)
-        spent: Usage = getattr(exc, "usage", None) or Usage()
+        used = spent(exc) or Usage()
         usage = decision.usage.model_copy(
             update={
                 "failure": kind,
-                "tokens_in": decision.usage.tokens_in + spent.tokens_in,
-                "tokens_out": decision.usage.tokens_out + spent.tokens_out,
-                "cost_usd": decision.usage.cost_usd + spent.cost_usd,
-                "cost_known": decision.usage.cost_known and spent.cost_known,
-                "turns": decision.usage.turns + spent.turns,
-                "tool_calls": decision.usage.tool_calls + spent.tool_calls,
-                "reasks": spent.reasks,
+                "tokens_in": decision.usage.tokens_in + used.tokens_in,
+                "tokens_out": decision.usage.tokens_out + used.tokens_out,
+                "cost_usd": decision.usage.cost_usd + used.cost_usd,
+                "cost_known": decision.usage.cost_known and used.cost_known,
+                "turns": decision.usage.turns + used.turns,
+                "tool_calls": decision.usage.tool_calls + used.tool_calls,
+                "reasks": used.reasks,
             }
         )
         decision = decision.model_copy(update={"usage": usage, "fallback_from": engine.name})

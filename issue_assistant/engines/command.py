@@ -358,12 +358,12 @@ class CommandEngine(Engine):
             try:
                 reply = self._once(prompt, work, env, resume)
             except EngineFailure as exc:
-                exc.usage = usage  # type: ignore[attr-defined]
+                exc.usage = usage
                 if exc.kind != "limit" or attempt:
                     raise
                 kind = "limit"
                 note = "You ran out of turns: answer now, from what you have read, with no tools."
-                resume = getattr(exc, "session", None)
+                resume = exc.session
                 usage = usage.model_copy(update={"forced_submit": True})
                 continue
             if resume and self.session_cost_is_total:
@@ -374,7 +374,7 @@ class CommandEngine(Engine):
             try:
                 return check_answer(reply.text, context, allowed), usage
             except EngineFailure as exc:
-                exc.usage = usage  # type: ignore[attr-defined]
+                exc.usage = usage
                 if exc.kind != "schema" or attempt:
                     raise
                 usage = usage.model_copy(update={"reasks": usage.reasks + 1})
@@ -397,9 +397,7 @@ class CommandEngine(Engine):
 
 def failure(message: str, kind: Kind, session: str | None = None) -> EngineFailure:
     """An EngineFailure carrying the session to resume (for a forced final answer)."""
-    exc = EngineFailure(message, kind)
-    exc.session = session  # type: ignore[attr-defined]
-    return exc
+    return EngineFailure(message, kind, session=session)
 
 
 def text_failure(name: str, done: Finished) -> EngineFailure:

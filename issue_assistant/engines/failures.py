@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from issue_assistant.errors import EngineError
+
+if TYPE_CHECKING:
+    from issue_assistant.decision import Usage
 
 Kind = Literal["transient", "schema", "limit", "setup", "unknown", "crash"]
 KINDS: tuple[Kind, ...] = ("transient", "schema", "limit", "setup", "unknown", "crash")
@@ -39,16 +42,32 @@ _SETUP_TEXT = re.compile(
 
 
 class EngineFailure(EngineError):
-    """An EngineError with its class; `detail` is for logs, the message for people."""
+    """An EngineError with its class (`kind`), what the engine spent before it failed (`usage`,
+    None when unknown) and, for a command-line agent, the session a forced final answer resumes
+    (`session`); the message is for people."""
 
-    def __init__(self, message: str, kind: Kind = "unknown") -> None:
+    def __init__(
+        self,
+        message: str,
+        kind: Kind = "unknown",
+        *,
+        usage: Usage | None = None,
+        session: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind: Kind = kind
+        self.usage = usage
+        self.session = session
 
 
 def kind_of(exc: BaseException) -> Kind:
     """The class of a failure: its own, or `unknown` for any other error."""
-    return getattr(exc, "kind", "unknown") if isinstance(exc, EngineError) else "unknown"
+    return exc.kind if isinstance(exc, EngineFailure) else "unknown"
+
+
+def spent(exc: BaseException) -> Usage | None:
+    """What an engine spent before it failed with `exc` (None when unknown)."""
+    return exc.usage if isinstance(exc, EngineFailure) else None
 
 
 def crashed(exc: Exception, engine: str) -> EngineFailure:

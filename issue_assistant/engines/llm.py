@@ -105,7 +105,7 @@ class LLMEngine(Engine):
                 decision = check_answer(self.reask(run, str(exc)), context, run.allowed)
             decision = self._verify(run, decision)
         except EngineFailure as exc:
-            exc.usage = run.usage  # type: ignore[attr-defined]
+            exc.usage = run.usage
             raise
         run.add(latency_s=time.perf_counter() - start)
         return decision.model_copy(
