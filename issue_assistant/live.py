@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from issue_assistant.approve.assistant_comment import Found, find_assistant_comment
 from issue_assistant.comment import Plan, SetAside, render_comment
@@ -35,6 +35,9 @@ from issue_assistant.tracker.base import WritableTracker
 from issue_assistant.tracker.models import Comment, Issue
 from issue_assistant.votes import VoteRule
 from issue_assistant.writes import Mode, Writer
+
+if TYPE_CHECKING:
+    from issue_assistant.tracker.github_tracker import GitHubTracker
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +78,7 @@ def connect(
     base_url: str | None = None,
     bot_login: str = "github-actions[bot]",
     writes: str = "off",
-) -> WritableTracker:
+) -> GitHubTracker:
     """The GitHub tracker for `full_name` (token from the argument, GITHUB_TOKEN or GH_TOKEN;
     the API at GITHUB_API_URL, as set on GitHub Enterprise runners); `writes` is the run's
     writes mode, so that an error says whether anything was written."""

@@ -74,6 +74,7 @@ class AnthropicEngine(LLMEngine):
 
     name = "anthropic"
     Options = AnthropicOptions
+    options: AnthropicOptions
     needs_network = True
     uses_tools = True
     default_strategy = "agent"
@@ -163,7 +164,7 @@ class AnthropicEngine(LLMEngine):
             choice = {"type": "tool", "name": SUBMIT} if forced else {"type": "any"}
             reply = self._create(
                 run,
-                max_tokens=self.options.max_tokens,  # type: ignore[attr-defined]
+                max_tokens=self.options.max_tokens,
                 system=run.state["system"],
                 messages=messages,
                 tools=run.state["tools"],

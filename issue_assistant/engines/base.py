@@ -55,6 +55,8 @@ class Engine(ABC):
 
     name: ClassVar[str]
     Options: ClassVar[type[BaseModel]] = EngineOptions
+    # an instance of `Options`, read from config.toml's `[engine.NAME]` (each engine narrows it)
+    options: BaseModel
     needs_network: ClassVar[bool] = False
     uses_llm: ClassVar[bool] = False
     uses_tools: ClassVar[bool] = False

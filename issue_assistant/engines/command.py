@@ -243,6 +243,7 @@ class CommandEngine(Engine):
     """A CLI agent in a scratch directory: read-only tools, its own login, nothing else."""
 
     Options = CommandOptions
+    options: CommandOptions
     needs_network = True
     uses_llm = True
     uses_tools = True
@@ -258,7 +259,7 @@ class CommandEngine(Engine):
 
     @property
     def binary(self) -> str:
-        return self.options.binary or self.command  # type: ignore[attr-defined]
+        return self.options.binary or self.command
 
     def check_ready(self) -> None:
         if shutil.which(self.binary) is None:
@@ -276,7 +277,7 @@ class CommandEngine(Engine):
         return bool(current().variables(*self.key_env))
 
     def _logins(self) -> list[Path]:
-        if not self.options.use_login:  # type: ignore[attr-defined]
+        if not self.options.use_login:
             return []
         home = _home()
         return [home / f for f in self.login_files if (home / f).is_file()]
@@ -390,7 +391,7 @@ class CommandEngine(Engine):
             stdin=self.stdin(prompt),
             # A second early, so the process group is killed here before the pipeline gives up.
             timeout=max(0.5, self.deadline.remaining() - 1.0),
-            cap=self.options.max_output_bytes,  # type: ignore[attr-defined]
+            cap=self.options.max_output_bytes,
         )
         return self.parse(done)
 

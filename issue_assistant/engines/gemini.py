@@ -68,6 +68,7 @@ class GeminiEngine(CommandEngine):
 
     name = "gemini"
     Options = GeminiOptions
+    options: GeminiOptions
     command = "gemini"
     package = "@google/gemini-cli"
     key_env = ("GEMINI_API_KEY",)
@@ -76,7 +77,7 @@ class GeminiEngine(CommandEngine):
 
     @property
     def model(self) -> str:
-        return self.config.engine.model or self.options.model  # type: ignore[attr-defined]
+        return self.config.engine.model or self.options.model
 
     def settings(self) -> dict[str, Any]:
         core = list(READ_TOOLS) + ([SEARCH] if self.strategy == "agent" else [])

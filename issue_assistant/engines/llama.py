@@ -103,6 +103,7 @@ class LlamaEngine(LLMEngine):
 
     name = "llama"
     Options = LlamaOptions
+    options: LlamaOptions
     strategies = ("zero-shot", "rag")
     default_strategy = "rag"
 
@@ -129,7 +130,7 @@ class LlamaEngine(LLMEngine):
 
     def _chat(self, run: Run, messages: list[dict[str, str]], schema: dict, max_tokens: int):
         o = self.options
-        llm, lock = load_model(self._model_path(), o.n_ctx, o.threads, o.chat_format)  # type: ignore[attr-defined]
+        llm, lock = load_model(self._model_path(), o.n_ctx, o.threads, o.chat_format)
         # A completion is bounded by max_tokens; the pipeline stops waiting at the issue's limit
         # and cancels the deadline: a cancelled issue starts no further completion (also not one
         # it was waiting for the model to start), so the next issue gets the model at once.
@@ -161,15 +162,15 @@ class LlamaEngine(LLMEngine):
 
     def complete(self, run: Run, system: str, user: str) -> Any:
         o = self.options
-        llm, _ = load_model(self._model_path(), o.n_ctx, o.threads, o.chat_format)  # type: ignore[attr-defined]
-        user = self._fit(llm, system, user, o.n_ctx - o.max_tokens)  # type: ignore[attr-defined]
+        llm, _ = load_model(self._model_path(), o.n_ctx, o.threads, o.chat_format)
+        user = self._fit(llm, system, user, o.n_ctx - o.max_tokens)
         run.state["messages"] = [
             {"role": "system", "content": system},
             {"role": "user", "content": user},
         ]
         run.state["schema"] = llama_schema(run.context, run.allowed)
         run.add(turns=1)
-        answer = self._chat(run, run.state["messages"], run.state["schema"], o.max_tokens)  # type: ignore[attr-defined]
+        answer = self._chat(run, run.state["messages"], run.state["schema"], o.max_tokens)
         run.state["answer"] = answer
         return answer
 
@@ -179,7 +180,7 @@ class LlamaEngine(LLMEngine):
             {"role": "user", "content": f"That answer is invalid: {error}. Answer again."},
         ]
         run.add(turns=1)
-        return self._chat(run, messages, run.state["schema"], self.options.max_tokens)  # type: ignore[attr-defined]
+        return self._chat(run, messages, run.state["schema"], self.options.max_tokens)
 
     def yes_no(self, run: Run, prompt: str) -> Any:
         return self._chat(run, [{"role": "user", "content": prompt}], VERIFY_SCHEMA, 120)

@@ -70,6 +70,7 @@ class LLMEngine(Engine):
 
     uses_llm = True
     Options = LLMOptions
+    options: LLMOptions
     strategies = ("zero-shot", "rag", "agent")
     provider: ClassVar[str] = ""
 
@@ -133,7 +134,7 @@ class LLMEngine(Engine):
     def _verify(self, run: Run, decision: Decision) -> Decision:
         """Keep a duplicate only when a separate call says it shares the root cause."""
         dup = decision.duplicate
-        if dup is None or not self.options.verify_duplicates:  # type: ignore[attr-defined]
+        if dup is None or not self.options.verify_duplicates:
             return decision
         context = run.context
         old = context.moment.get_issue(dup.number, context.issue)

@@ -69,13 +69,13 @@ def read_github_source(full_name: str, limit: int) -> Source:
 
     tracker = connect(full_name)
     repo = tracker.repository
-    info = tracker.metadata()  # type: ignore[attr-defined]
-    issues = list(itertools.islice(tracker.recent_issues(), max(0, limit)))  # type: ignore[attr-defined]
+    info = tracker.metadata()
+    issues = list(itertools.islice(tracker.recent_issues(), max(0, limit)))
     source = Source(full_name, list(repo.labels), issues, info.get("description") or "")
     if not source.description:
         source.notes.append("the repository has no description on GitHub")
     try:
-        data = tracker.readme()  # type: ignore[attr-defined]
+        data = tracker.readme()
         source.readme = base64.b64decode(data.get("content") or "").decode("utf-8", "replace")
     except GitHubError as exc:
         source.notes.append(f"no README read ({exc.status or 'no answer'})")

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote
 
 import tantivy
@@ -32,6 +32,9 @@ from issue_assistant.likely.checkout import (
     read_text,
 )
 from issue_assistant.likely.functions import Span, spans
+
+if TYPE_CHECKING:
+    from issue_assistant.config.sections import Config
 
 log = logging.getLogger(__name__)
 
@@ -397,9 +400,9 @@ class LazyCodeIndex:
         return getattr(self._built, name)
 
 
-def code_index_for(config: object, full_name: str) -> CodeIndex | None:
+def code_index_for(config: Config, full_name: str) -> CodeIndex | None:
     """The code index `config` (its `[code]` section) asks for, or None."""
-    code = config.code  # type: ignore[attr-defined]
+    code = config.code
     root = checkout_for(code.checkout, full_name)
     if root is None or code.likely_files <= 0:
         return None

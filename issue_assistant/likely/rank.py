@@ -35,6 +35,7 @@ from issue_assistant.likely.signals import (
 )
 
 if TYPE_CHECKING:
+    from issue_assistant.config.sections import Config
     from issue_assistant.likely.fix_history import FixHistory
 
 SETTINGS = Path(__file__).with_name("likely_files.toml")
@@ -230,9 +231,9 @@ def load_calibration(path: Path = SETTINGS) -> LikelyCalibration:
     )
 
 
-def calibration_for(config: object) -> LikelyCalibration:
+def calibration_for(config: Config) -> LikelyCalibration:
     """The calibration `[code] calibration` names (the shipped one when empty)."""
-    named = config.code.calibration  # type: ignore[attr-defined]
+    named = config.code.calibration
     return load_calibration(Path(named) if named else SETTINGS)
 
 
