@@ -67,12 +67,13 @@ def test_the_group_with_its_original_and_evidence_and_nothing_written(gh, tmp_pa
     assert [m.number for m in group.members] == [1, 3] and group.original.number == 1
     [link] = group.links
     assert (link.newer, link.older) == (3, 1) and link.score >= 0.9
-    assert any("KeyError" in s for s in link.shared)
+    assert "the same error `KeyError: " in link.shows
     assert gh.writes == []  # nothing posted or closed without --post
     text = found.markdown
     assert f"[#1](https://github.com/{REPO}/issues/1)" in text and "Nothing was closed" in text
     assert text.splitlines()[2].startswith("1 group(s) of open issues that report the same")
     assert "most likely repeats" in text and "threshold" not in text
+    assert "| the same error `KeyError: " in text  # what carries the link, as a comment says it
     assert found.outputs()["groups"] == [
         {"original": 1, "members": [1, 3], "links": [{"issue": 3, "like": 1, "score": link.score}]}
     ]

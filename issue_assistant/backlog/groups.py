@@ -24,6 +24,7 @@ from issue_assistant.decision import REASON_MAX, Decision, Duplicate, shorten
 from issue_assistant.engines import Engine
 from issue_assistant.index import IssueIndex, duplicates
 from issue_assistant.index.candidates import similar_candidates
+from issue_assistant.index.evidence import Rarity, describe, shared
 from issue_assistant.moment import Moment
 from issue_assistant.named import gone_reason
 from issue_assistant.tracker.base import Tracker
@@ -33,17 +34,20 @@ log = logging.getLogger(__name__)
 
 # Earlier issues retrieved per open issue before keeping the open ones (closed ones rank too).
 DEPTH = 40
-SHARED_MAX = 5
+# What a link's row and its proposal quote of what both issues show, in characters at most (as
+# the comment's table does).
+SHOWS_MAX = 300
 
 
 @dataclass(frozen=True)
 class Link:
-    """`newer` reports what `older` reports: the score, the shared signals, the sentence why."""
+    """`newer` reports what `older` reports: the score, what both show (in words, each piece
+    quoted, as the comment's table says it; "" when nothing quotable), the sentence why."""
 
     newer: int
     older: int
     score: float
-    shared: tuple[str, ...]
+    shows: str
     why: str
 
 
@@ -62,18 +66,13 @@ class Group:
         return next((lk for lk in self.links if lk.newer == number), None)
 
 
-def shared_signals(index: IssueIndex, a: Issue, b: Issue, moment: datetime) -> tuple[str, ...]:
-    """The error lines, exceptions and frames `a` and `b` both show (as `a` spells them)."""
+def both_show(index: IssueIndex, a: Issue, b: Issue, moment: datetime) -> str:
+    """What `a` and `b` both show that a reader can check, as `a` words it: the evidence a new
+    issue's comment quotes (`index.evidence`), the pieces most earlier issues hold left out."""
     boiler = index.boilerplate()
-    sa = duplicates.side(index, a, boiler, moment).signals
-    sb = duplicates.side(index, b, boiler, moment).signals
-    out: list[str] = []
-    for mine, theirs in ((sa.errors, sb.errors), (sa.exceptions, sb.exceptions)):
-        other = {x.lower() for x in theirs}
-        out += [x for x in mine if x.lower() in other]
-    other = {x.lower() for x in sb.frames}
-    out += [x for x in sa.frames if x.lower() in other]
-    return tuple(dict.fromkeys(out))[:SHARED_MAX]
+    mine = duplicates.side(index, a, boiler, moment).traits
+    theirs = duplicates.side(index, b, boiler, moment).traits
+    return describe(shared(mine, theirs).specific(Rarity(index, moment)), SHOWS_MAX)
 
 
 class _Finder:
@@ -101,8 +100,8 @@ class _Finder:
         chosen = self.similar._duplicate(context, self.similar.duplicate_settings(context))
         if chosen is None:
             return None
-        shared = shared_signals(self.index, issue, open_now[chosen.number], moment)
-        return Link(issue.number, chosen.number, chosen.confidence, shared, chosen.reason)
+        shows = both_show(self.index, issue, open_now[chosen.number], moment)
+        return Link(issue.number, chosen.number, chosen.confidence, shows, chosen.reason)
 
 
 def _components(links: list[Link]) -> list[set[int]]:
@@ -193,8 +192,8 @@ class GroupProposal(Engine):
         score = link.score if link is not None else 0.0
         others = [f"#{m.number}" for m in self.group.members if m.number != self.number]
         why = link.why if link is not None else ""
-        if link is not None and link.shared:
-            why += " Both show: " + "; ".join(f"`{s}`" for s in link.shared[:3]) + "."
+        if link is not None and link.shows:
+            why += f" Both show {link.shows}."
         summary = (
             f"This open issue reports what open #{original.number} reports: "
             f"a group of {len(self.group.members)} open issues ({', '.join(others)} and this one) "
