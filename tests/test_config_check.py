@@ -151,15 +151,19 @@ def test_analyze_and_evaluate_warn_of_a_label_the_snapshot_lacks(tmp_path, capsy
     assert warning in capsys.readouterr().err
 
 
+def described(folder: Path, labels: dict[str, str]) -> None:
+    """labels.toml with these (group, name) labels, each described, and config.toml."""
+    (folder / "labels.toml").write_text(
+        "".join(f'[[{g}]]\nname = "{n}"\ndescription = "It."\n' for n, g in labels.items())
+    )
+    (folder / "config.toml").write_text(DESCRIBED)
+
+
 def test_config_check_checks_the_labels_against_a_snapshot(tmp_path, capsys, monkeypatch):
     from tests.conftest import POETRY
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "labels.toml").write_text(
-        '[[type]]\nname = "kind/bug"\ndescription = "Broken."\n'
-        '[[type]]\nname = "kind/featur"\ndescription = "New."\n'
-    )
-    (tmp_path / "config.toml").write_text(DESCRIBED)
+    described(tmp_path, {"kind/bug": "type", "kind/featur": "type"})
     argv = ["config", "check", "--snapshot", str(POETRY)]
     assert main(argv) == 0
     [warning] = lines(capsys.readouterr().err)
@@ -167,7 +171,7 @@ def test_config_check_checks_the_labels_against_a_snapshot(tmp_path, capsys, mon
     assert "a label python-poetry/poetry does not have (did you mean `kind/feature`?)" in warning
     assert main([*argv, "--strict"]) == 2
     assert "error: labels.toml: names `kind/featur`" in capsys.readouterr().err
-    (tmp_path / "labels.toml").write_text('[[type]]\nname = "kind/bug"\ndescription = "B."\n')
+    described(tmp_path, {"kind/bug": "type"})
     assert main(argv) == 0
     out = capsys.readouterr()
     assert "each a label of python-poetry/poetry" in out.out and out.err == ""
@@ -182,11 +186,7 @@ def test_config_check_reads_the_labels_of_a_repository_on_github(tmp_path, capsy
     from tests.fakegithub.fixtures import TOKEN
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "labels.toml").write_text(
-        '[[type]]\nname = "bug"\ndescription = "Broken."\n'
-        '[[area]]\nname = "area:cli"\ndescription = "The command line."\n'
-    )
-    (tmp_path / "config.toml").write_text(DESCRIBED)
+    described(tmp_path, {"bug": "type", "area:cli": "area"})
     with FakeGitHub("octo/repo", token=TOKEN) as server:
         monkeypatch.setenv("GITHUB_API_URL", server.base_url)
         monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
