@@ -39,6 +39,7 @@ PIECES = {
     "open `<details`": "<details",
     "quotes": "'a",
     "parentheses": "a(",
+    "`at` lines of a .NET trace cut short": "\n   at a.b[x](",
 }
 # Whole bodies that are not one piece repeated: an error line whose message is mostly spaces,
 # and one whose message is one long run with slashes in it.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -144,13 +145,49 @@ def test_frames_are_read_from_python_ipython_colab_javascript_and_java():
         "    at parseConfig (src/config.ts:12:5)\n"
         "    at org.acme.Loader.read(Loader.java:77)\n"
     )
+    # innermost last: a run of `at` lines, which list the innermost first, is read in reverse
     assert frames(text) == (
         "load.py:load_dataset",
         "builder.py:download_and_prepare",
         "info_utils.py:verify_splits",
-        "config.ts:parseConfig",
         "Loader.java:read",
+        "config.ts:parseConfig",
     )
+
+
+DOTNET = """Unhandled exception. System.InvalidOperationException: Sequence contains no elements
+   at System.Linq.ThrowHelper.ThrowNoElementsException()
+   at System.Linq.Enumerable.First[TSource](IEnumerable`1 source)
+   at Microsoft.EntityFrameworkCore.Query.QueryCompiler.Execute[TResult](Expression query) in /src/EFCore/Query/QueryCompiler.cs:line 85
+   at App.Program.<RunAsync>d__5.MoveNext() in C:\\src\\App\\Program.cs:line 12
+   at System.Collections.Generic.List`1.ForEach(Action`1 action)
+   at App.Program.Main(String[] args)
+"""  # noqa: E501
+
+
+def test_dotnet_frames_are_read_as_type_and_method_innermost_last():
+    """A .NET trace lists the frame nearest the error first, with or without the file (symbols);
+    an async method's state machine (`<RunAsync>d__5.MoveNext`) is the method it runs."""
+    assert frames(DOTNET) == (
+        "Program:Main",
+        "List:ForEach",
+        "Program:RunAsync",
+        "QueryCompiler:Execute",
+        "Enumerable:First",
+        "ThrowHelper:ThrowNoElementsException",
+    )
+    # the same crash reported without symbols shares its innermost frames
+    bare = re.sub(r" in \S+:line \d+", "", DOTNET)
+    assert frame_overlap(frames(DOTNET), frames(bare)) == 1.0
+    # another crash through the same entry point shares only the outermost: not its innermost
+    other = DOTNET.replace("ThrowHelper.ThrowNoElementsException", "Cache.Evict").replace(
+        "Enumerable.First[TSource]", "Cache.Get[T]"
+    )
+    assert frame_overlap(frames(DOTNET), frames(other)) == 0.5
+    # prose that names a method is no frame
+    assert frames("Look at System.Linq when it fails, or at App.Main (see the docs).") == ()
+    assert frames("The thread is then stuck at `waiter.acquire()` in the builtin file.") == ()
+    assert frames("It hangs at waiter.acquire() in threading.py.") == ()  # not a trace's line
 
 
 def test_one_shared_frame_is_no_evidence_and_the_innermost_count():

@@ -40,14 +40,26 @@ if TYPE_CHECKING:
     from issue_assistant.index.search import IssueIndex
 
 # Frames: `File "x.py", line 3, in f`; IPython `File ~/x.py:3, in f(...)`; Colab
-# `[/x.py](url) in f(...)`; JavaScript `at f (x.js:1:2)`; Java `at a.B.f(B.java:3)`.
+# `[/x.py](url) in f(...)`; JavaScript `at f (x.js:1:2)`; Java `at a.B.f(B.java:3)`; .NET
+# `at N.Type.Method(String s) in /src/Type.cs:line 42` at a line's start (the file part only
+# with symbols).
 _FRAMES = (
     re.compile(r'File "([^"\n]+)", line \d+, in ([\w<>.]+)'),
     re.compile(r"File (\S+?\.py):\d+, in ([\w<>.]+)"),
     re.compile(r"\[?(/[^\]\s()]+\.py)\]?(?:\([^)\s]*\))? in ([\w<>.]+)\("),
     re.compile(r"\bat (?:async )?([\w$.<>]+) \(([^()\s]+?\.[cm]?[jt]sx?):\d+(?::\d+)?\)"),
     re.compile(r"\bat ([\w$.]+)\.([\w$<>]+)\((\w+\.(?:java|kt|scala)):\d+\)"),
+    re.compile(
+        r"^[^\S\n]*at ((?:[\w<][\w`<>+$]*\.)*[\w<][\w`<>+$]*)\.([\w<>`$|]+)"
+        r"(?:\[[^\]\n]{0,200}\])?\((?![\w.]+\.(?:java|kt|scala):\d+\))[^()\n]{0,500}\)",
+        re.MULTILINE,
+    ),
 )
+# The traces that list the frame nearest the error first (JavaScript, Java, .NET): read in
+# reverse, so that a stack's innermost frames are its last, as in Python's.
+_INNERMOST_FIRST = frozenset({3, 4, 5})
+# A .NET async method runs in a state machine: `<ReadAsync>d__5.MoveNext` is `ReadAsync`.
+_STATE_MACHINE = re.compile(r"<(\w+)>d__\d+")
 _FRAME_RUN = re.compile(r"[^\]\s()]+")  # the characters of `_FRAMES[2]`'s path
 _QUOTE_MARK = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 # The exception's name before its message: `ValueError:`, or any class a module names
@@ -211,24 +223,39 @@ def _colab_frames(text: str) -> Iterator[re.Match[str]]:
 
 
 def frames(text: str) -> tuple[str, ...]:
-    """The stack frames in `text` as `file:function`, in the order they appear (repeats kept
-    once, at their first place)."""
-    found: list[tuple[int, str]] = []
-    for pattern in _FRAMES:
+    """The stack frames in `text` as `file:function` (a .NET frame as `Type:Method`), innermost
+    last: in the order they appear, each run of a trace listing the innermost first (`at`
+    lines) reversed; repeats kept once, at their first place."""
+    found: list[tuple[int, int, str]] = []
+    for kind, pattern in enumerate(_FRAMES):
         for m in _colab_frames(text) if pattern is _FRAMES[2] else pattern.finditer(text):
             groups = m.groups()
             if len(groups) == 3:  # Java: class, method, file
                 file, func = groups[2], groups[1]
-            elif pattern is _FRAMES[3]:  # JavaScript: function, file
+            elif kind == 3:  # JavaScript: function, file
                 func, file = groups
+            elif kind == 5:  # .NET: namespace and type, method
+                types, func = groups[0].split("."), groups[1]
+                machine = _STATE_MACHINE.fullmatch(types[-1])
+                if machine and func == "MoveNext" and len(types) > 1:
+                    types, func = types[:-1], machine.group(1)
+                file = types[-1].split("`")[0]
             else:
                 file, func = groups
             name = re.split(r"[/\\]", file)[-1]
-            found.append((m.start(), f"{name}:{func.rsplit('.', 1)[-1]}"))
-    seen: dict[str, None] = {}
-    for _, frame in sorted(found):
-        seen.setdefault(frame, None)
-    return tuple(seen)
+            found.append((m.start(), kind, f"{name}:{func.rsplit('.', 1)[-1]}"))
+    found.sort()
+    ordered: list[str] = []
+    run: list[str] = []
+    for _, kind, frame in found:
+        if kind in _INNERMOST_FIRST:
+            run.append(frame)
+            continue
+        ordered += reversed(run)
+        run = []
+        ordered.append(frame)
+    ordered += reversed(run)
+    return tuple(dict.fromkeys(ordered))
 
 
 @dataclass(frozen=True)
