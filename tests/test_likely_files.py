@@ -60,6 +60,19 @@ def test_frames_innermost_first_with_line_and_function(code: CodeIndex) -> None:
     assert got[0].score > got[1].score and "in `parse_tokens`" in got[0].detail
 
 
+def test_dotnet_frames_name_their_files_innermost_first(tmp_path: Path) -> None:
+    for rel in ("src/App/Program.cs", "src/App/Store.cs", "src/Other/Program.cs"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("class X { }\n")
+    trace = (
+        "System.NullReferenceException: Object reference not set to an instance of an object.\n"
+        "   at App.Store.Load(String key) in C:\\build\\src\\App\\Store.cs:line 42\n"
+        "   at App.Program.Main(String[] args) in /build/src/App/Program.cs:line 7\n"
+    )
+    got = frames(CodeIndex(tmp_path), trace)
+    assert [(h.path, h.line) for h in got] == [("src/App/Store.cs", 42), ("src/App/Program.cs", 7)]
+
+
 def test_paths_modules_and_file_names(code: CodeIndex) -> None:
     text = "See tinyparse.cache.CacheStore and lexer.py; also docs/cache.md. Not e.g. foo.bar"
     got = {h.path: h.detail for h in paths(code, text)}

@@ -49,9 +49,11 @@ MESSAGE_CHARS = 1000
 # frame's lines with `--> 1483` at the one running.
 _IPYTHON_FRAME = re.compile(r"^[ \t]*((?:[~\w.-]*/)*[\w.-]+\.pyx?) in ([\w<>]+)\(", re.MULTILINE)
 _IPYTHON_LINE = re.compile(r"^-+>\s*(\d+)", re.MULTILINE)
-# Other traces: `at f (src/x.js:10:5)`, `src/x.go:123`, `src/x.rs:1:2` (not Python's).
+# Other traces: `at f (src/x.js:10:5)`, `src/x.go:123`, `src/x.rs:1:2`, .NET's
+# `in C:\src\X.cs:line 42` (not Python's).
 _LINE_FRAME = re.compile(
-    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?!py\b)[A-Za-z][A-Za-z0-9]{0,5}):(\d+)"
+    r"(?<![\w/\\.-])((?:[A-Za-z]:)?[/\\]?(?:[\w.-]+[/\\])*[\w.-]+\.(?!py\b)[A-Za-z][A-Za-z0-9]{0,5})"
+    r":(?:line )?(\d+)"
 )
 # What varies in a message: quoted values (not an apostrophe inside a word), paths and URLs,
 # numbers, bracketed reprs.
@@ -85,7 +87,7 @@ def frames(code: CodeIndex, text: str) -> list[Hint]:
         line = _IPYTHON_LINE.search(text, m.end(), end)
         found.append((m.start(), m[1], int(line[1]) if line else None, m[2]))
     ordered = [(named, line, func) for _, named, line, func in sorted(found, reverse=True)]
-    ordered += [(m[1], int(m[2]), None) for m in _LINE_FRAME.finditer(text)]
+    ordered += [(m[1].replace("\\", "/"), int(m[2]), None) for m in _LINE_FRAME.finditer(text)]
     out: dict[str, Hint] = {}
     for named, line, func in ordered:
         rel = code.resolve(named)
