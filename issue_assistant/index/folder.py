@@ -109,7 +109,6 @@ class IndexFolder:
             self._write_meta(hashes=True)  # once: the next warm open reads the small file only
         self._df: dict[tuple[str, str], int] = {}
         self._counts: dict[tuple[tuple[str, ...], bool, datetime], int] = {}
-        self._bodies: dict[tuple[object, ...], list[str]] = {}
         # whether an issue was renamed at or after a moment, per moment (`_titles_then`)
         self._renamed: dict[datetime, bool] = {}
         # what readers derive from this index's statistics, kept until it changes (`memo`)
@@ -443,7 +442,6 @@ class IndexFolder:
         self.index.reload()
         self._df.clear()
         self._counts.clear()
-        self._bodies.clear()
         self._renamed.clear()
         self.memo.clear()
         self._addresses.clear()

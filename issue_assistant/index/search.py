@@ -189,23 +189,18 @@ class IssueIndex(IndexFolder):
     ) -> list[str]:
         """The bodies of up to `limit` issues created before `before` that hold every one of
         `words` (letters and digits only) in their title or body and the phrase `phrase` in
-        their body; kept until the index changes."""
+        their body (not kept: a caller keeps what it reads from them)."""
         terms = tuple(t for w in words if w.isascii() and w.isalnum() for t in _ANALYZER.analyze(w))
         said = tuple(t for w in phrase for t in _ANALYZER.analyze(w))
-        key = ("bodies", terms, said, before, limit)
-        if key not in self._bodies:
-            Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
-            need = [
-                (Occur.Must, bq([(Occur.Should, self._term(f, t)) for f in ("title", "body")]))
-                for t in terms
-            ]
-            need.append((Occur.Must, self._phrase("body", said)))
-            need.append((Occur.MustNot, self._created(before, None)))
-            need.append(
-                (Occur.MustNot, tantivy.Query.term_query(self.schema, "is_pull_request", True))
-            )
-            self._bodies[key] = [hit.body for hit in self._run(bq(need), limit)]
-        return self._bodies[key]
+        Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
+        need = [
+            (Occur.Must, bq([(Occur.Should, self._term(f, t)) for f in ("title", "body")]))
+            for t in terms
+        ]
+        need.append((Occur.Must, self._phrase("body", said)))
+        need.append((Occur.MustNot, self._created(before, None)))
+        need.append((Occur.MustNot, tantivy.Query.term_query(self.schema, "is_pull_request", True)))
+        return [hit.body for hit in self._run(bq(need), limit)]
 
     def _term(self, field: str, term: str) -> tantivy.Query:
         return tantivy.Query.term_query(self.schema, field, term)
