@@ -40,6 +40,7 @@ PIECES = {
     "quotes": "'a",
     "parentheses": "a(",
     "`at` lines of a .NET trace cut short": "\n   at a.b[x](",
+    "chained errors": "The above exception was the direct cause of\nValueError: a b c\n",
 }
 # Whole bodies that are not one piece repeated: an error line whose message is mostly spaces,
 # and one whose message is one long run with slashes in it.

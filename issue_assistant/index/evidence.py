@@ -15,6 +15,7 @@ backport or follow-up of the other issue: related, never its duplicate.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Iterator
@@ -81,11 +82,11 @@ _FILE_NAME = re.compile(
 _PATHLIKE = re.compile(r"(?:(?<![~.\w-])|(?=[A-Za-z]:))(?:[A-Za-z]:)?(?:[~.\w-]*[/\\])+[\w.-]*")
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{1,39}")
+# Python's line between an error and the one raised from it (`raise Wrapper(...) from error`).
+_RAISED_FROM = re.compile(r"^[^\S\n]*The above exception was the direct cause of", re.M)
 # A repository or dataset id, `owner/name` (`allenai/c4`, `Yaxin/SemEval2015`): one slash, not
 # part of a path or URL, an owner as GitHub and the Hub spell them, a name with a digit, `-`,
 # `_` or `.` (so not prose: "and/or", "image/audio", "ImageFolder/AudioFolder"), not a file.
-# Python's line between an error and the one raised from it (`raise Wrapper(...) from error`).
-_RAISED_FROM = re.compile(r"^[^\S\n]*The above exception was the direct cause of", re.M)
 _REPO_ID = re.compile(
     r"(?<![\w./-])[A-Za-z][\w-]{0,38}[A-Za-z0-9]/(?=[\w.-]*[\d_.-])[A-Za-z0-9][\w.-]{0,98}"
     r"[A-Za-z0-9](?![\w/])"
@@ -280,15 +281,16 @@ def raised_from(text: str) -> Wrappers:
     """The wrappers of `text` (`Wrappers`): an error line right after Python's "The above
     exception was the direct cause of the following exception", when an error came before."""
     lines = [(m.start(), m.group(0)) for m in _ERROR_LINE.finditer(text)]
+    starts = [at for at, _ in lines]
     wrapping: set[int] = set()
     for marker in _RAISED_FROM.finditer(text):
-        after = next((at for at, _ in lines if at > marker.end()), None)
-        if after is not None and any(at < marker.start() for at, _ in lines):
+        after = bisect.bisect_right(starts, marker.end())
+        if after < len(starts) and starts[0] < marker.start():
             wrapping.add(after)
     if not wrapping:
         return Wrappers()
-    outer = [line for at, line in lines if at in wrapping]
-    inner = [line for at, line in lines if at not in wrapping]
+    outer = [line for n, (_, line) in enumerate(lines) if n in wrapping]
+    inner = [line for n, (_, line) in enumerate(lines) if n not in wrapping]
     return Wrappers(
         messages=frozenset(map(message_key, outer)) - set(map(message_key, inner)) - {""},
         exceptions=frozenset(map(_head, outer)) - set(map(_head, inner)) - {""},
