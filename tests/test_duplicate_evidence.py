@@ -553,6 +553,14 @@ def test_an_error_raised_from_another_is_a_wrapper_and_its_cause_is_kept():
     assert "datasetgenerationerror" in traits("t", alone).exceptions
     # shown once as a wrapper and once on its own: kept
     assert raised_from(CHAINED + "\nAnd then:\n" + alone).messages == set()
+    # a chain of three: both errors raised from another are wrappers, the first is the cause
+    three = CHAINED + (
+        "\nThe above exception was the direct cause of the following exception:\n\n"
+        'Traceback (most recent call last):\n  File "load.py", line 9, in load_dataset\n'
+        "RuntimeError: Loading the split failed here\n"
+    )
+    assert raised_from(three).messages == {wrapper, "loading the split failed here"}
+    assert set(traits("t", three).errors) == {"using uri string without sqlalchemy installed"}
     # "During handling of the above exception": the second error is not the first's wrapper
     handled = CHAINED.replace(
         "The above exception was the direct cause of the following exception:",
