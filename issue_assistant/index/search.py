@@ -62,6 +62,11 @@ class Hit:
         }
 
 
+def _terms(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The index's terms of `words` (letters and digits only: a piece of punctuation is none)."""
+    return tuple(t for w in words if w.isascii() and w.isalnum() for t in _ANALYZER.analyze(w))
+
+
 class IssueIndex(IndexFolder):
     """One repository's issues in tantivy (`IndexFolder`), searched as of a moment."""
 
@@ -156,31 +161,17 @@ class IssueIndex(IndexFolder):
         """How many issues created before `before` hold every one of `words` (letters and
         digits only) in their title or body, or the phrase they make (no words: every issue
         created before `before`); each count is kept until the index changes."""
-        terms = tuple(t for w in words if w.isascii() and w.isalnum() for t in _ANALYZER.analyze(w))
+        terms = _terms(words)
         key = (terms, phrase and len(terms) > 1, before)
         if key not in self._counts:
             Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
-            fields = ("title", "body")
             if key[1]:
-                core = bq([(Occur.Should, self._phrase(f, terms)) for f in fields])
+                core = bq([(Occur.Should, self._phrase(f, terms)) for f in ("title", "body")])
             elif terms:
-                # each word required, in the title or the body
-                core = bq(
-                    [
-                        (Occur.Must, bq([(Occur.Should, self._term(f, t)) for f in fields]))
-                        for t in terms
-                    ]
-                )
+                core = self._every_word(terms)
             else:
                 core = tantivy.Query.all_query()
-            pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
-            q = bq(
-                [
-                    (Occur.Must, core),
-                    (Occur.MustNot, self._created(before, None)),
-                    (Occur.MustNot, pr),
-                ]
-            )
+            q = self._earlier_issues([core], before)
             self._counts[key] = self._searcher().search(q, limit=1, count=True).count
         return self._counts[key]
 
@@ -190,17 +181,30 @@ class IssueIndex(IndexFolder):
         """The bodies of up to `limit` issues created before `before` that hold every one of
         `words` (letters and digits only) in their title or body and the phrase `phrase` in
         their body (not kept: a caller keeps what it reads from them)."""
-        terms = tuple(t for w in words if w.isascii() and w.isalnum() for t in _ANALYZER.analyze(w))
         said = tuple(t for w in phrase for t in _ANALYZER.analyze(w))
+        q = self._earlier_issues(
+            [self._every_word(_terms(words)), self._phrase("body", said)], before
+        )
+        return [hit.body for hit in self._run(q, limit)]
+
+    def _every_word(self, terms: tuple[str, ...]) -> tantivy.Query:
+        """Each term required, in the title or the body."""
         Occur, bq = tantivy.Occur, tantivy.Query.boolean_query
-        need = [
-            (Occur.Must, bq([(Occur.Should, self._term(f, t)) for f in ("title", "body")]))
-            for t in terms
-        ]
-        need.append((Occur.Must, self._phrase("body", said)))
-        need.append((Occur.MustNot, self._created(before, None)))
-        need.append((Occur.MustNot, tantivy.Query.term_query(self.schema, "is_pull_request", True)))
-        return [hit.body for hit in self._run(bq(need), limit)]
+        return bq(
+            [
+                (Occur.Must, bq([(Occur.Should, self._term(f, t)) for f in ("title", "body")]))
+                for t in terms
+            ]
+        )
+
+    def _earlier_issues(self, cores: list[tantivy.Query], before: datetime) -> tantivy.Query:
+        """Every one of `cores`, on the issues (no pull requests) created before `before`."""
+        Occur = tantivy.Occur
+        pr = tantivy.Query.term_query(self.schema, "is_pull_request", True)
+        return tantivy.Query.boolean_query(
+            [(Occur.Must, core) for core in cores]
+            + [(Occur.MustNot, self._created(before, None)), (Occur.MustNot, pr)]
+        )
 
     def _term(self, field: str, term: str) -> tantivy.Query:
         return tantivy.Query.term_query(self.schema, field, term)
