@@ -127,12 +127,12 @@ def test_labels_the_repository_lacks_are_named_with_the_nearest_it_has():
     have = ["bug", "kind/feature", "area/cli", "area/docs"]
     [line] = absent_labels(labels, have, "o/r")
     # `Bug` is GitHub's `bug`; the needs-info label may be created when first used
-    assert line.startswith("labels.toml names `kind/featur`, a label o/r does not have")
+    assert line.startswith("names `kind/featur`, a label o/r does not have")
     assert "(did you mean `kind/feature`?)" in line and "never learned" in line
     assert absent_labels(labels, [], "o/r") == []  # the repository's labels unknown
     far = LabelsConfig.model_validate({"area": [{"name": n} for n in "abcde"]})
     [one] = absent_labels(far, have, "o/r")
-    assert one.startswith("labels.toml names 5 labels o/r does not have (`a`, `b`, `c`, ...)")
+    assert one.startswith("names 5 labels o/r does not have (`a`, `b`, `c`, ...)")
 
 
 def test_analyze_and_evaluate_warn_of_a_label_the_snapshot_lacks(tmp_path, capsys, monkeypatch):

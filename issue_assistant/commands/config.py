@@ -192,8 +192,7 @@ def _absent(args: argparse.Namespace, labels: LabelsConfig) -> tuple[str | None,
             f"{repository.full_name} has no labels: none of labels.toml's can be learned from "
             "its issues, and an approval creates the ones it applies"
         ]
-    lines = absent_labels(labels, have, repository.full_name)
-    return repository.full_name, [line.removeprefix("labels.toml ") for line in lines]
+    return repository.full_name, absent_labels(labels, have, repository.full_name)
 
 
 def _shown(path: object) -> str:

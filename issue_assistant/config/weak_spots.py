@@ -18,6 +18,11 @@ log = logging.getLogger(__name__)
 
 # More labels absent (or without a description, in one group) than this: one warning for them.
 MANY_ABSENT = 3
+# Why a type's or a label's description matters (`it`: "it", or "each" for several).
+_WHY_DESCRIBED = {
+    "type": "the LLM engines tell the types apart by {it}",
+    "label": "the LLM engines read {it} to decide when the label fits",
+}
 # A description that is a placeholder still to be written ("TODO: what it means", "TBD").
 _PLACEHOLDER = re.compile(r"\s*(?:TODO|TBD|FIXME|XXX)\b", re.IGNORECASE)
 
@@ -37,23 +42,19 @@ def weak_spots(labels: LabelsConfig, config: Config) -> tuple[list[str], list[st
             for lab in labels.group(group)  # type: ignore[arg-type]
             if lab.propose and unwritten(lab.description)
         ]
-        why = (
-            "the LLM engines tell the types apart by it"
-            if group == "type"
-            else "the LLM engines read it to decide when the label fits"
-        )
+        why = _WHY_DESCRIBED["type" if group == "type" else "label"]
         if len(blank) > MANY_ABSENT:
             shown = ", ".join(f"`{lab.name}`" for lab in blank[:MANY_ABSENT])
             kind = "types" if group == "type" else f"{group} labels"
             in_labels.append(
                 f"{len(blank)} {kind} have no description yet ({shown}, ...): "
-                + why.replace(" it", " each", 1)
+                + why.format(it="each")
             )
             continue
         for lab in blank:
             what = "is empty" if not lab.description.strip() else "is still a placeholder"
             named = f"type `{lab.name}`" if group == "type" else f"{group} label `{lab.name}`"
-            in_labels.append(f"the {named}'s description {what}: {why}")
+            in_labels.append(f"the {named}'s description {what}: {why.format(it='it')}")
     in_config = []
     if unwritten(config.project.description):
         in_config.append(
@@ -64,7 +65,8 @@ def weak_spots(labels: LabelsConfig, config: Config) -> tuple[list[str], list[st
 
 
 def absent_labels(labels: LabelsConfig, have: Iterable[str], repository: str) -> list[str]:
-    """One line per label of labels.toml's groups that `repository`'s labels (`have`) lack,
+    """One line per label of labels.toml's groups that `repository`'s labels (`have`) lack, its
+    subject the file (`names ...`: the caller says which file, where it is),
     compared without regard to case as GitHub does, with the nearest name it has (one line in
     all beyond `MANY_ABSENT`: the file is likely another repository's); none when `have` is
     empty (the repository's labels are unknown). The needs-info label is not checked: it may
@@ -77,7 +79,7 @@ def absent_labels(labels: LabelsConfig, have: Iterable[str], repository: str) ->
     if len(absent) > MANY_ABSENT:
         shown = ", ".join(f"`{n}`" for n in absent[:MANY_ABSENT])
         return [
-            f"labels.toml names {len(absent)} labels {repository} does not have ({shown}, ...): "
+            f"names {len(absent)} labels {repository} does not have ({shown}, ...): "
             "is it this repository's? Those labels are never learned nor applied"
         ]
     out = []
@@ -85,7 +87,7 @@ def absent_labels(labels: LabelsConfig, have: Iterable[str], repository: str) ->
         near = difflib.get_close_matches(key(name), list(names), n=1, cutoff=0.75)
         maybe = f" (did you mean `{names[near[0]]}`?)" if near else ""
         out.append(
-            f"labels.toml names `{name}`, a label {repository} does not have{maybe}: no issue "
+            f"names `{name}`, a label {repository} does not have{maybe}: no issue "
             "carries it, so it is never learned, and an approval leaves it out"
         )
     return out
@@ -109,4 +111,4 @@ def warn_absent_labels(labels: LabelsConfig, repository: Labelled) -> None:
     (`absent_labels`)."""
     have = (lab.name for lab in repository.labels)
     for line in absent_labels(labels, have, repository.full_name):
-        log.warning("%s", line)
+        log.warning("labels.toml %s", line)
