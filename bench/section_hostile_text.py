@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from bench.common import commit
 from issue_assistant import forms
-from issue_assistant.index import evidence, query
+from issue_assistant.index import evidence, query, traces
 from issue_assistant.learn import text as learn_text
 from issue_assistant.likely import signals
 
@@ -53,7 +53,7 @@ READERS: dict[str, Callable[[str], object]] = {
     "the form's answers (`forms.parse`)": forms.parse,
     "a field's words (`forms.normal`)": forms.normal,
     "the duplicate evidence (`index.evidence.traits`)": lambda t: evidence.traits("title", t),
-    "an error line's key (`index.evidence.message_key`)": evidence.message_key,
+    "an error line's key (`index.traces.message_key`)": traces.message_key,
     "the search signals (`index.query.signals`)": lambda t: query.signals("title", t),
     "the error messages (`likely.signals.message_fragments`)": signals.message_fragments,
 }

@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from issue_assistant import forms
-from issue_assistant.index import evidence
+from issue_assistant.index import traces
 from issue_assistant.learn import text as learn_text
 from issue_assistant.likely import signals
 
@@ -48,7 +48,7 @@ NOISE = texts("<!-- a -->", "<details>", "</details>", "<summary>s</summary>", "
 @given(PATHS)
 @example("ab:/x C:\\y~z/w a/b~c")
 def test_a_path_is_found_where_it_was(text):
-    assert evidence._PATHLIKE.sub(" ", text) == OLD_PATHLIKE.sub(" ", text)
+    assert traces._PATHLIKE.sub(" ", text) == OLD_PATHLIKE.sub(" ", text)
 
 
 @settings(max_examples=300)
@@ -56,7 +56,7 @@ def test_a_path_is_found_where_it_was(text):
 @example("[/a.py] in f(x) and x[/b.py(3) in g(")
 @example("~/lib/a.py in f(x) /x/y.pyc in g( /z.py in h(")
 def test_a_colab_frame_is_found_where_it_was(text):
-    found = [(m.start(), m.groups()) for m in evidence._colab_frames(text)]
+    found = [(m.start(), m.groups()) for m in traces._colab_frames(text)]
     assert found == [(m.start(), m.groups()) for m in OLD_COLAB.finditer(text)]
 
 

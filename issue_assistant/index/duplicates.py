@@ -66,10 +66,10 @@ if TYPE_CHECKING:
 # version's hand-weighted score does not apply to this one (2: shared errors, frames, rarity;
 # 3: a claim rests on evidence and no follow-up is claimed, `PairFeatures.claim`; 4: rarity
 # counts every word of a piece, not any, and alike titles whose words both bodies use carry;
-# 5: a quoted name stays in an error message, `evidence.message_key`; 6: a link's host is no
+# 5: a quoted name stays in an error message, `traces.message_key`; 6: a link's host is no
 # name, the same linked page is evidence of its own, `evidence.link_key`; 7: an error raised
-# from another is no evidence, its cause is, `evidence.raised_from`, and a stack's innermost
-# frames are its innermost in traces that list them first, .NET's read too, `evidence.frames`).
+# from another is no evidence, its cause is, `traces.raised_from`, and a stack's innermost
+# frames are its innermost in traces that list them first, .NET's read too, `traces.frames`).
 # A report filed again by its reporter is claimed whatever the score (`PairFeatures.refiled`),
 # so the rule leaves every threshold where it was.
 SCORE_VERSION = 7

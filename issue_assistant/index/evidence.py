@@ -1,89 +1,45 @@
 """What two issues share that a maintainer can check: the evidence behind a duplicate.
 
-Read from each issue once (`traits`): its error lines (compared by their message with numbers,
-quoted values other than names, and paths taken out, so `Requested slice [:10] incompatible with
-20 examples` and the same error at other sizes match, and `module 'pyarrow.lib' has no attribute
-'ListViewType'` and the same words about `'PIL.Image'` do not), exception names, stack frames in
-the order they appear (Python tracebacks, IPython's and Colab's, JavaScript and Java `at` lines),
-file paths, identifiers, the pages it links (`link_key`: host and path, never the host alone),
-the title's words and the body's. `shared` keeps what both have, in the new issue's own words
-(and the title words both titles and both bodies use: what both are about); `describe` quotes it
-(each piece one code span) for the comment's table, which sanitizes it again; `strongest` names
-the one piece that makes a duplicate likely, for the duplicate line. `follow_up` tells a port,
-backport or follow-up of the other issue: related, never its duplicate.
+Read from each issue once (`traits`): its error lines by their message (`traces.message_key`),
+those raised from another left out (`traces.raised_from`), exception names, stack frames innermost
+last (`traces.frames`), file paths, identifiers, the pages it links (`link_key`: host and path,
+never the host alone), the title's words and the body's. `shared` keeps what both have, in the
+new issue's own words (and the title words both titles and both bodies use: what both are
+about); `Rarity` says how specific a piece is among the earlier issues (`Shared.specific` drops
+what most hold, and the errors they show raised from another); `describe` quotes it (each piece
+one code span) for the comment's table, which sanitizes it again; `strongest` names the one
+piece that makes a duplicate likely, for the duplicate line. `follow_up` tells a port, backport
+or follow-up of the other issue: related, never its duplicate.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from issue_assistant.index.query import (
-    _ERROR_LINE,
-    _EXCEPTION,
-    _URL,
-    STOPWORDS,
-    clean_title,
-    signals,
-    strip_template,
-)
+from issue_assistant.index.query import _URL, STOPWORDS, clean_title, signals, strip_template
 from issue_assistant.index.search import _ANALYZER
+from issue_assistant.index.traces import (
+    INNERMOST,
+    WORD,
+    as_written,
+    frame_overlap,
+    frames,
+    message_key,
+    named_exception,
+    raised_from,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from issue_assistant.index.search import IssueIndex
 
-# Frames: `File "x.py", line 3, in f`; IPython `File ~/x.py:3, in f(...)`; Colab
-# `[/x.py](url) in f(...)`; JavaScript `at f (x.js:1:2)`; Java `at a.B.f(B.java:3)`; .NET
-# `at N.Type.Method(String s) in /src/Type.cs:line 42` at a line's start (the file part only
-# with symbols).
-_FRAMES = (
-    re.compile(r'File "([^"\n]+)", line \d+, in ([\w<>.]+)'),
-    re.compile(r"File (\S+?\.py):\d+, in ([\w<>.]+)"),
-    re.compile(r"\[?(/[^\]\s()]+\.py)\]?(?:\([^)\s]*\))? in ([\w<>.]+)\("),
-    re.compile(r"\bat (?:async )?([\w$.<>]+) \(([^()\s]+?\.[cm]?[jt]sx?):\d+(?::\d+)?\)"),
-    re.compile(r"\bat ([\w$.]+)\.([\w$<>]+)\((\w+\.(?:java|kt|scala)):\d+\)"),
-    re.compile(
-        r"^[^\S\n]*at ((?:[\w<][\w`<>+$]*\.)*[\w<][\w`<>+$]*)\.([\w<>`$|]+)"
-        r"(?:\[[^\]\n]{0,200}\])?\((?![\w.]+\.(?:java|kt|scala):\d+\))[^()\n]{0,500}\)",
-        re.MULTILINE,
-    ),
-)
-# The traces that list the frame nearest the error first (JavaScript, Java, .NET): read in
-# reverse, so that a stack's innermost frames are its last, as in Python's.
-_INNERMOST_FIRST = frozenset({3, 4, 5})
-# A .NET async method runs in a state machine: `<ReadAsync>d__5.MoveNext` is `ReadAsync`.
-_STATE_MACHINE = re.compile(r"<(\w+)>d__\d+")
-_FRAME_RUN = re.compile(r"[^\]\s()]+")  # the characters of `_FRAMES[2]`'s path
 _QUOTE_MARK = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
-# The exception's name before its message: `ValueError:`, or any class a module names
-# (`datasets.utils.info_utils.ExpectedMoreSplits:`), which is not part of the message.
-_EXCEPTION_HEAD = re.compile(
-    r"^(?:[\w.]*(?:Error|Exception|Warning|Invalid)\s*[:(]|(?:[a-z_]\w*\.)+[A-Z]\w*\s*:)\s*"
-)
-_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
-# A quoted name kept in an error message: a module, class, attribute or key (`pyarrow.lib`,
-# `ListViewType`), not a file (`train.json`) nor a value with spaces, slashes or digits alone.
-_NAME = re.compile(r"[A-Za-z_][\w.]{0,63}")
-_FILE_NAME = re.compile(
-    r"\.(?:json|jsonl|csv|tsv|txt|parquet|arrow|py|ipynb|ya?ml|toml|md|zip|gz|tar|bz2|xz|zst"
-    r"|png|jpe?g|gif|webp|wav|mp3|flac|mp4|h5|hdf5|pt|pth|bin|safetensors|npy|npz|pkl|lock)$",
-    re.IGNORECASE,
-)
-# A path starts where a run of its characters starts (or at a drive, `C:`): a start inside a run
-# would fail where the run's start failed, and trying each one reads a long run again and again.
-_PATHLIKE = re.compile(r"(?:(?<![~.\w-])|(?=[A-Za-z]:))(?:[A-Za-z]:)?(?:[~.\w-]*[/\\])+[\w.-]*")
-_NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{1,39}")
-# Python's line between an error and the one raised from it (`raise Wrapper(...) from error`).
-_RAISED_FROM = re.compile(r"^[^\S\n]*The above exception was the direct cause of", re.M)
 # A repository or dataset id, `owner/name` (`allenai/c4`, `Yaxin/SemEval2015`): one slash, not
 # part of a path or URL, an owner as GitHub and the Hub spell them, a name with a digit, `-`,
 # `_` or `.` (so not prose: "and/or", "image/audio", "ImageFolder/AudioFolder"), not a file.
@@ -92,8 +48,6 @@ _REPO_ID = re.compile(
     r"[A-Za-z0-9](?![\w/])"
 )
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")  # `data/train.parquet`: a file
-INNERMOST = 4  # the frames nearest the error, where two reports of one crash agree
-MIN_MESSAGE_WORDS = 3  # an error message shorter than this says too little to match on
 # A piece held by so many earlier issues that its rarity is below this is not named as evidence
 # (about a sixth of them, on a tracker of a few thousand issues).
 MIN_SPECIFIC = 0.25
@@ -173,28 +127,6 @@ class Traits:
     body_words: frozenset[str] = frozenset()  # the body's word stems, as `_word_key` keys them
 
 
-def _unquoted(m: re.Match[str]) -> str:
-    """A quoted name stays in a message (`module 'pyarrow.lib' has no attribute 'ListViewType'`
-    is another error than the same words about `'PIL.Image'`); any other quoted value, a file
-    name or a path among them, goes."""
-    inner = m.group(0)[1:-1]
-    if _NAME.fullmatch(inner) and not _FILE_NAME.search(inner):
-        return f" {inner} "
-    return " "
-
-
-def message_key(line: str) -> str:
-    """An error line's message for comparison: the exception's name, quoted values but names,
-    paths and numbers taken out, lower-cased; "" when fewer than `MIN_MESSAGE_WORDS` words
-    remain."""
-    text = _EXCEPTION_HEAD.sub("", _URL.sub(" ", line.strip()))
-    text = _QUOTED.sub(_unquoted, text)
-    text = _PATHLIKE.sub(" ", text)
-    text = _NUMBER.sub(" ", text)
-    words = [w.lower() for w in _WORD.findall(text)]
-    return " ".join(words) if len(words) >= MIN_MESSAGE_WORDS else ""
-
-
 def _word_key(word: str) -> str:
     """A title word's stem (`slicing` and `slice` match), as the index analyses words."""
     stems = _ANALYZER.analyze(word)
@@ -208,116 +140,17 @@ def _keyed(items: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _colab_frames(text: str) -> Iterator[re.Match[str]]:
-    """`_FRAMES[2]`'s matches as `finditer` finds them, each run of a path's characters read
-    once: a match starts only at a run's first `/` (or the `[` before it), for a later start in
-    the run could end its path only where that one could."""
-    pattern, end = _FRAMES[2], 0
-    for run in _FRAME_RUN.finditer(text):
-        slash = text.find("/", run.start(), run.end())
-        if run.start() < end or slash < 0:
-            continue
-        m = pattern.match(text, slash - 1 if text[slash - 1 : slash] == "[" else slash)
-        if m:
-            end = m.end()
-            yield m
-
-
-def frames(text: str) -> tuple[str, ...]:
-    """The stack frames in `text` as `file:function` (a .NET frame as `Type:Method`), innermost
-    last: in the order they appear, each run of a trace listing the innermost first (`at`
-    lines) reversed; repeats kept once, at their first place."""
-    found: list[tuple[int, int, str]] = []
-    for kind, pattern in enumerate(_FRAMES):
-        for m in _colab_frames(text) if pattern is _FRAMES[2] else pattern.finditer(text):
-            groups = m.groups()
-            if len(groups) == 3:  # Java: class, method, file
-                file, func = groups[2], groups[1]
-            elif kind == 3:  # JavaScript: function, file
-                func, file = groups
-            elif kind == 5:  # .NET: namespace and type, method
-                types, func = groups[0].split("."), groups[1]
-                machine = _STATE_MACHINE.fullmatch(types[-1])
-                if machine and func == "MoveNext" and len(types) > 1:
-                    types, func = types[:-1], machine.group(1)
-                file = types[-1].split("`")[0]
-            else:
-                file, func = groups
-            name = re.split(r"[/\\]", file)[-1]
-            found.append((m.start(), kind, f"{name}:{func.rsplit('.', 1)[-1]}"))
-    found.sort()
-    ordered: list[str] = []
-    run: list[str] = []
-    for _, kind, frame in found:
-        if kind in _INNERMOST_FIRST:
-            run.append(frame)
-            continue
-        ordered += reversed(run)
-        run = []
-        ordered.append(frame)
-    ordered += reversed(run)
-    return tuple(dict.fromkeys(ordered))
-
-
-@dataclass(frozen=True)
-class Wrappers:
-    """The errors of a text that only ever end a traceback raised from an earlier error
-    (`raise DatasetGenerationError(...) from error`): each the same in every report that reaches
-    it, whatever the cause, which is the earlier error. Their messages (`message_key`) and the
-    exceptions they name, lower-cased."""
-
-    messages: frozenset[str] = frozenset()
-    exceptions: frozenset[str] = frozenset()
-
-
-def _head(line: str) -> str:
-    """The exception an error line names (`datasets.builder.DatasetGenerationError: ...`:
-    `datasetgenerationerror`), "" when it names none."""
-    found = _EXCEPTION.search(line.split(":", 1)[0])
-    return (found.group(1) or found.group(2)).lower() if found else ""
-
-
-def raised_from(text: str) -> Wrappers:
-    """The wrappers of `text` (`Wrappers`): an error line right after Python's "The above
-    exception was the direct cause of the following exception", when an error came before."""
-    lines = [(m.start(), m.group(0)) for m in _ERROR_LINE.finditer(text)]
-    starts = [at for at, _ in lines]
-    wrapping: set[int] = set()
-    for marker in _RAISED_FROM.finditer(text):
-        after = bisect.bisect_right(starts, marker.end())
-        if after < len(starts) and starts[0] < marker.start():
-            wrapping.add(after)
-    if not wrapping:
-        return Wrappers()
-    outer = [line for n, (_, line) in enumerate(lines) if n in wrapping]
-    inner = [line for n, (_, line) in enumerate(lines) if n not in wrapping]
-    return Wrappers(
-        messages=frozenset(map(message_key, outer)) - set(map(message_key, inner)) - {""},
-        exceptions=frozenset(map(_head, outer)) - set(map(_head, inner)) - {""},
-    )
-
-
-def _as_written(line: str) -> str:
-    """An error line as the comment quotes it: without a code fence glued to its end, nor the
-    emphasis around it (`_UnicodeDecodeError: ..._`)."""
-    line = line.strip().rstrip("`").rstrip()
-    for mark in ("**", "__", "*", "_"):
-        if len(line) > 2 * len(mark) and line.startswith(mark) and line.endswith(mark):
-            return line[len(mark) : -len(mark)].strip()
-    return line
-
-
 def traits(title: str, body: str) -> Traits:
     """What `shared` compares, read from an issue's title and (boilerplate-free) body; an error
     raised from another (`raised_from`) is left out, its cause kept."""
     unquoted = _QUOTE_MARK.sub("", body)
     sig = signals(title, unquoted)
-    wrappers = raised_from(unquoted) if "direct cause" in unquoted else Wrappers()
+    wrappers = raised_from(unquoted)
     errors: dict[str, str] = {}
     for line in sig.errors:
         key = message_key(line)
         if key and key not in wrappers.messages:
-            errors.setdefault(key, _as_written(line))
+            errors.setdefault(key, as_written(line))
     whole = f"{title}\n{unquoted}"
     text = _URL.sub(" ", whole)
     ids = tuple(i for i in _REPO_ID.findall(text) if not _EXTENSION.search(i))
@@ -325,7 +158,7 @@ def traits(title: str, body: str) -> Traits:
     # the link is compared whole (`links`)
     ids += tuple(i for i in sig.identifiers if i in text)
     words = {}
-    for w in _WORD.findall(clean_title(title)):
+    for w in WORD.findall(clean_title(title)):
         if w.lower() not in STOPWORDS:
             words.setdefault(_word_key(w), w)
     return Traits(
@@ -372,7 +205,7 @@ class Shared:
 
         pairs = list(zip(self.errors, self.error_keys, strict=True))
         wrapped = [(line, key) for line, key in pairs if rarity.wrapper(key)]
-        heads = {_head(line) for line, _ in wrapped} - {""}
+        heads = {named_exception(line) for line, _ in wrapped} - {""}
 
         def unwrapped(items: tuple[str, ...]) -> tuple[str, ...]:
             return tuple(i for i in items if i.rsplit(".", 1)[-1].lower() not in heads)
@@ -411,16 +244,6 @@ class Shared:
                 self.title_words,
             )
         )
-
-
-def frame_overlap(mine: tuple[str, ...], theirs: tuple[str, ...]) -> float:
-    """How much of `mine`'s innermost stack (its last `INNERMOST` frames) `theirs` holds, when
-    the two share at least two frames (one frame, `main` or `load`, says nothing)."""
-    other = set(theirs)
-    if len(set(mine) & other) < 2:
-        return 0.0
-    inner = mine[-INNERMOST:]
-    return sum(1 for f in inner if f in other) / len(inner)
 
 
 def shared(mine: Traits, theirs: Traits) -> Shared:
