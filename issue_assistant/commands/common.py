@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from issue_assistant.config.labels import LabelsConfig
     from issue_assistant.config.sections import Config, VectorKind
     from issue_assistant.index import IssueIndex
+    from issue_assistant.tracker.github_tracker import GitHubTracker
     from issue_assistant.tracker.models import Repository
     from issue_assistant.tracker.snapshot import IndexedSnapshot, Snapshot
 
@@ -206,3 +207,17 @@ def get_issue(snapshot: Snapshot | IndexedSnapshot, number: int):  # noqa: ANN20
         return snapshot.get_issue(number)
     except KeyError:
         raise UserError(f"no issue #{number} in the snapshot", where=str(snapshot.path)) from None
+
+
+def github_reader(repo: str | None) -> GitHubTracker:
+    """GitHub, read-only, for `-R OWNER/REPO` (else the environment's repository), with a token
+    when one is set: a public repository is read without."""
+    from issue_assistant.settings import current
+
+    settings = current()
+    full_name = settings.require_repository(repo)
+    try:
+        from issue_assistant.tracker.github_tracker import GitHubTracker
+    except ImportError:
+        raise UserError("reading GitHub is not available in this version; use --snapshot") from None
+    return GitHubTracker(full_name, settings.github_token or "", settings.api_url)

@@ -176,13 +176,9 @@ def _absent(args: argparse.Namespace, labels: LabelsConfig) -> tuple[str | None,
 
         repository = read_repository(args.snapshot)
     elif args.repo:
-        from issue_assistant.settings import current
-        from issue_assistant.tracker.github_tracker import GitHubTracker
+        from issue_assistant.commands.common import github_reader
 
-        settings = current()
-        full_name = settings.require_repository(args.repo)
-        gh = GitHubTracker(full_name, settings.github_token or "", settings.api_url)
-        repository = gh.repository
+        repository = github_reader(args.repo).repository
     else:
         return None, []
     have = [label.name for label in repository.labels]

@@ -120,18 +120,12 @@ def _tracker(
         snapshot = read_snapshot(args.snapshot)
         warn_absent_labels(labels, snapshot.repository)
         return snapshot, f"snapshot {Path(args.snapshot).name}", None
-    settings = current()
-    if not (args.repo or settings.repository):
+    if not (args.repo or current().repository):
         raise UserError(NO_SOURCE)
-    full_name = settings.require_repository(args.repo)
-    token = settings.github_token or ""
-    try:
-        from issue_assistant.tracker.github_tracker import GitHubTracker
-    except ImportError:
-        raise UserError("reading GitHub is not available in this version; use --snapshot") from None
+    from issue_assistant.commands.common import github_reader
     from issue_assistant.evaluate.live import read_live
 
-    gh = GitHubTracker(full_name, token, settings.api_url)
+    gh = github_reader(args.repo)
     tracker, examined = read_live(gh, labels, config.approval.bot_login, args.limit)
     warn_absent_labels(labels, tracker.repository)
     if saved is not None:
