@@ -305,6 +305,23 @@ def test_the_actions_second_run_is_a_notice_and_exit_0():
     assert annotation(busy).startswith("::notice::") and print_action(busy) == 0
 
 
+def test_an_index_opened_before_another_writer_updated_it_keeps_both_writers_issues(tmp_path):
+    """Two runs open one index, the second updates it first: the first one's view (its count of
+    issues) is then older than the hashes on disk, which it took for lost, re-indexing only its
+    own issues and dropping the other's."""
+    first = IssueIndex(tmp_path / "idx")
+    first.update([issue(1)])
+    stale = IssueIndex(tmp_path / "idx")
+    other = IssueIndex(tmp_path / "idx")
+    other.update([issue(2)])
+    stale.update([issue(3)])
+    assert IssueIndex(tmp_path / "idx").numbers() == {1, 2, 3}
+    assert stale.numbers() == {1, 2, 3}
+    stale.mark_building(True)  # a meta write from the stale view keeps the other's count
+    assert IssueIndex(tmp_path / "idx").numbers() == {1, 2, 3}
+    assert IssueIndex(tmp_path / "idx").update([issue(1), issue(2), issue(3)]) == 0
+
+
 def test_threads_updating_one_index_take_turns(tmp_path):
     import threading
 

@@ -10,6 +10,7 @@ import json
 import logging
 import shutil
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -88,22 +89,7 @@ class IndexFolder:
         if meta.get("schema_version") != SCHEMA_VERSION:
             self._clear()
             meta = {"schema_version": SCHEMA_VERSION, "hashes": {}}
-        # an index written before the hashes had their own file keeps them in the meta file
-        self._hashes_loaded: dict[str, str] | None = meta.get("hashes")
-        self._count: int = int(meta.get("count", len(self._hashes_loaded or {})))
-        # The label spellings the indexed issues carry (None: an index made before they were
-        # kept; read from the stored documents once, when first needed).
-        names = meta.get("label_names")
-        self._label_names: set[str] | None = set(names) if isinstance(names, list) else None
-        if self._label_names is None and not self._count:
-            self._label_names = set()
-        # True while a live first build is under way (the listing spans runs).
-        self.building: bool = bool(meta.get("building", False))
-        self.source: dict | None = meta.get("source")
-        self.repository: Repository | None = (
-            Repository.model_validate(meta["repository"]) if meta.get("repository") else None
-        )
-        self._rebuild = False  # the hashes were lost: the next update re-indexes everything
+        self._take_meta(meta)
         self.index = self._open()
         if "hashes" in meta and meta["hashes"]:
             self._write_meta(hashes=True)  # once: the next warm open reads the small file only
@@ -123,6 +109,41 @@ class IndexFolder:
         self._embedder: TextVectors | None = None
         self._embedder_loader: Callable[[], TextVectors | None] | None = None
         self._boilerplate: Boilerplate | None = None
+
+    def _take_meta(self, meta: dict) -> None:
+        """This instance's view of the index as the meta file says it is."""
+        # an index written before the hashes had their own file keeps them in the meta file
+        self._hashes_loaded: dict[str, str] | None = meta.get("hashes")
+        self._count: int = int(meta.get("count", len(self._hashes_loaded or {})))
+        # how many writes the meta file has seen: another writer's since this one read it make
+        # this view stale (`_writing`)
+        self._generation: int = int(meta.get("generation", 0))
+        # The label spellings the indexed issues carry (None: an index made before they were
+        # kept; read from the stored documents once, when first needed).
+        names = meta.get("label_names")
+        self._label_names: set[str] | None = set(names) if isinstance(names, list) else None
+        if self._label_names is None and not self._count:
+            self._label_names = set()
+        # True while a live first build is under way (the listing spans runs).
+        self.building: bool = bool(meta.get("building", False))
+        self.source: dict | None = meta.get("source")
+        self.repository: Repository | None = (
+            Repository.model_validate(meta["repository"]) if meta.get("repository") else None
+        )
+        self._rebuild = False  # the hashes were lost: the next update re-indexes everything
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the folder's lock to change the index, this instance's view first brought up to
+        date when another instance or process wrote since it read the meta file: a view whose
+        count of issues is older than the hashes file took the hashes for lost and re-indexed
+        only its own issues, dropping the other writer's."""
+        with holding(self.path):
+            meta = self._read_meta()
+            if int(meta.get("generation", 0)) != self._generation:
+                self._take_meta(meta)
+                self._reloaded()
+            yield
 
     # ---- embeddings ------------------------------------------------------------------------
 
@@ -197,7 +218,7 @@ class IndexFolder:
         if not todo or self.embedder is None:
             return 0
         embedder = self.embedder
-        with holding(self.path):
+        with self._writing():
             return self.vectors.update(
                 todo, embedder.embed_one, budget_s=budget_s, progress=progress
             )
@@ -260,7 +281,13 @@ class IndexFolder:
             write_atomic(self.path / HASHES, json.dumps(self._hashes), own=True)
             self._count = len(self._hashes)
         tmp = self.path / (META + ".tmp")
-        meta: dict = {"schema_version": SCHEMA_VERSION, "count": self._count, "source": self.source}
+        self._generation += 1
+        meta: dict = {
+            "schema_version": SCHEMA_VERSION,
+            "count": self._count,
+            "source": self.source,
+            "generation": self._generation,
+        }
         if self._label_names is not None:
             meta["label_names"] = sorted(self._label_names)
         if self.building:
@@ -282,7 +309,7 @@ class IndexFolder:
         mtime, and the hash of each issue line with its issue's number), so a warm run can skip
         reading the snapshot when it has not changed, and an update parse only the lines that
         did (and tell which issues left it)."""
-        with holding(self.path):
+        with self._writing():
             if lines is not None:
                 packed = array.array("Q", lines).tobytes()
                 numbers = array.array("q", lines.values()).tobytes()
@@ -311,7 +338,7 @@ class IndexFolder:
     def mark_building(self, building: bool) -> None:
         """Whether a first build is still under way (its listing spans runs); saved on change."""
         if building != self.building:
-            with holding(self.path):
+            with self._writing():
                 self.building = building
                 self._write_meta()
 
@@ -319,14 +346,21 @@ class IndexFolder:
         """Every label spelling the indexed issues and pull requests carry (kept with the index,
         grown by each update; an index made before they were kept reads its documents once)."""
         if self._label_names is None:
-            searcher = self._searcher()
-            limit = max(searcher.num_docs, 1)
-            names: set[str] = set()
-            for _, address in searcher.search(tantivy.Query.all_query(), limit=limit).hits:
-                names.update(searcher.doc(address).to_dict().get("labels", []))
-            self._label_names = names
-            self._write_meta()
-        return self._label_names
+            with self._writing():
+                if self._label_names is None:  # another writer may have read them meanwhile
+                    self._label_names = self._labels_of_documents()
+                    self._write_meta()
+        return self._label_names or set()
+
+    def _labels_of_documents(self) -> set[str]:
+        """Every label spelling on the stored documents (read once, for an older index)."""
+        searcher = self._searcher()
+        names: set[str] = set()
+        for _, address in searcher.search(
+            tantivy.Query.all_query(), max(searcher.num_docs, 1)
+        ).hits:
+            names.update(searcher.doc(address).to_dict().get("labels", []))
+        return names
 
     def stored(self, number: int) -> Issue | None:
         """Issue `number` as last indexed (its whole record), or None. Parsed records are kept
@@ -377,7 +411,7 @@ class IndexFolder:
         """Add new issues and re-index changed ones; returns how many documents were written.
         With `whole`, `issues` is everything the tracker holds: the indexed issues not among
         them (deleted, transferred) are removed, with their vectors."""
-        with holding(self.path):
+        with self._writing():
             changed: list[tuple[Issue, str]] = []
             seen: set[str] = set()
             for issue in issues:
@@ -395,7 +429,7 @@ class IndexFolder:
     def remove(self, numbers: Iterable[int]) -> int:
         """Remove issues gone from the tracker (deleted, transferred): their documents, content
         hashes and vectors; returns how many were indexed."""
-        with holding(self.path):
+        with self._writing():
             gone = sorted({n for n in numbers if str(n) in self._hashes})
             if not gone:
                 return 0
