@@ -43,6 +43,14 @@ POETRY = (
         ("question", "question"),
         ("support", "question"),
         ("documentation", "docs"),
+        ("Questions and Help", "question"),
+        ("question/support", "question"),
+        ("question (invalid tracker)", "question"),  # a note in brackets
+        ("enhancement :sparkles:", "feature"),  # an emoji's short code
+        ("type: bug [upstream]", "bug"),
+        ("bug/feature", None),  # two kinds joined: neither
+        ("docs & examples", None),  # a part that names no kind
+        ("help wanted", None),
         ("dataset bug", None),  # a type of its own, not the general one
         ("good first issue", None),
         ("wontfix", None),

@@ -52,7 +52,17 @@ HALF_AT = 150
 WORDS_SCALE = 2.0
 
 _NAMES: dict[str, tuple[str, ...]] = {
-    "bug": ("bug", "bugs", "defect", "bug report", "type bug", "kind bug", "t bug"),
+    "bug": (
+        "bug",
+        "bugs",
+        "defect",
+        "bug report",
+        "type bug",
+        "kind bug",
+        "t bug",
+        "crash",
+        "regression",
+    ),
     "feature": (
         "feature",
         "features",
@@ -63,21 +73,31 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "improvement",
         "request",
     ),
-    "question": ("question", "questions", "support", "usage", "help request", "how to"),
+    "question": ("question", "questions", "support", "usage", "help", "help request", "how to"),
     "docs": ("docs", "doc", "documentation"),
 }
 _BY_NAME = {n: k for k, names in _NAMES.items() for n in names}
 _PREFIX = re.compile(r"^(kind|type|t|c|category|issue type|issue)\s*[/:-]\s*")
+# What a name may carry beside its kind: an emoji's short code (`:sparkles:`), a note in
+# brackets (`question (invalid tracker)`).
+_ASIDE = re.compile(r":[a-z0-9_+-]+:|\([^()]*\)|\[[^\[\]]*\]$")
+# Alternatives one name joins (`Questions and Help`, `question/support`).
+_JOINED = re.compile(r"\s*(?:/|&|\+|,|\||\band\b|\bor\b)\s*")
 _NOT_WORD = re.compile(r"[^a-z]+")
 
 
 def kind_of(name: str) -> str | None:
-    """The kind a type label's name says (`kind/bug` -> bug, `enhancement` -> feature), or None
-    (a qualified name such as `dataset bug` is a type of its own)."""
-    text = name.casefold().strip()
-    text = _PREFIX.sub("", text)
-    text = _NOT_WORD.sub(" ", text).strip()
-    return _BY_NAME.get(text)
+    """The kind a type label's name says (`kind/bug` -> bug, `enhancement` -> feature,
+    `Questions and Help` -> question), or None (a qualified name such as `dataset bug` is a
+    type of its own, and so is one joining two kinds, `bug/feature`)."""
+    text = _PREFIX.sub("", name.casefold().strip())
+    kind = _BY_NAME.get(_NOT_WORD.sub(" ", text).strip())
+    if kind is not None:
+        return kind
+    text = _PREFIX.sub("", _ASIDE.sub(" ", text).strip())
+    parts = [_NOT_WORD.sub(" ", p).strip() for p in _JOINED.split(text)]
+    kinds = {_BY_NAME.get(p) for p in parts if p}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _parts() -> list[tuple[int, int, TextPart]]:
