@@ -9,8 +9,9 @@ label and what is proposed at the shipped type floor, macro F1 over every type p
 bug/enhancement (kind/bug, kind/feature). Variants: the shipped features without the form block,
 then with it at each weight (`WEIGHTS`, or those given; the shipped one is
 `learn/features.SPECS`'s), the fields left empty skipped (shipped), marked (`e_...`) or read as
-answered, with and without the dropdown answers (shipped: without). Printed only;
-docs/benchmarks.md quotes it by hand.
+answered, with and without the dropdown answers (shipped: without), with and without the
+terms of the body's HTML comments (shipped: with). Printed only; docs/benchmarks.md quotes it by
+hand.
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ from issue_assistant.tracker.snapshot import read_snapshot  # noqa: E402
 
 WEIGHTS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.5)
 FORM = next(s for s in features.SPECS if s.analyzer == "form")
-# (name, what a field left empty gives, whether dropdown answers give terms)
-MODES = (("skipped", "skip", False), ("marked", "mark", False), ("skipped, choices", "skip", True),
-         ("marked, choices", "mark", True), ("same, choices", "same", True))  # fmt: skip
+# (name, what a field left empty gives, whether dropdown answers give terms, whether comments do)
+MODES = (("skipped", "skip", False, True), ("skipped, no comments", "skip", False, False),
+         ("marked", "mark", False, True), ("skipped, choices", "skip", True, True),
+         ("marked, choices", "mark", True, True),
+         ("same, choices", "same", True, True))  # fmt: skip
 
 
 @cache
@@ -42,11 +45,11 @@ def bodies(name: str) -> dict[int, str]:
     return {i.number: i.body or "" for i in snapshot.all_issues()}
 
 
-def recut(name: str, rows: list[Row], empty: str, choices: bool) -> list[Row]:
+def recut(name: str, rows: list[Row], empty: str, choices: bool, comments: bool) -> list[Row]:
     """`rows` with their form terms cut again from the snapshot's bodies."""
     got = bodies(name)
     return [
-        dataclasses.replace(r, form=" ".join(form_terms(got[r.number], empty, choices)))
+        dataclasses.replace(r, form=" ".join(form_terms(got[r.number], empty, choices, comments)))
         for r in rows
     ]
 
@@ -56,8 +59,8 @@ def variants(weights: tuple[float, ...] = WEIGHTS) -> list[Variant]:
     out: list[Variant] = [("no form", plain, None)]
     for w in weights:
         spec = dataclasses.replace(FORM, weight=w)
-        for mode, empty, choices in MODES:
-            cut = partial(recut, empty=empty, choices=choices)
+        for mode, empty, choices, comments in MODES:
+            cut = partial(recut, empty=empty, choices=choices, comments=comments)
             out.append((f"form {w} {mode}", (*plain, spec), cut))
     return out
 

@@ -15,7 +15,8 @@ poetry-sample alone (held out), and knows nothing of the third kind, as the ship
 knows a question. Then the labels section's time-ordered settings and poetry-sample's, as
 `bench/type_cues.py` measures them. Reported: the top label's and the proposed label's macro F1
 (an abstention is a miss) and coverage; for the tasks the mean and range over the seeds.
-Variants: the feature blocks of `learn/features.SPECS` with other weights. Printed only;
+Variants: the feature blocks of `learn/features.SPECS` with other weights, or without the block
+of the body's HTML comments. Printed only;
 docs/benchmarks.md quotes it by hand.
 """
 
@@ -65,6 +66,7 @@ VARIANTS: dict[str, tuple[PartSpec, ...]] = {
     "title 0.5": title_at(0.5),
     "title 0.3": title_at(0.3),
     "title 0.6, body char grams": (*features.SPECS, BODY_CHARS),
+    "no template comments": tuple(s for s in features.SPECS if s.analyzer != "comments"),
 }
 
 

@@ -3,13 +3,14 @@ real bodies of the shared data, and what the type model learns from them."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from issue_assistant.config.labels import load_labels
 from issue_assistant.learn import artifact, features, store
-from issue_assistant.learn.form_terms import form_terms
+from issue_assistant.learn.form_terms import MAX_COMMENTS, comment_terms, form_terms
 from issue_assistant.learn.model import fit
 from issue_assistant.learn.rows import rows_from
 from issue_assistant.tracker.snapshot import read_snapshot
@@ -19,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 HF, POETRY = DATA / "hf-datasets.jsonl.gz", DATA / "poetry-sample.jsonl.gz"
 LABELS = ROOT / "bench" / "hf-datasets.labels.toml"
-PLAIN = tuple(s for s in features.SPECS if s.analyzer != "form")
+PLAIN = tuple(s for s in features.SPECS if s.analyzer not in ("form", "comments"))
+NO_COMMENTS = tuple(s for s in features.SPECS if s.analyzer != "comments")
 needs_data = pytest.mark.skipif(not HF.exists(), reason="the shared data is not here")
 
 
@@ -62,6 +64,19 @@ def bodies():
         ("poetry", 10113, ["h_issue_kind", "h_description", "h_impact", "h_workarounds"]),
         # a body of prose and a traceback in a fence: no heading, no term
         ("hf", 6, []),
+        # the bug form's headings, and the hint its environment field leaves in a comment
+        (
+            "hf",
+            2388,
+            [
+                "h_describe_the_bug",
+                "h_steps_to_reproduce_the_bug",
+                "h_expected_results",
+                "h_actual_results",
+                "h_environment_info",
+                "m_you_can_run_the_command_datasets",
+            ],
+        ),
     ],
 )
 def test_a_body_says_the_headings_of_its_template_or_form(bodies, repo, number, terms):
@@ -80,6 +95,35 @@ def test_a_heading_inside_a_code_fence_or_a_title_heading_is_no_term():
     assert form_terms("I ran this:\n```\n### not a heading\n## nor this\n```\nand it failed") == []
     assert form_terms("# a comment line of pasted code\nx = 1") == []
     assert form_terms(None) == [] and form_terms("") == []
+
+
+# microsoft/vscode's two Markdown templates: no heading, each names itself in a comment
+VSCODE_BUG = (
+    "<!-- ⚠️⚠️ Do Not Delete This! bug_report_template ⚠️⚠️ -->\n"
+    "<!-- Please read our Rules of Conduct: https://opensource.microsoft.com/codeofconduct/ -->\n"
+    "Does this issue occur when all extensions are disabled?: Yes\n"
+)
+VSCODE_FEATURE = (
+    "<!-- ⚠️⚠️ Do Not Delete This! feature_request_template ⚠️⚠️ -->\n"
+    "<!-- Please read our Rules of Conduct: https://opensource.microsoft.com/codeofconduct/ -->\n"
+    "<!-- Describe the feature you'd like. -->\n"
+)
+
+
+def test_a_templates_comments_are_terms_of_their_first_words():
+    assert form_terms(VSCODE_FEATURE) == [
+        "m_do_not_delete_this_feature_request",
+        "m_please_read_our_rules_of_conduct",
+        "m_describe_the_feature_you_d_like",
+    ]
+    assert comment_terms(VSCODE_BUG)[0] == "m_do_not_delete_this_bug_report"
+    assert form_terms(VSCODE_BUG, comments=False) == []
+    # once each; none inside code; one left open runs to the end; none of numbers alone
+    body = "<!-- a -->\n```html\n<!-- in code -->\n```\n<!-- a -->\n<!-- 42 -->\n<!-- open"
+    assert comment_terms(body) == ["m_a", "m_open"]
+    many = "".join(f"<!-- note {chr(97 + i)} -->" for i in range(20))
+    assert len(comment_terms(many)) == MAX_COMMENTS
+    assert comment_terms("no comment") == [] and comment_terms(None) == []
 
 
 def test_a_history_without_form_terms_has_no_block_and_one_with_them_has_it():
@@ -136,15 +180,46 @@ def test_the_bug_forms_headings_move_a_report_towards_bug(history):
         after = [p["type"] for p in m.probabilities_many(swapped)]
         return [a["bug"] / b["bug"] for a, b in zip(after, before, strict=True)]
 
-    with_form, without_form = rise(_fit(history, features.SPECS)), rise(_fit(history, PLAIN))
+    with_form, without_form = rise(_fit(history, NO_COMMENTS)), rise(_fit(history, PLAIN))
     assert all(r == pytest.approx(1.0) for r in without_form)
     assert sum(with_form) / len(with_form) > 3 and min(with_form) > 1.5, with_form
 
 
 @needs_data
+def test_a_templates_comment_moves_a_report_towards_its_type(history):
+    """A history written with vscode's templates, which have no headings: each bug report
+    carries the bug template's comments, each feature request the feature template's. Later
+    feature requests given the bug template's comments instead: the model with the comments'
+    block moves them towards bug; without it, the comments are read nowhere (the prose drops
+    them) and nothing moves."""
+    labels, train, scored = history
+    note = {"bug": comment_terms(VSCODE_BUG), "enhancement": comment_terms(VSCODE_FEATURE)}
+
+    def written(row, kind):  # noqa: ANN001, ANN202
+        return dataclasses.replace(row, form=" ".join([row.form, *note.get(kind, [])]))
+
+    kinds = [next(iter(r.labels & note.keys()), None) for r in train]
+    vscode = (labels, [written(r, k) for r, k in zip(train, kinds, strict=True)], scored)
+    asked = [written(r, "enhancement").doc for r, t in scored if t == "enhancement"][:60]
+    feature, bug = " ".join(note["enhancement"]), " ".join(note["bug"])
+    swapped = [(t, p, f.replace(feature, bug)) for t, p, f in asked]
+    assert all(feature in f and bug not in f for _, _, f in asked)
+
+    def rise(m):  # noqa: ANN001, ANN202
+        before = [p["type"] for p in m.probabilities_many(asked)]
+        after = [p["type"] for p in m.probabilities_many(swapped)]
+        return [a["bug"] / b["bug"] for a, b in zip(after, before, strict=True)]
+
+    with_block, without = rise(_fit(vscode, features.SPECS)), rise(_fit(vscode, NO_COMMENTS))
+    assert all(r == pytest.approx(1.0) for r in without)
+    assert sum(with_block) / len(with_block) > 5 and min(with_block) > 2, with_block
+
+
+@needs_data
 def test_a_saved_model_keeps_the_form_block(tmp_path):
-    """poetry-sample's history, every report written with a form: the block is fit, saved and
-    read back, and the loaded model reads a new body's headings as the fit did."""
+    """poetry-sample's history, every report written with a form: the blocks of its headings and
+    its comments are fit, saved and read back, and the loaded model reads a new body's headings
+    and comments as the fit did."""
     labels = load_labels(ROOT / "tests" / "data" / "evaluate" / "poetry.labels.toml")
     snapshot = read_snapshot(POETRY)
     rows = rows_from(snapshot, labels, snapshot.repository.fetched_at)
@@ -154,5 +229,8 @@ def test_a_saved_model_keeps_the_form_block(tmp_path):
     assert loaded is not None
     (part,) = [p for p in loaded.featurizer.parts if p.analyzer == "form"]
     assert part.column == 2 and "h_issue_kind" in part.vocabulary
+    assert not any(t.startswith("m_") for t in part.vocabulary)
+    (comments,) = [p for p in loaded.featurizer.parts if p.analyzer == "comments"]
+    assert comments.column == 2 and "m_please_leave_one_blank_line_below" in comments.vocabulary
     docs = [r.doc for r in rows[70:]]
     assert loaded.probabilities_many(docs) == m.probabilities_many(docs)

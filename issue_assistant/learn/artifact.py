@@ -27,8 +27,9 @@ from issue_assistant.learn.linear import Featurizer, LinearHead, TextPart
 # 3: tables with folds and curves; 4: the numpy fit, checked; 5: the source and the vote's rows;
 # 6: the type prior's kinds and weight; 7: the cue blocks (`learn/cues.py`); 8: the block of
 # form terms (`learn/form_terms.py`); 9: the title's blocks at 0.6 (`learn/features.py`); 10: a
-# single-label group's curve per label (`learn/confidence.LABEL_CURVE_MIN`)
-FORMAT = 10
+# single-label group's curve per label (`learn/confidence.LABEL_CURVE_MIN`); 11: the block of
+# the body's HTML comments (`learn/form_terms.comment_terms`)
+FORMAT = 11
 EMBEDDING_DIM = 384
 
 
@@ -45,7 +46,7 @@ class _Strict(BaseModel):
 
 class PartMeta(_Strict):
     column: Literal[0, 1, 2]
-    analyzer: Literal["word", "char_wb", "cues", "form"]
+    analyzer: Literal["word", "char_wb", "cues", "form", "comments"]
     ngram: tuple[int, int]
     token_pattern: Literal[TOKEN]  # type: ignore[valid-type]
     lowercase: bool

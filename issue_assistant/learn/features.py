@@ -22,7 +22,7 @@ from issue_assistant.learn.text import Doc
 
 TOKEN = r"(?u)\b\w\w+\b"
 # the blocks a history may have no term of (then left out)
-OPTIONAL = ("cues", "form")
+OPTIONAL = ("cues", "form", "comments")
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class PartSpec:
 
     name: str
     column: int
-    analyzer: str  # "word", "char_wb", "cues" (`learn/cues.py`) or "form" (`learn/form_terms.py`)
+    # "word", "char_wb", "cues" (`learn/cues.py`), "form" or "comments" (`learn/form_terms.py`)
+    analyzer: str
     ngram: tuple[int, int]
     min_df: int = 1
     max_features: int | None = None
@@ -49,13 +50,16 @@ class PartSpec:
 # twice the body; at 0.5 and 0.7 the type's source turned from the model under a fold shuffle);
 # the title's cues of a question or a docs report
 # (`learn/cues.py`) at 0.35 (`bench/type_cues.py`: 0.25-0.7 tried); the headings of the body's
-# template or form (`learn/form_terms.py`) at 0.2 (`bench/form_terms.py`: 0.15-0.5 tried).
+# template or form (`learn/form_terms.py`) at 0.2 (`bench/form_terms.py`: 0.15-0.5 tried); its
+# HTML comments, a block of their own at 0.2 (`bench/type_balanced.py`: 0.1-0.35 tried; within
+# the headings' block they changed its norm and lost).
 SPECS: tuple[PartSpec, ...] = (
     PartSpec("title_words", 0, "word", (1, 2), weight=0.6),
     PartSpec("title_chars", 0, "char_wb", (3, 5), min_df=2, weight=0.6),
     PartSpec("body_words", 1, "word", (1, 2), min_df=2, max_features=50_000),
     PartSpec("title_cues", 0, "cues", (1, 1), weight=0.35),
     PartSpec("form_terms", 2, "form", (1, 1), weight=0.2),
+    PartSpec("template_comments", 2, "comments", (1, 1), weight=0.2),
 )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from issue_assistant.learn.cues import title_cues
+from issue_assistant.learn.form_terms import COMMENT
 from issue_assistant.learn.text import Doc
 
 _WHITE_SPACES = re.compile(r"\s\s+")
@@ -29,7 +30,9 @@ class TextPart:
     prose, form terms)."""
 
     column: int
-    analyzer: str  # "word", "char_wb", "cues" (`learn/cues.py`) or "form" (`learn/form_terms.py`)
+    # "word", "char_wb", "cues" (`learn/cues.py`), "form" or "comments" (`learn/form_terms.py`:
+    # the headings' terms, or the comments')
+    analyzer: str
     ngram: tuple[int, int]
     token_pattern: str
     lowercase: bool
@@ -47,7 +50,9 @@ class TextPart:
         if self.analyzer == "cues":
             return title_cues(text)
         if self.analyzer == "form":  # the terms themselves, one by space
-            return text.split()
+            return [t for t in text.split() if not t.startswith(COMMENT)]
+        if self.analyzer == "comments":
+            return [t for t in text.split() if t.startswith(COMMENT)]
         lo, hi = self.ngram
         if self.analyzer == "word":
             tokens = self._token.findall(text)
