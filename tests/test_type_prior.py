@@ -173,7 +173,9 @@ def test_a_small_history_gets_a_better_type_with_a_prior_fit_on_another_reposito
     monkeypatch.setattr(type_prior, "load_prior", lambda path=None: prior)
 
     labels, rows, types = _typed(*POETRY)
-    train = rows[:40]
+    # 35: just over the 30 labelled issues a type model needs; from 40 on, poetry's own model
+    # tells its bug form from its feature form by the form's comments alone (0.958 either way)
+    train = rows[:35]
     scored = [
         (r, t)
         for r, t in zip(rows, types, strict=True)
