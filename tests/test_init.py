@@ -35,6 +35,10 @@ SNAPSHOTS = {"hf": DATA / "hf-datasets.jsonl.gz", "poetry": DATA / "poetry-sampl
         ("type: feature", "type", True),
         ("type/docs", "type", True),
         ("C-bug", "type", True),
+        ("Bugs", "type", True),
+        ("Questions and Help", "type", True),  # bitcoin/bitcoin's
+        ("question (invalid tracker)", "type", True),  # opencv/opencv's
+        ("Enhancements", "type", True),
         ("area/cli", "area", True),
         ("area-parser", "area", True),
         ("component: solver", "area", True),

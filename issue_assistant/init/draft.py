@@ -99,6 +99,11 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
 
 
+def _singular(word: str) -> str:
+    """`bugs` -> `bug`, `questions` -> `question` (not `class` or `status`)."""
+    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us")) else word
+
+
 def classify(name: str) -> tuple[str | None, bool, str]:
     """(group or None, propose, reason) for one label name; group "-" means left out."""
     low = name.strip().lower()
@@ -118,7 +123,7 @@ def classify(name: str) -> tuple[str | None, bool, str]:
             if group == "type" and NEVER_PROPOSED.match(rest):
                 return "topic", False, "for contributors, never proposed"
             return group, True, f"the {prefix}* scheme"
-    if set(_words(low)) & TYPE_WORDS:
+    if {w for word in _words(low) for w in (word, _singular(word))} & TYPE_WORDS:
         return "type", True, "a type word"
     return None, True, "no known scheme"
 
