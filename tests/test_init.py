@@ -39,6 +39,14 @@ SNAPSHOTS = {"hf": DATA / "hf-datasets.jsonl.gz", "poetry": DATA / "poetry-sampl
         ("Questions and Help", "type", True),  # bitcoin/bitcoin's
         ("question (invalid tracker)", "type", True),  # opencv/opencv's
         ("Enhancements", "type", True),
+        ("category: core", "area", True),  # opencv/opencv's modules
+        ("category: bug", "type", True),
+        ("platform: android", "topic", True),
+        ("stat:awaiting response", "-", False),  # tensorflow/tensorflow's
+        ("*duplicate", "-", False),  # microsoft/vscode's resolutions
+        ("*as-designed", "-", False),
+        ("*out-of-scope", "-", False),
+        ("*question", "type", True),
         ("area/cli", "area", True),
         ("area-parser", "area", True),
         ("component: solver", "area", True),

@@ -26,6 +26,9 @@ PREFIXES = {
     "package": "area",
     "scope": "area",
     "subsystem": "area",
+    "category": "area",  # opencv's category: core (a type word after it names a type)
+    "platform": "topic",
+    "os": "topic",
     "topic": "topic",
     "theme": "topic",
     "tag": "topic",
@@ -38,6 +41,7 @@ PREFIXES = {
 WORKFLOW_PREFIXES = {
     "status", "state", "needs", "need", "triage", "stale", "resolution", "workflow", "lifecycle",
     "pr", "ci", "review", "backport", "impact", "version", "release", "milestone", "s", "i", "t",
+    "stat",
     "awaiting", "waiting", "assistant",
 }  # fmt: skip
 WORKFLOW_NAMES = re.compile(
@@ -45,7 +49,8 @@ WORKFLOW_NAMES = re.compile(
     r"awaiting[ -_].*|waiting[ -_].*|needs?[ -_].*|in progress|ready|released|fixed|"
     r"confirmed|unconfirmed|reproduced|cannot reproduce|can't reproduce|"
     r"duplicate|wontfix|won't fix|wont fix|invalid|not planned|not a bug|by design|"
-    r"works as intended|spam|hacktoberfest-accepted|dependencies|autorelease.*)$"
+    r"as[ -]designed|out[ -]of[ -]scope|not[ -]reproducible|caused[ -]by[ -]extension|"
+    r"off[ -]topic|works as intended|spam|hacktoberfest-accepted|dependencies|autorelease.*)$"
 )
 # Good for people, never for the assistant to propose.
 NEVER_PROPOSED = re.compile(
@@ -104,9 +109,15 @@ def _singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us")) else word
 
 
+def _type_word(text: str) -> bool:
+    """Whether `text` has a type word (`bug`, `Questions`, ...)."""
+    return bool({w for word in _words(text) for w in (word, _singular(word))} & TYPE_WORDS)
+
+
 def classify(name: str) -> tuple[str | None, bool, str]:
-    """(group or None, propose, reason) for one label name; group "-" means left out."""
-    low = name.strip().lower()
+    """(group or None, propose, reason) for one label name; group "-" means left out. A
+    leading `*` (vscode's `*duplicate`, `*as-designed`) is read past."""
+    low = name.strip().lower().lstrip("*").strip()
     if NEVER_PROPOSED.match(low):
         return "topic", False, "for contributors, never proposed"
     if PRIORITY_NAMES.match(low):
@@ -122,8 +133,10 @@ def classify(name: str) -> tuple[str | None, bool, str]:
             group = PREFIXES[prefix]
             if group == "type" and NEVER_PROPOSED.match(rest):
                 return "topic", False, "for contributors, never proposed"
+            if prefix == "category" and _type_word(rest):
+                group = "type"
             return group, True, f"the {prefix}* scheme"
-    if {w for word in _words(low) for w in (word, _singular(word))} & TYPE_WORDS:
+    if _type_word(low):
         return "type", True, "a type word"
     return None, True, "no known scheme"
 
