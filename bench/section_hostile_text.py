@@ -3,13 +3,14 @@
     python -c 'import bench.section_hostile_text as s; print(s.run())'
 
 Anyone can open an issue, and every run reads its title and body: the label model's text, the
-form's answers, the duplicate evidence, the search signals, the error messages the likely files
-look for. A regular expression that tries each place a long run of characters could start reads
-the run again from each one: its time grows with the square of the length. The inputs are
-bodies built to find such places (one short piece repeated: blank lines, slashes, dots, open
-HTML comments, an error line full of spaces ...) at 16 and 64 KB (GitHub keeps at most 65,536
-characters of a body); each of the readers below is timed on each, and the slowest is reported.
-At four times the length a reader in proportion takes about four times as long.
+template's headings and comments, the form's answers, the duplicate evidence, the search
+signals, the error messages the likely files look for. A regular expression that tries each
+place a long run of characters could start reads the run again from each one: its time grows
+with the square of the length. The inputs are bodies built to find such places (one short piece
+repeated: blank lines, slashes, dots, open HTML comments, an error line full of spaces ...) at
+16 and 64 KB (GitHub keeps at most 65,536 characters of a body); each of the readers below is
+timed on each, and the slowest is reported. At four times the length a reader in proportion
+takes about four times as long.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from bench.common import commit
 from issue_assistant import forms
 from issue_assistant.index import evidence, query, traces
 from issue_assistant.learn import text as learn_text
+from issue_assistant.learn.form_terms import form_terms
 from issue_assistant.likely import signals
 
 TITLE = "Hostile issue text (`bench/section_hostile_text.py`)"
@@ -35,6 +37,8 @@ PIECES = {
     "underscores": "_",
     "digits and dots": "1.",
     "open HTML comments": "<!--",
+    "HTML comments": "<!-- a b -->",
+    "fence lines": "```\n",
     "open `<summary>`": "<summary>",
     "open `<details`": "<details",
     "quotes": "'a",
@@ -50,6 +54,7 @@ BODIES: dict[str, Callable[[int], str]] = {
 }
 READERS: dict[str, Callable[[str], object]] = {
     "the label model's text (`learn.text.prose`)": learn_text.prose,
+    "the template's headings and comments (`learn.form_terms`)": form_terms,
     "the form's answers (`forms.parse`)": forms.parse,
     "a field's words (`forms.normal`)": forms.normal,
     "the duplicate evidence (`index.evidence.traits`)": lambda t: evidence.traits("title", t),
