@@ -9,8 +9,9 @@ capability"). Each heading of a field answered is one term (`h_describe_the_bug`
 guidance a reporter leaves in place ("<!-- Do Not Delete This! feature_request_template -->",
 "<!-- Describe the feature you'd like. -->"), and some templates have no headings at all: each
 comment outside code is one term of its first words (`m_do_not_delete_this_feature_request`).
-They make a block of their own (`learn/features.py`, `form_terms`), whose weights the model
-learns from the repository's own history. A body without headings or comments has no term.
+The headings make a block of their own (`learn/features.py`, `form_terms`), the comments
+another (`template_comments`), whose weights the model learns from the repository's own
+history. A body without headings or comments has no term.
 A field left empty, and a form's dropdown answers, give none by default (`bench/form_terms.py`
 measures them: the answers of a form's free one-line fields, versions and systems, said less
 than they cost).
