@@ -33,6 +33,12 @@ RESAMPLE_CHUNK = 250  # resamples drawn at once
 TIE = 1e-6  # macro F1s this close are equal (float32 sums)
 BOOTSTRAP_SEED = 0
 CHUNK = 32  # query rows made dense at once
+# From this many query rows the similarities go through one product of the two sparse matrices
+# (`Csr.dot_rows`): the out-of-fold votes of a fit, not one new issue's.
+MANY = 64
+# Similarities are compared to this many decimals: two neighbours equal but for the order in
+# which a product summed them are a tie, broken by position, whichever product computed them.
+DIGITS = 5
 
 
 @dataclass
@@ -59,11 +65,14 @@ class Neighbours:
         labelled = np.flatnonzero([g is not None for g in gold])
         names = [gold[i] for i in labelled]
         known = self.matrix.take(labelled)
+        if query.shape[0] >= MANY:
+            sims = np.round(query.dot_rows(known), DIGITS)
+            return [_label_shares(row, names, k) for row in sims]
         out: list[dict[str, float]] = []
         for start in range(0, query.shape[0], CHUNK):
             dense = query.take(np.arange(start, min(start + CHUNK, query.shape[0]))).toarray()
             sims = known.dot_t(dense) if len(labelled) else dense[:, :0]
-            out += [_label_shares(row, names, k) for row in sims]
+            out += [_label_shares(row, names, k) for row in np.round(sims, DIGITS)]
         return out
 
 

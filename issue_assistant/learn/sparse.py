@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 CHUNK = 1 << 21  # nonzeros per step of a product
+# `dot_rows`: a column on this many rows of the other matrix goes through the dense product
+DENSE_FROM = 32
+ROWS_AT_ONCE = 512  # rows of `dot_rows`'s own matrix per step
 
 
 @dataclass
@@ -122,6 +125,47 @@ class Csr:
 
     def squared_norms(self) -> np.ndarray:
         return np.bincount(self.row_ids(), weights=self.data**2, minlength=self.shape[0])
+
+    def dot_rows(self, other: Csr) -> np.ndarray:
+        """`X @ other.T` in float32: each row's products with each of `other`'s rows, shape
+        (rows, other's rows). The columns `other` has on `DENSE_FROM` rows or more go through
+        one dense product; the others by the pairs of rows they join. For many rows against
+        many: `dot_t` reads every nonzero of the matrix once per row of the other."""
+        n, m = self.shape[0], other.shape[0]
+        out = np.zeros((n, m), dtype=np.float32)
+        if not self.nnz or not other.nnz:
+            return out
+        o_rows, o_values, o_first, o_cols = other._columns()
+        o_counts = np.diff(np.r_[o_first, other.nnz])
+        slot = np.full(self.width, -1, dtype=np.intp)
+        slot[o_cols] = np.arange(len(o_cols))
+        dense = np.flatnonzero(o_counts >= DENSE_FROM)
+        where = np.full(len(o_cols), -1, dtype=np.intp)
+        where[dense] = np.arange(len(dense))
+        block = np.zeros((m, len(dense)), dtype=np.float32)
+        in_dense = where[slot[other.indices]] >= 0
+        block[other.row_ids()[in_dense], where[slot[other.indices[in_dense]]]] = other.data[
+            in_dense
+        ]
+        for start in range(0, n, ROWS_AT_ONCE):
+            part = self.take(np.arange(start, min(start + ROWS_AT_ONCE, n)))
+            rows, cols, values = part.row_ids(), slot[part.indices], part.data
+            shared = cols >= 0
+            rows, cols, values = rows[shared], cols[shared], values[shared]
+            frequent = where[cols] >= 0
+            mine = np.zeros((part.shape[0], len(dense)), dtype=np.float32)
+            mine[rows[frequent], where[cols[frequent]]] = values[frequent]
+            here = out[start : start + part.shape[0]]
+            here += mine @ block.T
+            rows, cols, values = rows[~frequent], cols[~frequent], values[~frequent]
+            counts = o_counts[cols]
+            pair = np.repeat(np.arange(len(cols)), counts)
+            offsets = np.arange(len(pair)) - np.repeat(np.cumsum(counts) - counts, counts)
+            at = o_first[cols][pair] + offsets
+            keys = rows[pair].astype(np.int64) * m + o_rows[at]
+            sums = np.bincount(keys, weights=values[pair] * o_values[at], minlength=here.size)
+            here += sums.reshape(here.shape).astype(np.float32)
+        return out
 
     def columns(self, cols: np.ndarray) -> np.ndarray:
         """Columns `cols` (distinct), dense: (rows, len(cols)) float64."""
