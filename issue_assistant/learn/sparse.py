@@ -143,10 +143,9 @@ class Csr:
         where = np.full(len(o_cols), -1, dtype=np.intp)
         where[dense] = np.arange(len(dense))
         block = np.zeros((m, len(dense)), dtype=np.float32)
-        in_dense = where[slot[other.indices]] >= 0
-        block[other.row_ids()[in_dense], where[slot[other.indices[in_dense]]]] = other.data[
-            in_dense
-        ]
+        at_dense = where[slot[other.indices]]  # each nonzero's column in `block`, -1 if none
+        in_dense = at_dense >= 0
+        block[other.row_ids()[in_dense], at_dense[in_dense]] = other.data[in_dense]
         for start in range(0, n, ROWS_AT_ONCE):
             part = self.take(np.arange(start, min(start + ROWS_AT_ONCE, n)))
             rows, cols, values = part.row_ids(), slot[part.indices], part.data
