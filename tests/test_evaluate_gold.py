@@ -205,6 +205,17 @@ def test_evaluate_counts_a_refiled_report_as_a_duplicate(poetry, tmp_path, monke
         number = claims.get(context.issue.number)
         return Decision(duplicate=Duplicate(number=number) if number else None)
 
+    from issue_assistant.evaluate import runner, selection
+    from issue_assistant.tracker.duplicates import refiled
+
+    found = []  # the reports filed again are found once a run (a whole pass over the tracker)
+
+    def counted(issues):  # noqa: ANN001, ANN202
+        found.append(1)
+        return refiled(issues)
+
+    monkeypatch.setattr(selection, "refiled", counted)
+    monkeypatch.setattr(runner, "refiled", counted)
     (tmp_path / "checkout" / ".git").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "checkout")
     monkeypatch.delenv("CI", raising=False)
@@ -220,6 +231,7 @@ def test_evaluate_counts_a_refiled_report_as_a_duplicate(poetry, tmp_path, monke
         assert command.run(parser.parse_args(argv)) == 0
     finally:
         FakeEngine.reset()
+    assert len(found) == 1
     _, results, _ = read_results(report.with_suffix(".jsonl"))
     assert {10284, 10285, 10249} <= set(results)  # the two copies qualify as duplicates
     assert 10283 not in results  # the first: its type came with its form, nobody commented

@@ -309,6 +309,7 @@ def run(args: argparse.Namespace) -> int:
         engine_name=engine_name(args),
         cutoffs=cutoffs,
         clone=_clone(config, tracker),
+        again=selection.again,
     )
     header = probe.model_copy(
         update={

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -51,10 +51,12 @@ class Evaluator:
         cutoffs: list[datetime] | None = None,
         strategy: Strategy | None = None,
         clone: CloneHistory | None = None,
+        again: Mapping[int, frozenset[int]] | None = None,
     ) -> None:
         self.tracker = tracker
         # the reports their reporters filed again: duplicates in the gold, as in the benchmarks
-        self.again = refiled(tracker.all_issues())
+        # (`again`: already found over this tracker, by the selection)
+        self.again = refiled(tracker.all_issues()) if again is None else again
         # With a clone's history: each issue's code as it was, and the fixes its merges show.
         self.clone = clone
         # The `similar` engine's label models: one per cutoff, fit only on issues created before

@@ -35,6 +35,9 @@ class Selection:
     # Per reason, how many closed issues of the window did not qualify.
     not_qualified: dict[str, int] = field(default_factory=dict)
     numbers: list[int] = field(default_factory=list)
+    # The reports their reporters filed again (`tracker.duplicates.refiled`), over the whole
+    # tracker: the gold reads them too, so they are found once.
+    again: dict[int, frozenset[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.numbers = [i.number for i in self.issues]
@@ -128,6 +131,7 @@ def select(
         examined=len(closed[:examined]),
         qualified=qualified,
         skipped_assistant=skipped,
+        again=again,
         not_qualified=reasons,
         events_known=sum(1 for i in chosen if i.events is not None),
     )
