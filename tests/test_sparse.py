@@ -18,7 +18,7 @@ from issue_assistant.learn import sparse as learn_sparse
 from issue_assistant.learn.features import fit_features
 from issue_assistant.learn.neighbours import Neighbours
 from issue_assistant.learn.rows import rows_from
-from issue_assistant.learn.sparse import Csr
+from issue_assistant.learn.sparse import Csr, Dense, Joint
 
 LABELS = Path(__file__).resolve().parents[1] / "bench" / "hf-datasets.labels.toml"
 
@@ -26,6 +26,28 @@ LABELS = Path(__file__).resolve().parents[1] / "bench" / "hf-datasets.labels.tom
 def _csr(dense: np.ndarray) -> Csr:
     m = scipy_sparse.csr_matrix(dense.astype(np.float32))
     return Csr(m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data, dense.shape[1])
+
+
+@given(st.integers(1, 12), st.integers(1, 9), st.integers(1, 5), st.integers(0, 2**31 - 1))
+def test_every_matrix_a_fit_reads_multiplies_as_its_dense_values(n, width, extra, seed):
+    """Each of `logistic.Matrix`'s products on the terms alone, the embeddings alone and the two
+    side by side is the product of the dense matrix they hold, taken rows included."""
+    rnd = np.random.default_rng(seed)
+    terms = (rnd.random((n, width)) * (rnd.random((n, width)) > 0.5)).astype(np.float32)
+    vectors = rnd.random((n, extra))
+    k = 3
+    for x, values in (
+        (_csr(terms), terms.astype(np.float64)),
+        (Dense(vectors), vectors),
+        (Joint(_csr(terms), Dense(vectors)), np.hstack([terms, vectors])),
+    ):
+        cols = values.shape[1]
+        w, g = rnd.random((cols, k)), rnd.random((n, k))
+        assert x.shape == values.shape
+        assert np.allclose(x.dot(w), values @ w) and np.allclose(x.dot_t(w.T), (values @ w).T)
+        assert np.allclose(x.tdot(g), values.T @ g) and np.allclose(x.tdot_t(g.T), (values.T @ g).T)
+        rows = rnd.integers(0, n, size=4)
+        assert np.allclose(x.take(rows).dot(w), values[rows] @ w)
 
 
 @given(

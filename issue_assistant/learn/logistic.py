@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -41,12 +41,22 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
 
 
 class Matrix(Protocol):
+    """What a fit reads of its rows (`learn/sparse.py`: sparse, dense, or the two side by side)."""
+
     @property
     def shape(self) -> tuple[int, int]: ...
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> Matrix:
+        """The rows `rows`, in that order."""
+        ...
 
     def dot(self, w: np.ndarray) -> np.ndarray: ...
 
     def tdot(self, g: np.ndarray) -> np.ndarray: ...
+
+    def dot_t(self, wt: np.ndarray) -> np.ndarray: ...
+
+    def tdot_t(self, gt: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass

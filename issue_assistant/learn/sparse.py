@@ -259,3 +259,6 @@ class Joint:
 
     def dot(self, w: np.ndarray) -> np.ndarray:
         return self.dot_t(np.ascontiguousarray(w.T)).T
+
+    def tdot(self, g: np.ndarray) -> np.ndarray:
+        return self.tdot_t(np.ascontiguousarray(g.T)).T
