@@ -43,6 +43,7 @@ POETRY = (
         ("question", "question"),
         ("support", "question"),
         ("documentation", "docs"),
+        ("type:docs-bug", "docs"),  # a bug of the documentation (tensorflow's)
         ("Questions and Help", "question"),
         ("question/support", "question"),
         ("question (invalid tracker)", "question"),  # a note in brackets

@@ -74,7 +74,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "request",
     ),
     "question": ("question", "questions", "support", "usage", "help", "help request", "how to"),
-    "docs": ("docs", "doc", "documentation"),
+    "docs": ("docs", "doc", "documentation", "docs bug", "doc bug", "documentation bug"),
 }
 _BY_NAME = {n: k for k, names in _NAMES.items() for n in names}
 _PREFIX = re.compile(r"^(kind|type|t|c|category|issue type|issue)\s*[/:-]\s*")
