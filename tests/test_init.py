@@ -14,7 +14,7 @@ from issue_assistant.cli import main
 from issue_assistant.config.files import find_file, load_both
 from issue_assistant.config.labels import load_labels
 from issue_assistant.config.sections import load_config
-from issue_assistant.init.draft import classify, first_paragraph
+from issue_assistant.init.draft import NEEDS_INFO, classify, first_paragraph
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.fixtures import TOKEN
 
@@ -180,6 +180,29 @@ SCHEMES = {
         "awaiting response",
     ),
 }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "asks"),
+    [
+        ("needs info", True),
+        ("status: needs info", True),
+        ("needs-more-info", True),
+        ("stat:awaiting response", True),  # tensorflow/tensorflow's
+        ("info-needed", True),  # microsoft/vscode's
+        ("more-information-needed", True),
+        ("more info needed", True),
+        ("repro required", True),
+        ("waiting for author", True),
+        ("awaiting-feedback", True),
+        ("needs-triage", False),
+        ("needs design", False),
+        ("information", False),
+        ("feedback", False),
+    ],
+)
+def test_the_label_that_asks_the_reporter_is_recognised(name, asks):
+    assert bool(NEEDS_INFO.search(name.lower())) == asks
 
 
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))

@@ -58,8 +58,10 @@ NEVER_PROPOSED = re.compile(
     r"help wanted|hacktoberfest|up for grabs|contributions welcome|mentored|e-easy|e-help-wanted)$"
 )
 NEEDS_INFO = re.compile(
-    r"(needs?|awaiting|waiting)[ _:/-]*(more[ _-]*)?(info|information|feedback|repro|"
-    r"reproduction|response|author|reporter)|more info needed|needs-info|question: unanswered"
+    r"(needs?|awaiting|waiting)[ _:/-]*((for|on|from)[ _-]+)?(more[ _-]*)?(info|information|"
+    r"feedback|repro|reproduction|response|author|reporter)"
+    r"|(more[ _-]*)?(info|information|repro|reproduction)[ _-]*(needed|required|requested)"
+    r"|question: unanswered"
 )
 TYPE_WORDS = {
     "bug", "enhancement", "feature", "question", "documentation", "docs", "request",
