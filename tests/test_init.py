@@ -47,6 +47,8 @@ SNAPSHOTS = {"hf": DATA / "hf-datasets.jsonl.gz", "poetry": DATA / "poetry-sampl
         ("*as-designed", "-", False),
         ("*out-of-scope", "-", False),
         ("*question", "type", True),
+        ("Type: Needs Investigation", "-", False),  # facebook/react's: workflow in a type scheme
+        ("kind/needs-triage", "-", False),
         ("area/cli", "area", True),
         ("area-parser", "area", True),
         ("component: solver", "area", True),

@@ -131,6 +131,8 @@ def classify(name: str) -> tuple[str | None, bool, str]:
         prefix, rest = match.group(1), match.group(2)
         if prefix in WORKFLOW_PREFIXES:
             return "-", False, f"a workflow label ({prefix}*)"
+        if WORKFLOW_NAMES.match(rest):  # react's `Type: Needs Investigation`
+            return "-", False, "a workflow or resolution label"
         if prefix in PREFIXES and (len(prefix) > 1 or low[len(prefix)] == "-"):
             group = PREFIXES[prefix]
             if group == "type" and NEVER_PROPOSED.match(rest):
