@@ -49,6 +49,7 @@ SNAPSHOTS = {"hf": DATA / "hf-datasets.jsonl.gz", "poetry": DATA / "poetry-sampl
         ("*question", "type", True),
         ("Type: Needs Investigation", "-", False),  # facebook/react's: workflow in a type scheme
         ("kind/needs-triage", "-", False),
+        ("type: needs info", "-", False),
         ("area/cli", "area", True),
         ("area-parser", "area", True),
         ("component: solver", "area", True),
