@@ -346,7 +346,7 @@ def problem_text(title: str, body: str | None, limit: int = 1200) -> str:
     """The text to embed: the cleaned title, the error lines, then the reporter's prose."""
     stripped = strip_template(body)
     prose = _URL.sub(" ", _FENCE.sub(" ", stripped))
-    prose = re.sub(r"\s+", " ", prose).strip()
+    prose = " ".join(prose.split())  # each run of whitespace one space
     head = clean_title(title)
     errors = " ".join(_errors(f"{title}\n{stripped}")[:3])
     return f"{head}. {errors} {prose}"[:limit].strip()

@@ -21,8 +21,6 @@ from issue_assistant.learn.cues import title_cues
 from issue_assistant.learn.form_terms import COMMENT
 from issue_assistant.learn.text import Doc
 
-_WHITE_SPACES = re.compile(r"\s\s+")
-
 
 @dataclass
 class TextPart:
@@ -61,7 +59,7 @@ class TextPart:
                 out.extend(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
             return out
         out = []
-        for word in _WHITE_SPACES.sub(" ", text).split():
+        for word in text.split():
             w = f" {word} "
             for n in range(lo, hi + 1):
                 offset = 0

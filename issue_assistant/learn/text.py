@@ -18,7 +18,6 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
 _URL = re.compile(r"\bhttps?://\S+", re.IGNORECASE)
 # `[^\S\n]*`, not `\s*`, before the box: a run of blank lines is not read again from each line.
 _CHECKBOX = re.compile(r"^[^\S\n]*[-*]\s*\[[ xX]\]\s*", re.MULTILINE)
-_SPACE = re.compile(r"\s+")
 _BRACKET_PREFIX = re.compile(r"^\s*\[[^\]]{1,30}\]:?\s*")
 
 BODY_LIMIT = 3000
@@ -37,11 +36,11 @@ def prose(body: str | None, limit: int = BODY_LIMIT) -> str:
     text = _HEADING.sub(" ", text)
     text = _CHECKBOX.sub(" ", text)
     text = _URL.sub(" url ", text)
-    return _SPACE.sub(" ", text).strip()[:limit]
+    return " ".join(text.split())[:limit]  # each run of whitespace one space (as `\s+`)
 
 
 def title(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def fields(issue: Issue) -> Doc:
