@@ -1,5 +1,8 @@
 """What identifies a problem: titles, template stripping and signals on real-looking bodies."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from issue_assistant.index.query import (
     clean_title,
     problem_query,
@@ -139,3 +142,49 @@ def test_hostile_bodies_are_read_in_linear_time():
     worker.start()
     worker.join(60)  # a few tenths of a second on a slow machine; the old patterns took hours
     assert len(done) == len(bodies) and done[-1] == 0  # and the checkboxes are still stripped
+
+
+_LINES = st.sampled_from(
+    [
+        "- [x] I searched the issues",
+        "* [ ]",
+        "_No response_",
+        "N/A",
+        "none",
+        "- `datasets` version: 2.14.0",
+        "Python version: 3.11",
+        "- Platform: Linux",
+        "### Environment",
+        "### Describe the bug",
+        "<!-- a hint -->",
+        "It fails with ValueError: bad",
+        "  none  ",
+        "n/a trailing words",
+        "",
+        "\r",
+        " \t ",
+    ]
+)
+
+
+@given(st.lists(_LINES, max_size=12), st.sampled_from(["\n", "\r\n"]))
+def test_template_lines_are_dropped_one_line_at_a_time_as_the_whole_body_was_searched(lines, sep):
+    """`strip_template` matches each line against the unfilled-template pattern; the same as
+    searching the joined lines with it anchored at every line (what it did before)."""
+    import re
+
+    from issue_assistant.index import query
+
+    whole = re.compile(
+        "^" + query._BOILERPLATE.pattern + "$", query._BOILERPLATE.flags | re.MULTILINE
+    )
+    body = sep.join(lines)
+    kept = []
+    skipping = False
+    for line in query._HTML_COMMENT.sub(" ", body).splitlines():
+        heading = query._HEADING.match(line)
+        if heading:
+            skipping = bool(query._NOISE_SECTION.search(heading.group(1)))
+        elif not skipping:
+            kept.append(line)
+    assert strip_template(body) == whole.sub("", "\n".join(kept))

@@ -219,13 +219,15 @@ _NOISE_SECTION = re.compile(
     r"checklist|code of conduct|before submitting|additional (?:info|context)",
     re.IGNORECASE,
 )
-# Each pattern is one line at a time (`[^\S\n]`, not `\s`, which also matches newlines) with no
-# two adjacent runs of the same characters: issue text is untrusted, and overlapping runs make
-# a regular expression's time grow with a power of the length (a body of blank lines hung).
+# A whole line of a template nobody filled in (a checkbox, "_No response_", "N/A", a version
+# line), matched one line at a time (`fullmatch`: a search of the whole body tried the pattern
+# at every character). `[^\S\n]`, not `\s`, which also matches newlines, and no two adjacent
+# runs of the same characters: issue text is untrusted, and overlapping runs make a regular
+# expression's time grow with a power of the length (a body of blank lines hung).
 _BOILERPLATE = re.compile(
-    r"^[^\S\n]*(?:[-*][^\S\n]*\[[ xX]\](?:[^\S\n].*)?|_no response_|no response|n/?a|none|"
-    r"(?:-[^\S\n]*)?`?\w[\w -]*`? version:.*|- platform:.*|- python version:.*)[^\S\n]*$",
-    re.IGNORECASE | re.MULTILINE,
+    r"[^\S\n]*(?:[-*][^\S\n]*\[[ xX]\](?:[^\S\n].*)?|_no response_|no response|n/?a|none|"
+    r"(?:-[^\S\n]*)?`?\w[\w -]*`? version:.*|- platform:.*|- python version:.*)[^\S\n]*",
+    re.IGNORECASE,
 )
 _EXCEPTION = re.compile(
     r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Invalid|Exit|Interrupt|Panic))\b"
@@ -269,8 +271,8 @@ def strip_template(body: str | None) -> str:
             skipping = bool(_NOISE_SECTION.search(heading.group(1)))
             continue
         if not skipping:
-            out.append(line)
-    return _BOILERPLATE.sub("", "\n".join(out))
+            out.append("" if _BOILERPLATE.fullmatch(line) else line)
+    return "\n".join(out)
 
 
 @dataclass(frozen=True)
