@@ -88,7 +88,8 @@ def refiled(issues: Iterable[Issue]) -> dict[int, frozenset[int]]:
     out: dict[int, frozenset[int]] = {}
     for n, later in enumerate(ordered):
         earlier = []
-        for first in reversed(ordered[:n]):
+        for j in range(n - 1, -1, -1):  # back in time (not a copy of every earlier issue)
+            first = ordered[j]
             if later.created_at - first.created_at > window:
                 break
             if filed_again(first, later):
