@@ -18,7 +18,7 @@ from issue_assistant.learn import sparse as learn_sparse
 from issue_assistant.learn.features import fit_features
 from issue_assistant.learn.neighbours import Neighbours
 from issue_assistant.learn.rows import rows_from
-from issue_assistant.learn.sparse import Csr, Dense, Joint
+from issue_assistant.learn.sparse import Csr, Dense, Joint, stable_order
 
 LABELS = Path(__file__).resolve().parents[1] / "bench" / "hf-datasets.labels.toml"
 
@@ -26,6 +26,13 @@ LABELS = Path(__file__).resolve().parents[1] / "bench" / "hf-datasets.labels.tom
 def _csr(dense: np.ndarray) -> Csr:
     m = scipy_sparse.csr_matrix(dense.astype(np.float32))
     return Csr(m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data, dense.shape[1])
+
+
+@given(st.lists(st.integers(0, 2**20), max_size=300), st.booleans())
+def test_the_order_of_column_ids_is_numpys_stable_one(keys, few):
+    """Many equal ids (`few`: a handful of distinct ones) keep their positions' order."""
+    ids = np.asarray([k % 4 for k in keys] if few else keys, dtype=np.int32)
+    assert np.array_equal(stable_order(ids), np.argsort(ids, kind="stable"))
 
 
 @given(st.integers(1, 12), st.integers(1, 9), st.integers(1, 5), st.integers(0, 2**31 - 1))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from issue_assistant.learn.sparse import Csr
+from issue_assistant.learn.sparse import Csr, stable_order
 
 MAX_ROWS = 2000
 # Columns in at least this many rows go through one dense product; the rest, pair by pair.
@@ -55,7 +55,7 @@ def gram(x: Csr) -> np.ndarray:
     out = block @ block.T
     flat = out.reshape(-1)
     c, r, v = cols[~frequent], rows[~frequent].astype(np.int64), vals[~frequent]
-    order = np.argsort(c, kind="stable")
+    order = stable_order(c)
     c, r, v = c[order], r[order], v[order]
     starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]]) if len(c) else np.zeros(0, np.intp)
     sizes = np.diff(np.r_[starts, len(c)])

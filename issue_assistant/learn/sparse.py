@@ -18,6 +18,14 @@ DENSE_FROM = 32
 ROWS_AT_ONCE = 512  # rows of `dot_rows`'s own matrix per step
 
 
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """`np.argsort(keys, kind="stable")` for non-negative integer keys (column ids): the keys made
+    unique by their position and sorted by numpy's default sort, which is not stable but is
+    three times as fast as its stable one on integers here."""
+    n = len(keys)
+    return np.argsort(keys.astype(np.int64) * max(n, 1) + np.arange(n, dtype=np.int64))
+
+
 @dataclass
 class Csr:
     """`data[indptr[i]:indptr[i+1]]` are row i's values at columns `indices[...]`."""
@@ -59,7 +67,7 @@ class Csr:
         """The nonzeros in column order: (row of each, value of each, each nonempty column's
         first position, which column that is)."""
         if self._by_column is None:
-            order = np.argsort(self.indices, kind="stable")
+            order = stable_order(self.indices)
             cols = self.indices[order]
             first = np.flatnonzero(np.r_[True, cols[1:] != cols[:-1]]) if len(cols) else order
             rows = self.row_ids()[order].astype(np.intp)
