@@ -50,6 +50,7 @@ SNAPSHOTS = {"hf": DATA / "hf-datasets.jsonl.gz", "poetry": DATA / "poetry-sampl
         ("Type: Needs Investigation", "-", False),  # facebook/react's: workflow in a type scheme
         ("kind/needs-triage", "-", False),
         ("type: needs info", "-", False),
+        ("area/dependencies", "area", True),  # a workflow word is an area in an area scheme
         ("area/cli", "area", True),
         ("area-parser", "area", True),
         ("component: solver", "area", True),

@@ -62,9 +62,9 @@ def run(out: Path, *args: str, capsys) -> tuple[int, str, str]:
 BASE = ["kind/bug", "kind/feature", "area/docs", "status/triage", "needs info"]
 ODD = {
     "a comma in a label": ["area/io, files"],
-    # (`type: needs info` itself is a workflow name in a scheme, left out: `test_init.py`)
+    # (`type: needs info` itself is a workflow name in a type scheme, left out: `test_init.py`)
     "a type label that looks like needs-info": ["type: bot needs info"],
-    "an area label that looks like needs-info": ["area/bot-needs-repro"],
+    "an area label that looks like needs-info": ["area/needs-repro"],
     "a lone surrogate in a label": ["area/\ud800x"],
     "control characters in a left-out label": ["status/\x1b[31mred\nneeds_info = 'x'"],
     "a newline in a label": ["area/one\n[[type]]\nname = 'evil'"],

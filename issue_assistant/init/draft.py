@@ -60,7 +60,7 @@ NEVER_PROPOSED = re.compile(
 NEEDS_INFO = re.compile(
     r"(needs?|awaiting|waiting)[ _:/-]*((for|on|from)[ _-]+)?(more[ _-]*)?(info|information|"
     r"feedback|repro|reproduction|response|author|reporter)"
-    r"|(more[ _-]*)?(info|information|repro|reproduction)[ _-]*(needed|required|requested)"
+    r"|(info|information|repro|reproduction)[ _-]*(needed|required|requested)"
     r"|question: unanswered"
 )
 TYPE_WORDS = {
@@ -131,12 +131,12 @@ def classify(name: str) -> tuple[str | None, bool, str]:
         prefix, rest = match.group(1), match.group(2)
         if prefix in WORKFLOW_PREFIXES:
             return "-", False, f"a workflow label ({prefix}*)"
-        if WORKFLOW_NAMES.match(rest):  # react's `Type: Needs Investigation`
-            return "-", False, "a workflow or resolution label"
         if prefix in PREFIXES and (len(prefix) > 1 or low[len(prefix)] == "-"):
             group = PREFIXES[prefix]
             if group == "type" and NEVER_PROPOSED.match(rest):
                 return "topic", False, "for contributors, never proposed"
+            if group == "type" and WORKFLOW_NAMES.match(rest):  # `Type: Needs Investigation`
+                return "-", False, "a workflow or resolution label"
             if prefix == "category" and _type_word(rest):
                 group = "type"
             return group, True, f"the {prefix}* scheme"
