@@ -17,8 +17,9 @@ NO_RESPONSE = "_No response_"
 FORMS_DIR = Path(".github/ISSUE_TEMPLATE")
 FIELD_TYPES = ("input", "textarea", "dropdown", "checkboxes")
 _HEADING = re.compile(r"^### (.+?)\s*$")
-# A Markdown template's heading: `##` to `####`, or a line in bold alone (`**Describe the bug**`).
-_TEMPLATE_HEADING = re.compile(r"^\s{0,3}(?:#{2,4}\s+(.+?)[\s#]*|\*\*([^*]+?)\*\*:?)\s*$")
+# A Markdown template's heading: `##` to `######` (opencv's template is written in `#####`), or a
+# line in bold alone (`**Describe the bug**`). `#` is left out: pasted code starts lines with it.
+_TEMPLATE_HEADING = re.compile(r"^\s{0,3}(?:#{2,6}\s+(.+?)[\s#]*|\*\*([^*]+?)\*\*:?)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CHECKBOX = re.compile(r"^\s*[-*] \[([ xX])\] (.+?)\s*$")
 # What fills a field without saying anything: HTML comments (one left open hides the rest, as
@@ -144,7 +145,7 @@ def parse(body: str | None, form: IssueForm | None = None) -> Answers:
 
 def parse_template(body: str | None) -> Answers:
     """The sections of a body written from a Markdown template or an issue form, as answers:
-    under `##` to `####` headings and lines in bold alone, text before the first ignored (empty
+    under `##` to `######` headings and lines in bold alone, text before the first ignored (empty
     `Answers` when the body has no such heading)."""
     return _answers(_sections(body or "", _TEMPLATE_HEADING, lead=True), None)
 

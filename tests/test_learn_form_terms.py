@@ -97,6 +97,23 @@ def test_a_heading_inside_a_code_fence_or_a_title_heading_is_no_term():
     assert form_terms(None) == [] and form_terms("") == []
 
 
+# opencv/opencv's Markdown template, written in `#####` headings
+OPENCV = (
+    "<!--\nIf you have a question rather than reporting a bug please go to the forum.\n-->\n\n"
+    "##### System information (version)\n- OpenCV => 4.5\n- Operating System / Platform => "
+    "Windows 64 Bit\n\n##### Detailed description\n\nimread returns an empty Mat\n\n"
+    "##### Steps to reproduce\n\n<!-- to add code example fence it with triple backticks -->\n"
+)
+
+
+def test_a_templates_fifth_level_headings_are_terms_and_its_empty_field_none():
+    assert form_terms(OPENCV, comments=False) == [
+        "h_system_information_version",
+        "h_detailed_description",
+    ]
+    assert form_terms("####### seven is no heading\ntext") == []
+
+
 # microsoft/vscode's two Markdown templates: no heading, each names itself in a comment
 VSCODE_BUG = (
     "<!-- ⚠️⚠️ Do Not Delete This! bug_report_template ⚠️⚠️ -->\n"
