@@ -368,3 +368,30 @@ def test_no_question_on_an_issue_a_maintainer_opened(hf_snapshot):
     asked = validate(decision, labels, view, stranger).questions
     assert decision.questions[0] in asked  # the version; the code snippet is in the issue
     assert len(asked) == len(decision.questions) - 1
+
+
+def test_the_drafted_steps_ask_counts_a_command_shown_as_run(poetry_snapshot):
+    """poetry reports that show the command they ran (a shell or PowerShell prompt) or call
+    their example a "repro" are not asked for steps again; a quote or a heading is no command."""
+    from issue_assistant.init.files import bug_asks
+
+    spec = next(a for a in bug_asks({}) if a["what"] == "steps to reproduce")
+    steps = Ask.model_validate({**spec, "detect": [p for p in spec["detect"] if p != "```"]})
+    issues = {i.number: i for i in poetry_snapshot.all_issues()}
+    shown = {
+        10253: "PS /home/wsl/projects/me-testsuite> poetry env activate",
+        10270: "$ poetry lock --no-update",
+        10204: "user@host:~$ poetry -V",
+        10290: "Minimum repro:",
+    }
+    for number, line in shown.items():
+        assert line in (issues[number].body or "")
+        assert asking.missing([steps], issues[number]) == [], number
+        # that line alone answers it; the rest of the sentence does not
+        body = f"It fails.\n\n```\n{line}\n```\n"
+        assert asking.missing([steps], _issue("it fails", body)) == [], number
+        assert asking.missing([steps], _issue("it fails", "It fails.\n")) == [steps]
+    for text in ("> quoted from the docs\n", "## Describe the bug\n", "It costs $ 5 a month\n",
+                 ">>>not a prompt\n", "\n" * 5000 + "x"):  # fmt: skip
+        assert asking.missing([steps], _issue("it fails", text)) == [steps], text[:20]
+    assert asking.missing([steps], _issue("it fails", ">>> import poetry\n")) == []

@@ -21,6 +21,9 @@ EXPLAIN = {
     "topic": "what it is about (at most max_topics)",
     "priority": "at most one",
 }
+# A command shown as run, at a line's start (spaces and tabs only before it, so a run of blank
+# lines is not read again from each one).
+PROMPT = r"^[ \t]*(\S*\$|PS .*>|>>>) \S"
 # What a bug report must contain; asked when it is missing (the bug type's starter list).
 BUG_ASK = [
     {
@@ -33,7 +36,9 @@ BUG_ASK = [
     {
         "what": "steps to reproduce",
         "question": "What are the steps (or a minimal example) to reproduce it?",
-        "detect": ["```", "steps to reproduce", "to reproduce", "reproduc"],
+        # a "repro", or a command shown as run: a shell prompt (`$ `, `user@host:~$ `,
+        # PowerShell's `PS C:\\dir> `) or Python's `>>> ` at a line's start
+        "detect": ["```", "steps to reproduce", "to reproduce", "reproduc", r"\brepro\b", PROMPT],
     },
     {
         "what": "what happened",
