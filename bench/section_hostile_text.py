@@ -18,13 +18,18 @@ from __future__ import annotations
 import platform
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
 
 from bench.common import commit
-from issue_assistant import forms
+from issue_assistant import asking, forms
+from issue_assistant.config.labels import Ask, load_labels
 from issue_assistant.index import evidence, query, traces
+from issue_assistant.init.files import BUG_ASK
 from issue_assistant.learn import text as learn_text
 from issue_assistant.learn.form_terms import form_terms
 from issue_assistant.likely import signals
+from issue_assistant.tracker.models import Issue, User
 
 TITLE = "Hostile issue text (`bench/section_hostile_text.py`)"
 SIZES = (16_384, 65_536)
@@ -52,6 +57,21 @@ BODIES: dict[str, Callable[[int], str]] = {
     "an error line of spaces": lambda n: ("ValueError: a" + " " * n)[: n - 1] + "b",
     "an error line of slashes": lambda n: ("ValueError: " + "a/" * n)[:n],
 }
+# The questions' `detect` patterns: `init`'s starter list and the hand-written ones of the bench's
+# labels.toml (a maintainer's own patterns are theirs: docs/configuration.md says how to keep
+# them linear).
+ASKS = [Ask.model_validate(a) for a in BUG_ASK] + [
+    a for t in load_labels(Path(__file__).with_name("hf-datasets.labels.toml")).type for a in t.ask
+]
+
+
+def missing_asks(body: str) -> list[Ask]:
+    """The asks of `ASKS` that an issue of `body` does not answer."""
+    issue = Issue(number=1, title="it fails", body=body, user=User(login="reporter"),
+                  created_at=datetime(2025, 1, 1, tzinfo=UTC))  # fmt: skip
+    return asking.missing(ASKS, issue)
+
+
 READERS: dict[str, Callable[[str], object]] = {
     "the label model's text (`learn.text.prose`)": learn_text.prose,
     "the template's headings and comments (`learn.form_terms`)": form_terms,
@@ -61,6 +81,7 @@ READERS: dict[str, Callable[[str], object]] = {
     "an error line's key (`index.traces.message_key`)": traces.message_key,
     "the search signals (`index.query.signals`)": lambda t: query.signals("title", t),
     "the error messages (`likely.signals.message_fragments`)": signals.message_fragments,
+    "the questions' patterns (`asking.missing`)": missing_asks,
 }
 
 

@@ -96,3 +96,45 @@ def test_a_long_error_message_is_cut_and_a_list_cut_short_left_out():
     assert signals.message_fragments(text) == [
         ("FileNotFoundError", "Unable to find any data file with any extension")
     ]
+
+
+OLD_HUB_ID = re.compile(r"[\w-]+/[\w.-]+", re.IGNORECASE | re.MULTILINE)
+OLD_PROMPT = re.compile(r"^\s*(>>>|\$ )", re.IGNORECASE | re.MULTILINE)
+
+
+@given(texts("a", "_", "-", "/", ".", " ", "\n", "\t", ">>>", "$ ", "$", "x", most=30))
+@example("ab_c-d/e")
+@example("\n\n  $ poetry lock")
+def test_the_bench_labels_questions_see_what_they_saw(text):
+    """bench/hf-datasets.labels.toml's Hub id and prompt patterns start only where a run of
+    their characters starts (or a line, after spaces and tabs): they answer as before."""
+    from issue_assistant.config.labels import load_labels
+    from tests.conftest import ROOT
+
+    labels = load_labels(ROOT / "bench" / "hf-datasets.labels.toml")
+    detect = {p for t in labels.type for a in t.ask for p in a.detect}
+    hub = re.compile(r"(?<![\w-])[\w-]+/[\w.-]+", re.IGNORECASE | re.MULTILINE)
+    prompt = re.compile(r"^[ \t]*(>>>|\$ )", re.IGNORECASE | re.MULTILINE)
+    assert {hub.pattern, prompt.pattern} <= detect
+    assert bool(hub.search(text)) == bool(OLD_HUB_ID.search(text))
+    assert bool(prompt.search(text)) == bool(OLD_PROMPT.search(text))
+
+
+def test_the_questions_patterns_read_a_hostile_body_at_once():
+    """`init`'s starter asks and the bench labels' asks, on each hostile body of the bench at
+    GitHub's 65,536 characters (64 KB of underscores took 20 s with the old Hub id pattern)."""
+    import threading
+
+    from bench.section_hostile_text import bodies, missing_asks
+
+    done: list[str] = []
+
+    def read() -> None:
+        for name, body in bodies(65_536).items():
+            missing_asks(body)
+            done.append(name)
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(10)  # well under a second here; the old Hub id pattern alone took 20 s
+    assert len(done) == len(bodies(16))
