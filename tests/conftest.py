@@ -64,6 +64,12 @@ def hf_index(hf_snapshot, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def hf_words(hf_snapshot, tmp_path_factory):
+    """hf-datasets' index with the shipped word vectors beside BM25, as the engine's default."""
+    return open_index(hf_snapshot, tmp_path_factory.mktemp("hf-words"), vectors="words")
+
+
+@pytest.fixture(scope="session")
 def poetry_index(poetry_snapshot, tmp_path_factory):
     return open_index(poetry_snapshot, tmp_path_factory.mktemp("poetry-cache"))
 

@@ -189,6 +189,26 @@ def test_an_evidence_carried_pair_is_claimed_with_its_evidence(poetry_snapshot, 
     assert f"`{named}`" in rows[10283].shared and "`SSL_CERT_FILE`" in rows[10283].shared
 
 
+def test_the_same_rare_error_as_an_open_issue_is_claimed(hf_snapshot, hf_words):
+    """huggingface/datasets #5875 ("Why split slicing doesn't behave like list slicing ?"),
+    marked a duplicate of #1774, which was still open then: titles apart, the same rare error
+    (`Requested slice [...] incompatible with [...] examples`). Claimed at the shipped threshold
+    with the default candidates (BM25 beside the word vectors), the error quoted; the error counts
+    again because #1774 was open, and the same pair with a closed original stays under it."""
+    result = analyzed(hf_snapshot, 5875, hf_words, Config())
+    dup = result.decision.duplicate
+    assert dup is not None and dup.number == 1774
+    assert dup.reason.startswith("Same problem as #1774 (open): both fail with `ValueError: ")
+    assert "incompatible with" in dup.reason
+    # the pair as the engine scored it: among the first `[duplicates] candidates`
+    limit = Config().duplicates.candidates
+    features = next(f for c, f in pair_features(result.context, limit) if c.issue.number == 1774)
+    assert features.open == 1.0 and features.error_open == features.error > 0
+    closed = replace(features, open=0.0, error_open=0.0, frames_open=0.0)
+    threshold = load_prior().lexical.threshold
+    assert features.claim() >= threshold > closed.claim()
+
+
 def test_a_feature_request_worded_alike_is_not_claimed_on_its_title(hf_snapshot, hf_index):
     """huggingface/datasets #6560 "Support Video" and #5225 "Add video feature": alike titles,
     one title word in common and nothing else to check. No claim, at any threshold."""

@@ -175,6 +175,18 @@ def test_strongest_names_one_piece_strongest_kind_first_title_words_last():
     assert long.startswith("both fail with `E: xxx") and long.endswith("…`") and len(long) < 80
 
 
+def test_an_error_shared_with_an_open_issue_counts_as_its_frames_do():
+    base = dict(dense=None, title=0.3, prose=0.3, signals=0.2, bm25_top=1.0, age=1.0)
+    closed = PairFeatures(**base, open=0.0, error=1.0)
+    opened = PairFeatures(**base, open=1.0, error=1.0, error_open=1.0)
+    without = PairFeatures(**base, open=1.0)
+    assert opened.score() > closed.score() and opened.score() > without.score()
+    # the error adds more to an open candidate than the candidate's being open alone
+    assert (
+        opened.score() - without.score() > without.score() - PairFeatures(**base, open=0.0).score()
+    )
+
+
 def test_frames_shared_with_an_open_issue_count_most():
     base = dict(dense=None, title=0.3, prose=0.3, signals=0.2, bm25_top=1.0, age=1.0)
     closed = PairFeatures(**base, open=0.0, frames=1.0, frames_open=0.0)
@@ -260,7 +272,7 @@ def test_the_table_shows_rank_and_what_they_share_never_the_fusion_value(tmp_pat
 def test_a_candidate_short_of_a_duplicate_is_possibly_related_not_the_duplicate(tmp_path):
     # the same crash, worded apart: shares the error and frames but stays under the threshold
     new = issue(30, "Something fails at start", TRACEBACK.replace("{name}", "y"), 60)
-    config = Config.model_validate({"duplicates": {"threshold": 0.999}})
+    config = Config.model_validate({"duplicates": {"threshold": 1.0}})
     result = analyzed(tracker(new), 30, tmp_path, config)
     assert result.decision.duplicate is None
     assert [e.relation for e in result.plan.evidence if e.number == 1] == ["related"]

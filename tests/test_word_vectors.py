@@ -10,7 +10,7 @@ import pytest
 from issue_assistant.cli import main
 from issue_assistant.config.sections import IndexConfig
 from issue_assistant.index import IssueIndex
-from issue_assistant.index.local import index_path, open_index
+from issue_assistant.index.local import index_path
 from issue_assistant.index.retrieval import Retriever
 from issue_assistant.index.word_vectors import DIM, MODEL_ID, load_word_vectors
 from issue_assistant.learn.duplicate_prior import load_prior
@@ -22,11 +22,6 @@ from tests.fakegithub.fixtures import make_tracker
 from tests.test_backlog import NOW, REPO, seed
 
 HF_LABELS = ROOT / "bench" / "hf-datasets.labels.toml"
-
-
-@pytest.fixture(scope="module")
-def hf_words(hf_snapshot, tmp_path_factory) -> IssueIndex:
-    return open_index(hf_snapshot, tmp_path_factory.mktemp("words"), vectors="words")
 
 
 def test_a_text_is_one_unit_vector_the_same_every_time():

@@ -69,10 +69,11 @@ if TYPE_CHECKING:
 # 5: a quoted name stays in an error message, `traces.message_key`; 6: a link's host is no
 # name, the same linked page is evidence of its own, `evidence.link_key`; 7: an error raised
 # from another is no evidence, its cause is, `traces.raised_from`, and a stack's innermost
-# frames are its innermost in traces that list them first, .NET's read too, `traces.frames`).
+# frames are its innermost in traces that list them first, .NET's read too, `traces.frames`;
+# 8: the same error counts again when the candidate is open, as its frames do).
 # A report filed again by its reporter is claimed whatever the score (`PairFeatures.refiled`),
 # so the rule leaves every threshold where it was.
-SCORE_VERSION = 7
+SCORE_VERSION = 8
 # Weights of the logistic score, with and without a dense cosine.
 WITH_DENSE = {
     "bias": -8.0,
@@ -85,6 +86,7 @@ WITH_DENSE = {
     "age": -0.25,
     "error": 2.0,
     "frames": 1.5,
+    "error_open": 2.0,
     "frames_open": 2.0,
 }
 LEXICAL = {
@@ -97,6 +99,7 @@ LEXICAL = {
     "age": -0.25,
     "error": 2.0,
     "frames": 1.5,
+    "error_open": 2.0,
     "frames_open": 2.0,
 }
 DEFAULT_MARGIN = 0.05
@@ -125,10 +128,11 @@ class PairFeatures:
     open: float
     age: float
     # the same error message (weighed by how rare it is); the share of the innermost stack
-    # frames in common (weighed by theirs); that again when the candidate is open (a crash
-    # whose frames match an open issue's: the strongest case)
+    # frames in common (weighed by theirs); each again when the candidate is open (a crash
+    # whose error or frames match an open issue's: the strongest case)
     error: float = 0.0
     frames: float = 0.0
+    error_open: float = 0.0
     frames_open: float = 0.0
     # what the two share, for the reason and the comment's table (not a feature)
     evidence: Shared = field(default_factory=Shared, compare=False, repr=False)
@@ -305,6 +309,7 @@ def features(
         age=math.log1p(age_days / 30),
         error=error,
         frames=frames,
+        error_open=error * is_open,
         frames_open=frames * is_open,
         evidence=both.specific(rarity),
     )

@@ -42,6 +42,7 @@ DENSE_KEYS = (
     "age",
     "error",
     "frames",
+    "error_open",
     "frames_open",
 )
 LEXICAL_KEYS = tuple(k for k in DENSE_KEYS if k != "dense")
