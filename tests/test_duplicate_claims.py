@@ -12,7 +12,12 @@ import pytest
 from issue_assistant.config.labels import LabelsConfig
 from issue_assistant.config.sections import Config
 from issue_assistant.engines import create
-from issue_assistant.index.duplicates import PairFeatures, pair_features, reason
+from issue_assistant.index.duplicates import (
+    UNCOMMON_ERROR,
+    PairFeatures,
+    pair_features,
+    reason,
+)
 from issue_assistant.index.evidence import (
     Shared,
     follow_up,
@@ -207,6 +212,20 @@ def test_the_same_rare_error_as_an_open_issue_is_claimed(hf_snapshot, hf_words):
     closed = replace(features, open=0.0, error_open=0.0, frames_open=0.0)
     threshold = load_prior().lexical.threshold
     assert features.claim() >= threshold > closed.claim()
+
+
+def test_a_common_error_counts_no_more_for_an_open_issue(hf_snapshot, hf_words):
+    """huggingface/datasets #3265 (a checksum error for kilt_tasks) and the open #726 (the same
+    `NonMatchingChecksumError` for openwebtext): a message many earlier reports hold, whatever
+    the dataset. It counts as a shared error, but not again for #726 being open, and the pair
+    stays under the shipped threshold."""
+    result = analyzed(hf_snapshot, 3265, hf_words, Config())
+    limit = Config().duplicates.candidates
+    features = next(f for c, f in pair_features(result.context, limit) if c.issue.number == 726)
+    assert features.open == 1.0 and 0 < features.error < UNCOMMON_ERROR
+    assert features.error_open == 0.0
+    assert features.claim() < load_prior().lexical.threshold
+    assert result.decision.duplicate is None or result.decision.duplicate.number != 726
 
 
 def test_a_feature_request_worded_alike_is_not_claimed_on_its_title(hf_snapshot, hf_index):

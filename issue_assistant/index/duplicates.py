@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 # name, the same linked page is evidence of its own, `evidence.link_key`; 7: an error raised
 # from another is no evidence, its cause is, `traces.raised_from`, and a stack's innermost
 # frames are its innermost in traces that list them first, .NET's read too, `traces.frames`;
-# 8: the same error counts again when the candidate is open, as its frames do).
+# 8: the same uncommon error counts again when the candidate is open, as its frames do).
 # A report filed again by its reporter is claimed whatever the score (`PairFeatures.refiled`),
 # so the rule leaves every threshold where it was.
 SCORE_VERSION = 8
@@ -105,6 +105,10 @@ LEXICAL = {
 DEFAULT_MARGIN = 0.05
 T = TypeVar("T")  # what `choose` picks among: candidates, or their numbers
 MIN_OWN_WORDS = 3
+# An error message counts again for an open candidate only this uncommon (`Rarity.message`:
+# about five earlier issues of 3,000 hold its words, two of 300): one that recurs with many
+# causes (a checksum mismatch, a file not found at some URL) says little more for being open.
+UNCOMMON_ERROR = 0.75
 CLOSE_MEANING = 0.75  # a dense cosine this high reads as "close in meaning"
 # Without a shared error, frames, path or name, a claim needs a strong match in meaning (a dense
 # cosine this high) or in the reporter's own words (a prose TF-IDF cosine this high), and a
@@ -129,7 +133,7 @@ class PairFeatures:
     age: float
     # the same error message (weighed by how rare it is); the share of the innermost stack
     # frames in common (weighed by theirs); each again when the candidate is open (a crash
-    # whose error or frames match an open issue's: the strongest case)
+    # whose uncommon error or frames match an open issue's: the strongest case)
     error: float = 0.0
     frames: float = 0.0
     error_open: float = 0.0
@@ -309,7 +313,7 @@ def features(
         age=math.log1p(age_days / 30),
         error=error,
         frames=frames,
-        error_open=error * is_open,
+        error_open=error * is_open if error >= UNCOMMON_ERROR else 0.0,
         frames_open=frames * is_open,
         evidence=both.specific(rarity),
     )
