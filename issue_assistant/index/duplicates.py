@@ -105,9 +105,9 @@ LEXICAL = {
 DEFAULT_MARGIN = 0.05
 T = TypeVar("T")  # what `choose` picks among: candidates, or their numbers
 MIN_OWN_WORDS = 3
-# An error message counts again for an open candidate only this uncommon (`Rarity.message`:
-# about five earlier issues of 3,000 hold its words, two of 300): one that recurs with many
-# causes (a checksum mismatch, a file not found at some URL) says little more for being open.
+# An error message counts again for an open candidate only this uncommon (`Rarity.message`: a
+# handful of earlier issues hold its words): one that recurs with many causes (a checksum
+# mismatch, a file not found at some URL) says little more for being open.
 UNCOMMON_ERROR = 0.75
 CLOSE_MEANING = 0.75  # a dense cosine this high reads as "close in meaning"
 # Without a shared error, frames, path or name, a claim needs a strong match in meaning (a dense
