@@ -162,9 +162,10 @@ def test_a_follow_up_by_its_reporter_is_related_not_claimed(hf_snapshot, hf_inde
     assert "#4915" in result.comment.split("Possibly related")[1].split("\n")[0]
 
 
-def _pair(result, number: int) -> PairFeatures:
-    """The pair features of the analysed issue and candidate `number`."""
-    return next(f for c, f in pair_features(result.context) if c.issue.number == number)
+def _pair(result, number: int, limit: int | None = None) -> PairFeatures:
+    """The pair features of the analysed issue and candidate `number` (among the first `limit`
+    candidates, as the engine scores them, when given)."""
+    return next(f for c, f in pair_features(result.context, limit) if c.issue.number == number)
 
 
 def test_an_evidence_carried_pair_is_claimed_with_its_evidence(poetry_snapshot, poetry_index):
@@ -206,8 +207,7 @@ def test_the_same_rare_error_as_an_open_issue_is_claimed(hf_snapshot, hf_words):
     assert dup.reason.startswith("Same problem as #1774 (open): both fail with `ValueError: ")
     assert "incompatible with" in dup.reason
     # the pair as the engine scored it: among the first `[duplicates] candidates`
-    limit = Config().duplicates.candidates
-    features = next(f for c, f in pair_features(result.context, limit) if c.issue.number == 1774)
+    features = _pair(result, 1774, Config().duplicates.candidates)
     assert features.open == 1.0 and features.error_open == features.error > 0
     closed = replace(features, open=0.0, error_open=0.0, frames_open=0.0)
     threshold = load_prior().lexical.threshold
@@ -220,8 +220,7 @@ def test_a_common_error_counts_no_more_for_an_open_issue(hf_snapshot, hf_words):
     the dataset. It counts as a shared error, but not again for #726 being open, and the pair
     stays under the shipped threshold."""
     result = analyzed(hf_snapshot, 3265, hf_words, Config())
-    limit = Config().duplicates.candidates
-    features = next(f for c, f in pair_features(result.context, limit) if c.issue.number == 726)
+    features = _pair(result, 726, Config().duplicates.candidates)
     assert features.open == 1.0 and 0 < features.error < UNCOMMON_ERROR
     assert features.error_open == 0.0
     assert features.claim() < load_prior().lexical.threshold

@@ -175,25 +175,15 @@ def test_strongest_names_one_piece_strongest_kind_first_title_words_last():
     assert long.startswith("both fail with `E: xxx") and long.endswith("…`") and len(long) < 80
 
 
-def test_an_error_shared_with_an_open_issue_counts_as_its_frames_do():
+@pytest.mark.parametrize("shared", ["frames", "error"])
+def test_evidence_shared_with_an_open_issue_counts_most(shared):
+    """The same frames, or the same uncommon error, shared with an open candidate."""
     base = dict(dense=None, title=0.3, prose=0.3, signals=0.2, bm25_top=1.0, age=1.0)
-    closed = PairFeatures(**base, open=0.0, error=1.0)
-    opened = PairFeatures(**base, open=1.0, error=1.0, error_open=1.0)
+    closed = PairFeatures(**base, open=0.0, **{shared: 1.0})
+    opened = PairFeatures(**base, open=1.0, **{shared: 1.0, f"{shared}_open": 1.0})
     without = PairFeatures(**base, open=1.0)
     assert opened.score() > closed.score() and opened.score() > without.score()
-    # the error adds more to an open candidate than the candidate's being open alone
-    assert (
-        opened.score() - without.score() > without.score() - PairFeatures(**base, open=0.0).score()
-    )
-
-
-def test_frames_shared_with_an_open_issue_count_most():
-    base = dict(dense=None, title=0.3, prose=0.3, signals=0.2, bm25_top=1.0, age=1.0)
-    closed = PairFeatures(**base, open=0.0, frames=1.0, frames_open=0.0)
-    opened = PairFeatures(**base, open=1.0, frames=1.0, frames_open=1.0)
-    without = PairFeatures(**base, open=1.0)
-    assert opened.score() > closed.score() and opened.score() > without.score()
-    # the frames add more to an open candidate than the candidate's being open alone
+    # the evidence adds more to an open candidate than the candidate's being open alone
     assert (
         opened.score() - without.score() > without.score() - PairFeatures(**base, open=0.0).score()
     )
