@@ -60,10 +60,13 @@ _CHAINED = ("direct", "cause")
 MIN_TOPIC = 2
 
 # A port or backport in a title: a release-branch prefix ("[release/2.1]", "[backport 1.x]"),
-# "Port ..." or "Backport ..." at its start, or the words anywhere ("cherry-pick", "backport").
+# "Port" at its start as a verb (of something quoted or numbered, or "to" a branch or version:
+# "Port 'Fix the parser' to release", "Port #42 to 6.0"; not "Port forwarding fails" nor "Port
+# 8080 in use"), or the words anywhere ("cherry-pick", "backport").
 _PORT_TITLE = re.compile(
     r"^\s*(?:\[[^\]]*\b(?:release|backport|port|branch|cherry[- ]?pick)[^\]]*\]"
-    r"|(?:back)?port(?:ed|ing)?\b)"
+    r"|port(?:ed|ing)?\s+(?:[\"'`#]|.*\bto\s+(?:the\s+)?"
+    r"(?:release|main|master|v?\d+(?:\.(?:\d+|x)){0,2}\b(?!\.))))"
     r"|\bback[- ]?port|\bcherry[- ]?pick|\bfollow[- ]?up\b",
     re.IGNORECASE,
 )
