@@ -57,6 +57,8 @@ def analyzed(snap, number: int, index, config: Config = LOW):
         ("Clean dead code in the JIT", "", "[backport 1.x] Clean dead code"),
         ("Port #42 to release/6.0", "", ""),
         ("Ported the parser fix to 2.1.x", "", ""),
+        ("Cherry-pick #42 into release/1.2", "", ""),
+        ("[cherry-pick] Clean dead code in the JIT", "", ""),
     ],
 )
 def test_ports_backports_and_references_are_follow_ups(title, body, other_title):
@@ -71,14 +73,16 @@ def test_ports_backports_and_references_are_follow_ups(title, body, other_title)
         ("Crash on load", "See #55 and #500 for the background."),
         ("[2.12.0] DatasetDict.save_to_disk not saving to S3", "A version, not a branch."),
         ("Transport error in the Portuguese dataset", "Supports port 80 only."),
-        # "Port" as a noun, or a port to a platform: an ordinary report
+        # "Port" as a noun, a port to a platform, a cherry-pick that fails: an ordinary report
         ("Port forwarding stops when the window reloads", ""),
         ("Port 8080 already in use", ""),
         ("Port forwarding to 127.0.0.1 fails", ""),
         ("Port the runtime to RISC-V", ""),
+        ("Git: cherry-pick fails with conflicts", ""),
+        ("Cherry-pick of a merge commit shows an empty diff", ""),
     ],
 )
-def test_a_version_prefix_a_same_as_another_number_or_a_noun_port_is_no_follow_up(title, body):
+def test_a_version_prefix_a_same_as_another_number_or_a_port_word_is_no_follow_up(title, body):
     assert not follow_up(title, body, 5, "Crash on load")
 
 

@@ -60,14 +60,15 @@ _CHAINED = ("direct", "cause")
 MIN_TOPIC = 2
 
 # A port or backport in a title: a release-branch prefix ("[release/2.1]", "[backport 1.x]"),
-# "Port" at its start as a verb (of something quoted or numbered, or "to" a branch or version:
-# "Port 'Fix the parser' to release", "Port #42 to 6.0"; not "Port forwarding fails" nor "Port
-# 8080 in use"), or the words anywhere ("cherry-pick", "backport").
+# "Port" or "Cherry-pick" at its start as a verb (of something quoted or numbered, or to a branch
+# or version: "Port 'Fix the parser' to release", "Cherry-pick #42 into 6.0"; not "Port
+# forwarding fails" nor "Cherry-pick fails with conflicts"), or "backport" or "follow-up"
+# anywhere.
 _PORT_TITLE = re.compile(
     r"^\s*(?:\[[^\]]*\b(?:release|backport|port|branch|cherry[- ]?pick)[^\]]*\]"
-    r"|port(?:ed|ing)?\s+(?:[\"'`#]|.*\bto\s+(?:the\s+)?"
+    r"|(?:port|cherry[- ]?pick)(?:ed|ing)?\s+(?:[\"'`#]|.*\b(?:in)?to\s+(?:the\s+)?"
     r"(?:release|main|master|v?\d+(?:\.(?:\d+|x)){0,2}\b(?!\.))))"
-    r"|\bback[- ]?port|\bcherry[- ]?pick|\bfollow[- ]?up\b",
+    r"|\bback[- ]?port|\bfollow[- ]?up\b",
     re.IGNORECASE,
 )
 # A reference that says the two are the same: not a follow-up.
